@@ -1,0 +1,26 @@
+# Every dependency comes from Debian 12 packages; ./placement installs them (see scripts/deps.sh).
+find_package(Threads REQUIRED)
+find_package(absl CONFIG REQUIRED)
+find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
+find_package(RocksDB CONFIG REQUIRED)
+find_package(prometheus-cpp CONFIG REQUIRED)
+find_package(ONNX CONFIG REQUIRED)
+find_package(nlohmann_json CONFIG REQUIRED)
+find_package(OpenSSL REQUIRED)
+# Debian's Caffe2 config wraps gflags in an imported target with no location for Release builds; define that
+# target first with the real library so LibTorch's config takes it as is.
+if(NOT TARGET gflags)
+  find_library(PLACEMENT_GFLAGS_LIBRARY gflags REQUIRED)
+  add_library(gflags UNKNOWN IMPORTED)
+  set_target_properties(gflags PROPERTIES IMPORTED_LOCATION "${PLACEMENT_GFLAGS_LIBRARY}")
+endif()
+find_package(Torch CONFIG REQUIRED)
+if(PLACEMENT_BUILD_TESTS)
+  find_package(GTest CONFIG REQUIRED)
+endif()
+if(PLACEMENT_BUILD_BENCHMARKS)
+  find_package(benchmark CONFIG REQUIRED)
+endif()
+
+find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)

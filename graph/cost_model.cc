@@ -1,0 +1,86 @@
+#include "graph/cost_model.h"
+
+#include <algorithm>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace placement {
+namespace {
+
+double Roofline(const Graph& g, OpId op, const Device& d) {
+  return std::max(g.flops(op) / d.peak_flops, g.bytes_accessed(op) / d.memory_bandwidth) + d.launch_overhead;
+}
+
+}  // namespace
+
+absl::StatusOr<CostModel> CostModel::Create(const Graph& graph, const Topology& topology) {
+  CostModel m;
+  m.graph_ = &graph;
+  m.topology_ = &topology;
+  m.num_ops_ = graph.num_ops();
+  const int32_t num_kinds = static_cast<int32_t>(topology.kinds().size());
+  m.kind_of_device_.resize(topology.num_devices());
+  std::vector<DeviceId> kind_device(num_kinds, -1);  // a representative device per kind
+  for (DeviceId d = 0; d < topology.num_devices(); ++d) {
+    m.kind_of_device_[d] = topology.kind_index(d);
+    if (kind_device[topology.kind_index(d)] < 0) kind_device[topology.kind_index(d)] = d;
+  }
+  // Map the graph's measured kinds onto the topology's kinds once.
+  std::vector<int32_t> graph_kind_to_topo(graph.device_kinds().size(), -1);
+  for (size_t gk = 0; gk < graph.device_kinds().size(); ++gk) {
+    for (int32_t tk = 0; tk < num_kinds; ++tk) {
+      if (topology.kinds()[tk] == graph.device_kinds()[gk]) graph_kind_to_topo[gk] = tk;
+    }
+  }
+  m.time_.assign(static_cast<size_t>(num_kinds) * m.num_ops_, kCannotRun);
+  m.fastest_.assign(m.num_ops_, kCannotRun);
+  m.fastest_device_.assign(m.num_ops_, -1);
+  for (OpId op = 0; op < m.num_ops_; ++op) {
+    auto measured = graph.measured(op);
+    if (measured.empty()) {
+      for (int32_t k = 0; k < num_kinds; ++k) {
+        m.time_[static_cast<size_t>(k) * m.num_ops_ + op] = Roofline(graph, op, topology.device(kind_device[k]));
+      }
+    } else {
+      for (const MeasuredTime& mt : measured) {
+        const int32_t k = graph_kind_to_topo[mt.kind];
+        if (k >= 0) m.time_[static_cast<size_t>(k) * m.num_ops_ + op] = mt.seconds;
+      }
+    }
+    for (DeviceId d = 0; d < topology.num_devices(); ++d) {
+      const double t = m.op_time(op, d);
+      if (t < m.fastest_[op]) {
+        m.fastest_[op] = t;
+        m.fastest_device_[op] = d;
+      }
+    }
+    if (m.fastest_device_[op] < 0) {
+      std::vector<std::string> kinds;
+      for (const MeasuredTime& mt : measured) kinds.push_back(graph.device_kinds()[mt.kind]);
+      return absl::InvalidArgumentError(absl::StrCat("operator '", graph.name(op), "' has measured times only for device kind(s) ",
+                                                     absl::StrJoin(kinds, ", "), ", none of which the topology has (it has ",
+                                                     absl::StrJoin(topology.kinds(), ", "), ")"));
+    }
+  }
+  return m;
+}
+
+double CostModel::transfer_time(TensorId t, DeviceId from, DeviceId to) const {
+  if (from == to) return 0;
+  const OutputTensor& out = graph_->tensor(t);
+  if (out.transfer_seconds >= 0) return out.transfer_seconds;
+  const Path& p = topology_->path(from, to);
+  return p.latency + static_cast<double>(out.bytes) / p.bandwidth;
+}
+
+double CostModel::transfer_time(const Graph& graph, EdgeId e, DeviceId from, DeviceId to) const {
+  if (from == to) return 0;
+  const OutputTensor& out = graph.tensor(graph.edge_tensor(e));
+  if (out.transfer_seconds >= 0) return out.transfer_seconds;
+  const Path& p = topology_->path(from, to);
+  return p.latency + static_cast<double>(graph.edge(e).bytes) / p.bandwidth;
+}
+
+}  // namespace placement

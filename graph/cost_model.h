@@ -1,0 +1,50 @@
+// Time of an operator on a device and of a tensor between two devices.
+//
+// Operator time is its measured time for the device's kind where the graph gives one, else the roofline
+// estimate max(FLOPs / peak, bytes touched / memory bandwidth) plus the device's launch overhead. An operator
+// with measured times runs only on kinds it was measured on. Transfer time is the tensor's measured transfer
+// time where given, else path latency + bytes / path bandwidth; a tensor that stays on its device is free.
+// Times are precomputed per (device kind, operator), so lookups in the simulator's inner loop are one load.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "graph/topology.h"
+
+namespace placement {
+
+inline constexpr double kCannotRun = std::numeric_limits<double>::infinity();
+
+class CostModel {
+ public:
+  // Fails when an operator can run on no device of the topology, naming it and the kinds it was measured on.
+  static absl::StatusOr<CostModel> Create(const Graph& graph, const Topology& topology);
+
+  // kCannotRun where the device's kind cannot run op.
+  double op_time(OpId op, DeviceId d) const { return time_[static_cast<size_t>(kind_of_device_[d]) * num_ops_ + op]; }
+  bool can_run(OpId op, DeviceId d) const { return op_time(op, d) != kCannotRun; }
+  // Fastest time of op over all devices of the topology (finite after Create succeeded).
+  double fastest_time(OpId op) const { return fastest_[op]; }
+  DeviceId fastest_device(OpId op) const { return fastest_device_[op]; }
+
+  double transfer_time(TensorId t, DeviceId from, DeviceId to) const;
+  double transfer_time(const Graph& graph, EdgeId e, DeviceId from, DeviceId to) const;
+
+  const Graph& graph() const { return *graph_; }
+  const Topology& topology() const { return *topology_; }
+
+ private:
+  const Graph* graph_ = nullptr;
+  const Topology* topology_ = nullptr;
+  int32_t num_ops_ = 0;
+  std::vector<int32_t> kind_of_device_;
+  std::vector<double> time_;  // kinds x ops
+  std::vector<double> fastest_;
+  std::vector<DeviceId> fastest_device_;
+};
+
+}  // namespace placement

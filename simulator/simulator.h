@@ -1,0 +1,67 @@
+// Deterministic discrete-event simulation of one step of a placed graph.
+//
+// Each device runs one operator at a time from a ready queue ordered by a configurable priority. A tensor
+// needed on another device is sent once per destination device, over the link resources of the topology's
+// path; a resource carries one transfer at a time, so transfers sharing a link queue in request order.
+// Tensors consumed on their own device are free. Memory per device: parameters resident for the whole step,
+// an output from its producer's start until its last consumer on that device finishes (a copy received from
+// another device from its transfer's start), temporary bytes while the operator runs. Ties are broken by
+// OpId and request order, so the same input always gives the same schedule.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/cost_model.h"
+#include "graph/placement.h"
+
+namespace placement {
+
+enum class QueuePriority : uint8_t {
+  kTopological = 0,  // smaller position in the graph's topological order first
+  kUpwardRank = 1,   // longer remaining path to the end (HEFT's upward rank, on the placed devices) first
+};
+
+struct SimulatorConfig {
+  QueuePriority priority = QueuePriority::kTopological;
+  double op_gap = 0;        // seconds a device idles after each operator
+  double transfer_gap = 0;  // seconds a link resource idles after each transfer
+  bool record_timeline = false;
+
+  // Placeto's published simulator constants (Addanki et al., 2019): 5.7 us after each operator, 25 us after
+  // each transfer; pair with PlacetoTopology() for its one outgoing bus per device at 7,600 bytes/us.
+  static SimulatorConfig Placeto();
+};
+
+struct TimelineEntry {
+  enum class Kind : uint8_t { kOp = 0, kTransfer = 1 };
+  Kind kind = Kind::kOp;
+  int32_t id = 0;       // OpId for an operator, TensorId for a transfer
+  DeviceId device = 0;  // where the operator ran, or the sender
+  DeviceId peer = -1;   // the receiver of a transfer
+  double start = 0;
+  double end = 0;
+};
+
+struct DeviceReport {
+  double busy = 0;            // seconds computing
+  int64_t peak_memory = 0;    // bytes
+  int64_t capacity = 0;       // bytes, 0 = unlimited
+  bool oom = false;           // peak_memory > capacity
+};
+
+struct SimulationResult {
+  double makespan = 0;  // seconds from the first operator's start to the last operator's end
+  std::vector<DeviceReport> devices;
+  int64_t transfers = 0;
+  int64_t bytes_moved = 0;
+  bool fits_memory = true;                // no device out of memory
+  std::vector<TimelineEntry> timeline;    // when record_timeline: ops and transfers, sorted by start
+};
+
+// Simulates one step. The placement must pass ValidatePlacement (checked here; an invalid one is an error).
+absl::StatusOr<SimulationResult> Simulate(const CostModel& costs, const Placement& placement,
+                                          const SimulatorConfig& config = {});
+
+}  // namespace placement
