@@ -1,0 +1,253 @@
+#include "graph/tarnawski.h"
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace placement {
+namespace {
+
+using json = nlohmann::json;
+
+absl::StatusOr<json> ParseJson(absl::string_view text, absl::string_view what) {
+  json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(what, " is not valid JSON"));
+  if (!doc.is_object()) return absl::InvalidArgumentError(absl::StrCat(what, " must be a JSON object"));
+  return doc;
+}
+
+// Reads a number field; the format writes flags both as 0/1 and as true/false, so booleans count as numbers.
+absl::StatusOr<double> Number(const json& obj, const char* key, absl::string_view where, bool required = true,
+                              double fallback = 0) {
+  auto it = obj.find(key);
+  if (it == obj.end()) {
+    if (!required) return fallback;
+    return absl::InvalidArgumentError(absl::StrCat(where, ": missing field '", key, "'"));
+  }
+  double v;
+  if (it->is_boolean()) {
+    v = it->get<bool>() ? 1 : 0;
+  } else if (it->is_number()) {
+    v = it->get<double>();
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": field '", key, "' must be a number"));
+  }
+  if (!std::isfinite(v) || v < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": field '", key, "' must be a finite non-negative number (got ", v, ")"));
+  }
+  return v;
+}
+
+absl::StatusOr<int64_t> Integer(const json& obj, const char* key, absl::string_view where) {
+  absl::StatusOr<double> v = Number(obj, key, where);
+  if (!v.ok()) return v.status();
+  if (*v != std::floor(*v) || *v > 9.0e18) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": field '", key, "' must be a whole number (got ", *v, ")"));
+  }
+  return static_cast<int64_t>(*v);
+}
+
+std::string AcceleratorName(int64_t i) { return absl::StrCat("acc", i); }
+std::string CpuName(int64_t i) { return absl::StrCat("cpu", i); }
+
+constexpr int64_t kMaxDevices = 4096;
+
+}  // namespace
+
+bool LooksLikeTarnawskiGraph(absl::string_view json_text) {
+  json doc = json::parse(json_text.begin(), json_text.end(), nullptr, false);
+  return doc.is_object() && doc.contains("nodes") && doc.contains("edges") && doc.contains("maxFPGAs");
+}
+
+bool LooksLikeTarnawskiSplit(absl::string_view json_text) {
+  json doc = json::parse(json_text.begin(), json_text.end(), nullptr, false);
+  return doc.is_object() && doc.contains("fpgas");
+}
+
+absl::StatusOr<Problem> ParseTarnawskiGraph(absl::string_view json_text) {
+  absl::StatusOr<json> parsed = ParseJson(json_text, "the Tarnawski graph");
+  if (!parsed.ok()) return parsed.status();
+  const json& doc = *parsed;
+  absl::StatusOr<int64_t> k = Integer(doc, "maxFPGAs", "top level");
+  if (!k.ok()) return k.status();
+  absl::StatusOr<int64_t> cpus = Integer(doc, "maxCPUs", "top level");
+  if (!cpus.ok()) return cpus.status();
+  absl::StatusOr<double> capacity = Number(doc, "maxSizePerFPGA", "top level");
+  if (!capacity.ok()) return capacity.status();
+  if (*k < 1) return absl::InvalidArgumentError("top level: maxFPGAs must be at least 1");
+  if (*k + *cpus > kMaxDevices) return absl::InvalidArgumentError(absl::StrCat("top level: more than ", kMaxDevices, " devices"));
+  if (*capacity > 9.0e18) return absl::InvalidArgumentError("top level: maxSizePerFPGA is too large");
+  if (!doc.contains("nodes") || !doc["nodes"].is_array()) return absl::InvalidArgumentError("top level: 'nodes' must be an array");
+  if (!doc.contains("edges") || !doc["edges"].is_array()) return absl::InvalidArgumentError("top level: 'edges' must be an array");
+
+  // Edge costs first: each node's output gets the cost of its out-edges, which the format says are equal.
+  struct OutInfo {
+    double cost = -1;
+    double bytes = 0;
+  };
+  absl::flat_hash_map<int64_t, OutInfo> out_info;
+  const json& edges = doc["edges"];
+  std::vector<std::pair<int64_t, int64_t>> edge_ids;
+  edge_ids.reserve(edges.size());
+  for (size_t i = 0; i < edges.size(); ++i) {
+    const std::string where = absl::StrCat("edges[", i, "]");
+    if (!edges[i].is_object()) return absl::InvalidArgumentError(absl::StrCat(where, " must be an object"));
+    absl::StatusOr<int64_t> src = Integer(edges[i], "sourceId", where);
+    if (!src.ok()) return src.status();
+    absl::StatusOr<int64_t> dst = Integer(edges[i], "destId", where);
+    if (!dst.ok()) return dst.status();
+    absl::StatusOr<double> cost = Number(edges[i], "cost", where);
+    if (!cost.ok()) return cost.status();
+    absl::StatusOr<double> size = Number(edges[i], "size", where, /*required=*/false);
+    if (!size.ok()) return size.status();
+    OutInfo& info = out_info[*src];
+    if (info.cost >= 0 && info.cost != *cost) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": node ", *src, " has out-edges with different costs (", info.cost,
+                                                     " and ", *cost, "); the format requires one cost per node"));
+    }
+    info.cost = *cost;
+    info.bytes = std::max(info.bytes, *size);
+    edge_ids.emplace_back(*src, *dst);
+  }
+
+  GraphBuilder builder;
+  const json& nodes = doc["nodes"];
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::string where = absl::StrCat("nodes[", i, "]");
+    const json& node = nodes[i];
+    if (!node.is_object()) return absl::InvalidArgumentError(absl::StrCat(where, " must be an object"));
+    absl::StatusOr<int64_t> id = Integer(node, "id", where);
+    if (!id.ok()) return id.status();
+    const std::string node_where = absl::StrCat(where, " (id ", *id, ")");
+    absl::StatusOr<double> supported = Number(node, "supportedOnFpga", node_where);
+    if (!supported.ok()) return supported.status();
+    absl::StatusOr<double> cpu = Number(node, "cpuLatency", node_where);
+    if (!cpu.ok()) return cpu.status();
+    absl::StatusOr<double> fpga = Number(node, "fpgaLatency", node_where);
+    if (!fpga.ok()) return fpga.status();
+    absl::StatusOr<double> backward = Number(node, "isBackwardNode", node_where, /*required=*/false);
+    if (!backward.ok()) return backward.status();
+    absl::StatusOr<double> size = Number(node, "size", node_where);
+    if (!size.ok()) return size.status();
+    if (*size > 9.0e18) return absl::InvalidArgumentError(absl::StrCat(node_where, ": size is too large"));
+
+    OpSpec op;
+    op.name = absl::StrCat(*id);
+    op.op_type = "layer";
+    if (*supported != 0) op.measured_seconds.emplace_back(kTarnawskiAcceleratorKind, *fpga);
+    op.measured_seconds.emplace_back(kTarnawskiCpuKind, *cpu);
+    op.param_bytes = static_cast<int64_t>(*size);
+    op.is_backward = *backward != 0;
+    if (auto cc = node.find("colorClass"); cc != node.end() && !cc->is_null()) {
+      absl::StatusOr<int64_t> color = Integer(node, "colorClass", node_where);
+      if (!color.ok()) return color.status();
+      op.colocation_group = absl::StrCat("color", *color);
+    }
+    OutputTensor out;
+    if (auto it = out_info.find(*id); it != out_info.end()) {
+      out.bytes = static_cast<int64_t>(it->second.bytes);
+      out.transfer_seconds = it->second.cost;
+    } else {
+      out.transfer_seconds = 0;  // a sink: nothing ever moves it
+    }
+    op.outputs.push_back(out);
+    builder.AddOp(std::move(op));
+  }
+  // Duplicate ids surface as duplicate operator names; unknown edge ends as dangling edges, both from Build().
+  for (const auto& [src, dst] : edge_ids) builder.AddEdge(absl::StrCat(src), 0, absl::StrCat(dst));
+  absl::StatusOr<Graph> graph = std::move(builder).Build();
+  if (!graph.ok()) return graph.status();
+
+  std::vector<Device> devices;
+  for (int64_t i = 0; i < *k; ++i) {
+    Device d;
+    d.name = AcceleratorName(i);
+    d.kind = kTarnawskiAcceleratorKind;
+    d.type = DeviceType::kAccelerator;
+    d.peak_flops = 1;  // unused: every time is measured
+    d.memory_bandwidth = 1;
+    d.memory_bytes = static_cast<int64_t>(*capacity);
+    devices.push_back(std::move(d));
+  }
+  for (int64_t i = 0; i < *cpus; ++i) {
+    Device d;
+    d.name = CpuName(i);
+    d.kind = kTarnawskiCpuKind;
+    d.type = DeviceType::kCpu;
+    d.peak_flops = 1;
+    d.memory_bandwidth = 1;
+    d.memory_bytes = 0;
+    devices.push_back(std::move(d));
+  }
+  // The bandwidth is never read (transfer times are measured); each device gets its own link to host memory.
+  absl::StatusOr<Topology> topology = BuildSharedBus("tarnawski", std::move(devices), 1.0, 0.0);
+  if (!topology.ok()) return topology.status();
+
+  Problem problem;
+  problem.graph = *std::move(graph);
+  problem.topology = *std::move(topology);
+  problem.time_unit = "input";
+  return problem;
+}
+
+absl::StatusOr<Placement> ParseTarnawskiSplit(absl::string_view json_text, const Graph& graph, const Topology& topology) {
+  absl::StatusOr<json> parsed = ParseJson(json_text, "the split");
+  if (!parsed.ok()) return parsed.status();
+  const json& doc = *parsed;
+  Placement placement;
+  placement.device.assign(graph.num_ops(), -1);
+  auto assign = [&](const char* list, auto device_name) -> absl::Status {
+    auto it = doc.find(list);
+    if (it == doc.end()) return absl::OkStatus();
+    if (!it->is_array()) return absl::InvalidArgumentError(absl::StrCat("'", list, "' must be an array"));
+    for (size_t i = 0; i < it->size(); ++i) {
+      const std::string where = absl::StrCat(list, "[", i, "]");
+      const json& part = (*it)[i];
+      if (!part.is_object() || !part.contains("nodes") || !part["nodes"].is_array()) {
+        return absl::InvalidArgumentError(absl::StrCat(where, " must be an object with a 'nodes' array"));
+      }
+      const std::string name = device_name(i);
+      const DeviceId d = topology.FindDevice(name);
+      if (d < 0 && !part["nodes"].empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(where, " needs device '", name, "', which the input does not have (",
+                                                       topology.num_devices(), " devices)"));
+      }
+      for (const json& id : part["nodes"]) {
+        if (!id.is_number_integer()) return absl::InvalidArgumentError(absl::StrCat(where, ": node ids must be integers"));
+        const OpId op = graph.FindOp(absl::StrCat(id.get<int64_t>()));
+        if (op == kNone) return absl::InvalidArgumentError(absl::StrCat(where, ": node ", id.get<int64_t>(), " is not in the graph"));
+        if (placement.device[op] >= 0 && placement.device[op] != d) {
+          return absl::InvalidArgumentError(absl::StrCat(where, ": node ", id.get<int64_t>(), " is listed on two devices"));
+        }
+        placement.device[op] = d;
+      }
+    }
+    return absl::OkStatus();
+  };
+  if (!doc.contains("fpgas")) return absl::InvalidArgumentError("the split has no 'fpgas' list");
+  if (absl::Status s = assign("fpgas", AcceleratorName); !s.ok()) return s;
+  if (absl::Status s = assign("cpus", CpuName); !s.ok()) return s;
+
+  // Unlisted nodes follow their colour class.
+  std::vector<DeviceId> group_device(graph.colocation_groups().size(), -1);
+  for (OpId op = 0; op < graph.num_ops(); ++op) {
+    if (placement.device[op] >= 0 && graph.colocation_group(op) != kNone) group_device[graph.colocation_group(op)] = placement.device[op];
+  }
+  for (OpId op = 0; op < graph.num_ops(); ++op) {
+    if (placement.device[op] >= 0) continue;
+    const int32_t group = graph.colocation_group(op);
+    if (group == kNone || group_device[group] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("the split does not place node ", graph.name(op),
+                                                     " and no node of its colour class is listed"));
+    }
+    placement.device[op] = group_device[group];
+  }
+  return placement;
+}
+
+}  // namespace placement
