@@ -96,8 +96,8 @@ class Topology {
 
 // Hierarchical description: hosts, each with devices of one or more models, an intra-host interconnect and a
 // network between hosts. Each device gets an outgoing intra-host port; each host an outgoing network
-// interface. A transfer inside a host uses the sender's port; a transfer across hosts uses the sender's port,
-// the sending host's interface and the receiving host's interface.
+// interface. A transfer inside a host uses the sender's port; a transfer across hosts uses the sending and the
+// receiving host's interfaces (the network, not NVLink, is what limits it).
 struct HostSpec {
   std::string name;
   std::vector<Device> devices;        // names are prefixed with the host name when not already unique
