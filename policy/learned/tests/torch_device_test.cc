@@ -18,6 +18,19 @@ TEST(TorchDevice, CpuIsAlwaysAvailable) {
   EXPECT_EQ(rt->device, "cpu");
 }
 
+TEST(TorchDevice, AskingForCudaWhereThereIsNoneIsAnErrorNotAFallBack) {
+  auto automatic = SelectTorchDevice("auto");
+  ASSERT_TRUE(automatic.ok()) << automatic.status();
+  auto cuda = SelectTorchDevice("cuda");
+  if (automatic->device == "cpu") {
+    ASSERT_FALSE(cuda.ok());
+    EXPECT_EQ(cuda.status().code(), absl::StatusCode::kFailedPrecondition);
+  } else {
+    ASSERT_TRUE(cuda.ok()) << cuda.status();
+    EXPECT_EQ(cuda->device, automatic->device);
+  }
+}
+
 TEST(TorchDevice, UnknownPreferenceIsAnError) {
   auto rt = SelectTorchDevice("tpu");
   ASSERT_FALSE(rt.ok());
