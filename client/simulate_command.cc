@@ -1,0 +1,68 @@
+#include "client/simulate_command.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "client/graph_loader.h"
+#include "client/report.h"
+#include "graph/canonical.h"
+#include "graph/placement_json.h"
+#include "simulator/objectives.h"
+
+namespace placement::cli {
+namespace {
+
+absl::StatusOr<SimulatorConfig> MakeConfig(const SimulateOptions& o) {
+  SimulatorConfig config;
+  if (o.simulator == "placeto") {
+    config = SimulatorConfig::Placeto();
+  } else if (o.simulator != "default") {
+    return absl::InvalidArgumentError(absl::StrCat("--simulator '", o.simulator, "' is not one of default, placeto"));
+  }
+  if (o.priority == "topological") {
+    config.priority = QueuePriority::kTopological;
+  } else if (o.priority == "upward_rank") {
+    config.priority = QueuePriority::kUpwardRank;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("--priority '", o.priority, "' is not one of topological, upward_rank"));
+  }
+  return config;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
+  if (o.output != "table" && o.output != "json") {
+    return absl::InvalidArgumentError(absl::StrCat("--output '", o.output, "' is not one of table, json"));
+  }
+  if (o.placement_path.empty()) return absl::InvalidArgumentError("simulate needs --placement FILE");
+  absl::StatusOr<Objective> objective = ParseObjective(o.objective);
+  if (!objective.ok()) return objective.status();
+  absl::StatusOr<SimulatorConfig> config = MakeConfig(o);
+  if (!config.ok()) return config.status();
+
+  absl::StatusOr<Problem> problem = LoadGraphFile(o.graph_path);
+  if (!problem.ok()) return problem.status();
+  absl::StatusOr<Topology> topology = ResolveTopology(*problem, o.topology_file, o.devices);
+  if (!topology.ok()) return topology.status();
+  absl::StatusOr<CostModel> costs = CostModel::Create(problem->graph, *topology);
+  if (!costs.ok()) return costs.status();
+  absl::StatusOr<std::string> placement_text = ReadFile(o.placement_path);
+  if (!placement_text.ok()) return placement_text.status();
+  absl::StatusOr<Placement> placement = ParsePlacementJson(*placement_text, problem->graph, *topology);
+  if (!placement.ok()) {
+    return absl::Status(placement.status().code(), absl::StrCat(o.placement_path, ": ", placement.status().message()));
+  }
+  absl::StatusOr<Evaluation> evaluation = Evaluate(*costs, *placement, *objective, *config);
+  if (!evaluation.ok()) return evaluation.status();
+
+  Report report;
+  report.graph = &problem->graph;
+  report.topology = &*topology;
+  report.placement = &*placement;
+  report.evaluation = &*evaluation;
+  report.time_unit = problem->time_unit;
+  report.graph_hash = GraphHash(problem->graph);
+  return o.output == "json" ? ReportJson(report) : ReportTable(report);
+}
+
+}  // namespace placement::cli

@@ -1,0 +1,29 @@
+// placectl's exit codes, by failure class, so scripts can tell a typo from a bad file from a broken build.
+#pragma once
+
+#include "absl/status/status.h"
+
+namespace placement::cli {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitInternal = 1,    // a bug or an unexpected failure
+  kExitUsage = 2,       // wrong command line
+  kExitBadInput = 3,    // a graph, topology or placement file that is missing or wrong
+  kExitInfeasible = 4,  // the request is well-formed but cannot be met (memory, deadline)
+};
+
+inline int ExitCodeFor(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kOk: return kExitOk;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kOutOfRange: return kExitBadInput;
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kDeadlineExceeded: return kExitInfeasible;
+    default: return kExitInternal;
+  }
+}
+
+}  // namespace placement::cli

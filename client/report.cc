@@ -1,0 +1,84 @@
+#include "client/report.h"
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "graph/units.h"
+
+namespace placement::cli {
+namespace {
+
+// Times in seconds read best with a unit; times in an input's own unit are printed as plain numbers.
+std::string Time(double t, const std::string& unit) {
+  if (unit == "s") return FormatSeconds(t);
+  return absl::StrFormat("%.2f", t);
+}
+
+std::string Memory(int64_t bytes) { return FormatBytes(static_cast<double>(bytes)); }
+
+}  // namespace
+
+std::string ReportJson(const Report& r) {
+  const Evaluation& e = *r.evaluation;
+  nlohmann::ordered_json out;
+  out["objective"] = std::string(ObjectiveName(e.objective));
+  out["value"] = e.value;
+  out["time_unit"] = r.time_unit;
+  out["lower_bound"] = e.bound.value;
+  out["ratio"] = e.ratio;
+  out["fits_memory"] = e.fits_memory;
+  out["graph_hash"] = r.graph_hash;
+  out["bound"] = {{"critical_path", e.bound.critical_path},
+                  {"work_per_device", e.bound.work_per_device},
+                  {"largest_unit", e.bound.largest_unit},
+                  {"min_devices_for_memory", e.bound.min_devices_for_memory}};
+  if (e.objective != Objective::kThroughput) {
+    out["transfers"] = e.simulation.transfers;
+    out["bytes_moved"] = e.simulation.bytes_moved;
+  }
+  nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+  for (DeviceId d = 0; d < r.topology->num_devices(); ++d) {
+    const DeviceScore& s = e.devices[d];
+    devices.push_back({{"name", r.topology->device(d).name},
+                       {"kind", r.topology->device(d).kind},
+                       {"busy", s.busy},
+                       {"load", s.load},
+                       {"peak_memory", s.peak_memory},
+                       {"capacity", s.capacity},
+                       {"oom", s.oom}});
+  }
+  out["devices"] = std::move(devices);
+  nlohmann::ordered_json assignment = nlohmann::ordered_json::object();
+  for (OpId op : r.graph->topo_order()) {
+    assignment[std::string(r.graph->name(op))] = r.topology->device(r.placement->device[op]).name;
+  }
+  out["assignment"] = std::move(assignment);
+  return out.dump(2) + "\n";
+}
+
+std::string ReportTable(const Report& r) {
+  const Evaluation& e = *r.evaluation;
+  std::string out;
+  absl::StrAppend(&out, "objective    ", ObjectiveName(e.objective), "\n");
+  absl::StrAppend(&out, "value        ", Time(e.value, r.time_unit), r.time_unit == "s" ? "" : " (input time units)", "\n");
+  absl::StrAppend(&out, "lower bound  ", Time(e.bound.value, r.time_unit), "  (ratio ", absl::StrFormat("%.3f", e.ratio), ")\n");
+  absl::StrAppend(&out, "memory       ", e.fits_memory ? "fits" : "OUT OF MEMORY on at least one device", "\n");
+  absl::StrAppend(&out, "operators    ", r.graph->num_ops(), ", edges ", r.graph->num_edges(), ", graph ",
+                  r.graph_hash.substr(0, 16), "\n\n");
+  const bool throughput = e.objective == Objective::kThroughput;
+  absl::StrAppend(&out, absl::StrFormat("%-14s %-8s %6s %12s %12s %12s %12s  %s\n", "device", "kind", "ops", "busy",
+                                        throughput ? "load" : "", "peak mem", "capacity", ""));
+  std::vector<int32_t> ops_on(r.topology->num_devices(), 0);
+  for (DeviceId d : r.placement->device) ++ops_on[d];
+  for (DeviceId d = 0; d < r.topology->num_devices(); ++d) {
+    const DeviceScore& s = e.devices[d];
+    absl::StrAppend(&out, absl::StrFormat("%-14s %-8s %6d %12s %12s %12s %12s  %s\n", r.topology->device(d).name,
+                                          r.topology->device(d).kind, ops_on[d], Time(s.busy, r.time_unit),
+                                          throughput ? Time(s.load, r.time_unit) : "", Memory(s.peak_memory),
+                                          s.capacity > 0 ? Memory(s.capacity) : "unlimited", s.oom ? "OOM" : ""));
+  }
+  return out;
+}
+
+}  // namespace placement::cli

@@ -1,0 +1,25 @@
+// Renders a scored placement for people (a table) and for programs (JSON).
+#pragma once
+
+#include <string>
+
+#include "graph/placement.h"
+#include "graph/problem.h"
+#include "simulator/objectives.h"
+
+namespace placement::cli {
+
+struct Report {
+  const Graph* graph = nullptr;
+  const Topology* topology = nullptr;
+  const Placement* placement = nullptr;
+  const Evaluation* evaluation = nullptr;
+  std::string time_unit = "s";
+  std::string graph_hash;
+};
+
+// JSON with objective, value, time_unit, lower_bound, ratio, fits_memory, bound, devices and assignment.
+std::string ReportJson(const Report& report);
+std::string ReportTable(const Report& report);
+
+}  // namespace placement::cli

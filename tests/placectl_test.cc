@@ -1,0 +1,132 @@
+// placectl end to end: the real binary, real files, exit codes and messages as a user sees them.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Result RunPlacectl(const std::string& args) {
+  const fs::path err = fs::temp_directory_path() / ("placectl_err_" + std::to_string(::getpid()));
+  const std::string cmd = std::string(PLACECTL_PATH) + " " + args + " 2>" + err.string();
+  Result r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = Slurp(err);
+  fs::remove(err);
+  return r;
+}
+
+const std::string kSource = PLACEMENT_SOURCE_DIR;
+const std::string kTiny = kSource + "/examples/graphs/tiny_pipeline.json";
+const std::string kTinySplit = kSource + "/examples/placements/tiny_pipeline_split.json";
+
+TEST(Placectl, SimulateThroughputPrintsJsonWithTheHandComputedMaxLoad) {
+  Result r = RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --objective throughput --local --output json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["objective"], "throughput");
+  // acc0: 0.8+1.6+2.4+2.4+1.2 compute, sends layer 5 (0.3) and layer 3 (0.4) once each = 9.1.
+  EXPECT_NEAR(j["value"].get<double>(), 9.1, 1e-9);
+  EXPECT_NEAR(j["devices"][0]["load"].get<double>(), 9.1, 1e-9);
+  // acc1: 3.2+2.8+1.0+0.6+0.2 compute, receives both = 8.5.
+  EXPECT_NEAR(j["devices"][1]["load"].get<double>(), 8.5, 1e-9);
+  EXPECT_GT(j["lower_bound"].get<double>(), 0);
+  EXPECT_NEAR(j["ratio"].get<double>(), j["value"].get<double>() / j["lower_bound"].get<double>(), 1e-9);
+  EXPECT_EQ(j["assignment"]["7"], "acc1");
+  EXPECT_EQ(j["assignment"].size(), 10u);
+  EXPECT_TRUE(j["fits_memory"].get<bool>());
+  EXPECT_EQ(j["time_unit"], "input");
+}
+
+TEST(Placectl, SimulateStepTimePrintsATable) {
+  Result r = RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --local");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("step_time"));
+  EXPECT_THAT(r.out, HasSubstr("acc0"));
+  EXPECT_THAT(r.out, HasSubstr("lower bound"));
+}
+
+TEST(Placectl, JsonOutputIsAValidPlacementFile) {
+  Result first = RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --objective throughput --output json");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const fs::path again = fs::temp_directory_path() / ("placectl_again_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(again) << first.out;
+  Result second = RunPlacectl("simulate " + kTiny + " --placement " + again.string() + " --objective throughput --output json");
+  fs::remove(again);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(nlohmann::json::parse(first.out)["value"], nlohmann::json::parse(second.out)["value"]);
+}
+
+TEST(Placectl, MissingGraphFileIsABadInputNamingThePath) {
+  Result r = RunPlacectl("simulate /nonexistent/graph.json --placement " + kTinySplit);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("/nonexistent/graph.json"));
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(Placectl, PlacementThatMissesAnOperatorIsABadInput) {
+  const fs::path bad = fs::temp_directory_path() / ("placectl_bad_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(bad) << R"({"assignment": {"1": "acc0"}})";
+  Result r = RunPlacectl("simulate " + kTiny + " --placement " + bad.string());
+  fs::remove(bad);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("does not assign operator"));
+}
+
+TEST(Placectl, UsageErrors) {
+  EXPECT_EQ(RunPlacectl("").exit_code, 2);
+  EXPECT_EQ(RunPlacectl("frobnicate").exit_code, 2);
+  EXPECT_EQ(RunPlacectl("simulate").exit_code, 2);
+  Result r = RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --objective fastest");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("fastest"));
+  r = RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --output yaml");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("yaml"));
+}
+
+TEST(Placectl, ForeignTopologyIsRejectedNamingTheOperatorAndKinds) {
+  Result r = RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --devices 4xA100");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("measured times only for device kind"));
+}
+
+TEST(Placectl, PublishedExpertSplitOfGnmtTraining) {
+  const fs::path root = fs::path(PLACEMENT_SHARED_DIR) / "bench" / "tarnawski";
+  if (!fs::exists(root)) GTEST_SKIP() << "shared inputs not found at " << root << "; skipping";
+  Result r = RunPlacectl("simulate " + (root / "throughput-inputs/LayerGraphs/gnmt_training.json").string() + " --placement " +
+                 (root / "human-experts/gnmt_training_expert.json").string() + " --objective throughput --output json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NEAR(nlohmann::json::parse(r.out)["value"].get<double>(), 137.15, 0.005);
+}
+
+}  // namespace
