@@ -53,7 +53,8 @@ struct Evaluation {
   SimulationResult simulation;  // for STEP_TIME and LATENCY
 };
 
-// THROUGHPUT load of every device, as defined above.
+// THROUGHPUT load of every device, as defined above. A tensor read on several other devices costs its sender
+// once, the slowest of those transfers (with Tarnawski's inputs every transfer of a tensor costs the same).
 std::vector<double> DeviceLoads(const CostModel& costs, const Placement& placement);
 
 absl::StatusOr<Evaluation> Evaluate(const CostModel& costs, const Placement& placement, Objective objective,

@@ -44,7 +44,9 @@ std::vector<Row> ReadReference() {
     Row r;
     r.input = f.at(0);
     EXPECT_TRUE(absl::SimpleAtoi(f.at(1), &r.k));
-    if (!f.at(5).empty()) EXPECT_TRUE(absl::SimpleAtod(f.at(5), &r.expert));
+    if (!f.at(5).empty()) {
+      EXPECT_TRUE(absl::SimpleAtod(f.at(5), &r.expert));
+    }
     EXPECT_TRUE(absl::SimpleAtod(f.at(7), &r.one_device));
     rows.push_back(r);
   }
@@ -60,7 +62,9 @@ double MaxLoad(const Problem& p, const Placement& placement, bool must_fit) {
   EXPECT_TRUE(costs.ok()) << costs.status();
   absl::StatusOr<Evaluation> e = Evaluate(*costs, placement, Objective::kThroughput);
   EXPECT_TRUE(e.ok()) << e.status();
-  if (must_fit) EXPECT_TRUE(e->fits_memory);
+  if (must_fit) {
+    EXPECT_TRUE(e->fits_memory);
+  }
   EXPECT_LE(e->bound.value, e->value + 1e-9);
   return e->value;
 }

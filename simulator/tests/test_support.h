@@ -1,0 +1,58 @@
+// Small builders for hand-computed simulator tests: devices whose operators take the times the test names,
+// and graphs whose tensors take the bytes it names.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "gtest/gtest.h"
+#include "graph/cost_model.h"
+#include "graph/graph.h"
+#include "graph/topology.h"
+
+namespace placement::testing {
+
+// An accelerator of kind "gpu"; operators built by Op() take their given time on it.
+inline Device Gpu(std::string name, int64_t memory_bytes = 0) {
+  return Device{std::move(name), "gpu", DeviceType::kAccelerator, 1e12, 1e12, memory_bytes, 0, 0};
+}
+
+// A host CPU of kind "cpu"; Op() gives it the same time as a GPU unless told otherwise.
+inline Device Cpu(std::string name) { return Device{std::move(name), "cpu", DeviceType::kCpu, 1e11, 1e11, 0, 0, 0}; }
+
+// An operator measured at `seconds` on both kinds, with one output per entry of `output_bytes`.
+inline OpSpec Op(std::string name, double seconds, std::vector<int64_t> output_bytes = {0}) {
+  OpSpec op;
+  op.name = std::move(name);
+  op.op_type = "test";
+  op.measured_seconds = {{"gpu", seconds}, {"cpu", seconds}};
+  for (int64_t b : output_bytes) op.outputs.push_back(OutputTensor{b, -1});
+  return op;
+}
+
+// Every ordered pair its own link of `bandwidth` bytes/s and `latency` seconds.
+inline Topology Matrix(std::vector<Device> devices, double bandwidth, double latency = 0) {
+  const size_t n = devices.size();
+  std::vector<std::vector<double>> bw(n, std::vector<double>(n, bandwidth));
+  std::vector<std::vector<double>> lat(n, std::vector<double>(n, latency));
+  absl::StatusOr<Topology> t = BuildMatrix("matrix", std::move(devices), bw, lat);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return t.ok() ? *std::move(t) : Topology();
+}
+
+inline Graph Build(GraphBuilder&& builder) {
+  absl::StatusOr<Graph> g = std::move(builder).Build();
+  EXPECT_TRUE(g.ok()) << g.status();
+  return g.ok() ? *std::move(g) : Graph();
+}
+
+inline CostModel Costs(const Graph& g, const Topology& t) {
+  absl::StatusOr<CostModel> c = CostModel::Create(g, t);
+  EXPECT_TRUE(c.ok()) << c.status();
+  return *std::move(c);
+}
+
+}  // namespace placement::testing
