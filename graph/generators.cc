@@ -10,29 +10,14 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "graph/seeded_random.h"
 
 namespace placement {
 namespace {
 
-// Uniform in [0, 1) from the top 53 bits: the same double for the same engine state everywhere.
-double Uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
-
-// Uniform integer in [0, n) by rejection, so no value is favoured when 2^64 is not a multiple of n.
-uint64_t UniformBelow(std::mt19937_64& rng, uint64_t n) {
-  const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-  uint64_t x;
-  do {
-    x = rng();
-  } while (x >= limit);
-  return x % n;
-}
-
-bool Chance(std::mt19937_64& rng, double p) { return Uniform01(rng) < p; }
-
-// Log-uniform in [lo, hi]: every decade is equally likely, the spread of real operator costs.
-double LogUniform(std::mt19937_64& rng, double lo, double hi) {
-  return std::exp(std::log(lo) + Uniform01(rng) * (std::log(hi) - std::log(lo)));
-}
+using seeded::Chance;
+using seeded::LogUniform;
+using seeded::UniformBelow;
 
 absl::Status CheckRange(absl::string_view name, double lo, double hi) {
   if (!(std::isfinite(lo) && std::isfinite(hi) && lo > 0 && lo <= hi)) {
