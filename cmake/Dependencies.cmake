@@ -24,3 +24,18 @@ if(PLACEMENT_BUILD_BENCHMARKS)
 endif()
 
 find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
+
+# Solvers and partitioners for the placers: COIN-OR CBC/CLP (LP and ILP), Scotch and METIS (graph partitions).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(COIN REQUIRED IMPORTED_TARGET cbc clp osi-clp)
+find_path(SCOTCH_INCLUDE_DIR scotch.h PATH_SUFFIXES scotch REQUIRED)
+find_library(SCOTCH_LIBRARY scotch REQUIRED)
+find_library(SCOTCH_ERR_LIBRARY scotcherr REQUIRED)
+add_library(placement_scotch INTERFACE)
+target_include_directories(placement_scotch INTERFACE ${SCOTCH_INCLUDE_DIR})
+target_link_libraries(placement_scotch INTERFACE ${SCOTCH_LIBRARY} ${SCOTCH_ERR_LIBRARY})
+find_path(METIS_INCLUDE_DIR metis.h REQUIRED)
+find_library(METIS_LIBRARY metis REQUIRED)
+add_library(placement_metis INTERFACE)
+target_include_directories(placement_metis INTERFACE ${METIS_INCLUDE_DIR})
+target_link_libraries(placement_metis INTERFACE ${METIS_LIBRARY})

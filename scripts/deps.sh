@@ -7,6 +7,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libtorch-dev prometheus-cpp-dev librocksdb-dev libonnx-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libssl-dev
+  coinor-libcbc-dev coinor-libclp-dev libscotch-dev libmetis-dev
 )
 
 missing=()

@@ -1,0 +1,66 @@
+// The placer interface: every algorithm that turns (graph, cluster, objective) into a placement.
+//
+// A placer honours the budget (deadline and cancellation: an anytime placer returns the best it has found
+// when time runs out, a one-shot placer checks between phases and gives up with DEADLINE_EXCEEDED or
+// CANCELLED), respects pinned operators, colocation groups and memory capacity, and when nothing it can build
+// fits returns FAILED_PRECONDITION saying how much memory is missing on which device.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "graph/cost_model.h"
+#include "graph/placement.h"
+#include "simulator/objectives.h"
+#include "simulator/simulator.h"
+
+namespace placement {
+
+struct Budget {
+  absl::Time deadline = absl::InfiniteFuture();
+  const std::atomic<bool>* cancelled = nullptr;  // set by the caller (a cancelled RPC); may be null
+
+  bool Expired() const { return absl::Now() >= deadline || (cancelled != nullptr && cancelled->load(std::memory_order_relaxed)); }
+  // The status a placer returns when it stops for the budget without an answer.
+  absl::Status ExpiredStatus() const;
+  static Budget For(absl::Duration d) { return Budget{absl::Now() + d, nullptr}; }
+};
+
+struct PlacementProblem {
+  const CostModel* costs = nullptr;  // the graph and the topology
+  Objective objective = Objective::kStepTime;
+  SimulatorConfig simulator;         // used when the objective simulates
+  uint64_t seed = 1;                 // for randomized placers
+  const Placement* start = nullptr;  // optional starting point for improving placers (search)
+
+  const Graph& graph() const { return costs->graph(); }
+  const Topology& topology() const { return costs->topology(); }
+};
+
+struct PlacerResult {
+  Placement placement;
+  Evaluation evaluation;  // the placement scored under the problem's objective
+  std::string algorithm;  // which placer produced it (for AUTO: the winner, e.g. "auto:heft")
+  bool proven_optimal = false;  // exact methods that finished
+  double best_bound = 0;  // exact methods: the best proven bound on the optimum (else the generic lower bound)
+  std::vector<std::string> notes;  // human-readable remarks (e.g. "deadline reached after 1,234 moves")
+};
+
+class Placer {
+ public:
+  virtual ~Placer() = default;
+  virtual absl::string_view name() const = 0;
+  virtual absl::string_view description() const = 0;  // one line
+  virtual std::vector<Objective> objectives() const = 0;  // the objectives it optimizes
+  virtual absl::StatusOr<PlacerResult> Place(const PlacementProblem& problem, const Budget& budget) const = 0;
+};
+
+// Scores a placement under the problem's objective and fills a result; placers end with this.
+absl::StatusOr<PlacerResult> ScorePlacement(const PlacementProblem& problem, Placement placement, std::string algorithm);
+
+}  // namespace placement
