@@ -1,0 +1,279 @@
+#include "graph/training.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "graph/canonical.h"
+
+namespace placement {
+namespace {
+
+using ::testing::HasSubstr;
+
+OpSpec Op(std::string name, double flops, int64_t param_bytes, std::vector<int64_t> outputs = {1000}) {
+  OpSpec op;
+  op.name = std::move(name);
+  op.op_type = "MatMul";
+  op.flops = flops;
+  op.bytes_accessed = flops / 10;
+  op.param_bytes = param_bytes;
+  op.temp_bytes = 64;
+  for (int64_t b : outputs) op.outputs.push_back(OutputTensor{b, -1});
+  return op;
+}
+
+Graph Build(GraphBuilder&& b) {
+  absl::StatusOr<Graph> g = std::move(b).Build();
+  EXPECT_TRUE(g.ok()) << g.status();
+  return *std::move(g);
+}
+
+Graph Training(const Graph& forward, const TrainingOptions& options = {}) {
+  absl::StatusOr<Graph> t = BuildTrainingGraph(forward, options);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return *std::move(t);
+}
+
+// The edge src:src_output -> dst, or nullptr.
+const Edge* FindEdge(const Graph& g, absl::string_view src, int32_t src_output, absl::string_view dst) {
+  const OpId s = g.FindOp(src), d = g.FindOp(dst);
+  if (s == kNone || d == kNone) return nullptr;
+  for (const Edge& e : g.out_edges(s)) {
+    if (e.src_output == src_output && e.dst == d) return &e;
+  }
+  return nullptr;
+}
+
+// x -> a -> b, with a second output of a (a:1 -> b) and a parameter-free x.
+//   x (no params), a (params, two outputs), b (params)
+Graph Small() {
+  GraphBuilder b;
+  b.AddOp(Op("x", 100, 0, {400}));
+  b.AddOp(Op("a", 1000, 4000, {300, 50}));
+  b.AddOp(Op("b", 2000, 8000, {20}));
+  b.AddEdge("x", 0, "a");
+  b.AddEdge("a", 0, "b");
+  b.AddEdge("a", 1, "b", 40);
+  return Build(std::move(b));
+}
+
+TEST(Training, SizeFollowsTheFormula) {
+  const Graph f = Small();
+  const Graph t = Training(f);
+  // n = 3, E = 3, O = 4, W = {a, b}.
+  // ops = 2n + 2|W| = 10; edges = 3E + O + (a: 2 outputs + 1 in + 2 out + 1) + (b: 1 + 2 + 0 + 1) = 13 + 6 + 4.
+  EXPECT_EQ(t.num_ops(), 10);
+  EXPECT_EQ(t.num_edges(), 23);
+  const TrainingGraphSize size = TrainingGraphSizeOf(f);
+  EXPECT_EQ(size.ops, t.num_ops());
+  EXPECT_EQ(size.edges, t.num_edges());
+
+  TrainingOptions no_weights;
+  no_weights.include_weight_gradients = false;
+  const Graph t2 = Training(f, no_weights);
+  EXPECT_EQ(t2.num_ops(), 6);
+  EXPECT_EQ(t2.num_edges(), 13);
+  EXPECT_EQ(TrainingGraphSizeOf(f, no_weights).edges, 13);
+}
+
+TEST(Training, ForwardOperatorsKeepTheirIdsAndFields) {
+  const Graph f = Small();
+  const Graph t = Training(f);
+  for (OpId u = 0; u < f.num_ops(); ++u) {
+    EXPECT_EQ(t.name(u), f.name(u));
+    EXPECT_EQ(t.flops(u), f.flops(u));
+    EXPECT_EQ(t.param_bytes(u), f.param_bytes(u));
+    EXPECT_FALSE(t.is_backward(u));
+  }
+  EXPECT_EQ(t.name(3), "x/grad");
+  EXPECT_EQ(t.name(4), "a/grad");
+  EXPECT_EQ(t.name(5), "a/wgrad");
+  EXPECT_EQ(t.name(6), "a/update");
+  for (absl::string_view name : {"x/grad", "a/grad", "a/wgrad", "a/update", "b/grad", "b/wgrad", "b/update"}) {
+    ASSERT_NE(t.FindOp(name), kNone) << name;
+    EXPECT_TRUE(t.is_backward(t.FindOp(name))) << name;
+  }
+  EXPECT_EQ(t.FindOp("x/wgrad"), kNone);  // no parameters, no weight gradient
+  EXPECT_EQ(t.op_type(t.FindOp("a/grad")), "MatMulGrad");
+  EXPECT_EQ(t.op_type(t.FindOp("a/wgrad")), "MatMulWeightGrad");
+  EXPECT_EQ(t.op_type(t.FindOp("a/update")), "ApplyAdam");
+}
+
+TEST(Training, EdgesFollowReverseModeDataflow) {
+  const Graph t = Training(Small());
+  // Forward edges stay.
+  EXPECT_NE(FindEdge(t, "x", 0, "a"), nullptr);
+  // Saved activations: every output of u and every input of u feed u/grad (and u/wgrad).
+  EXPECT_NE(FindEdge(t, "a", 0, "a/grad"), nullptr);
+  EXPECT_NE(FindEdge(t, "a", 1, "a/grad"), nullptr);
+  EXPECT_NE(FindEdge(t, "x", 0, "a/grad"), nullptr);
+  EXPECT_NE(FindEdge(t, "x", 0, "a/wgrad"), nullptr);
+  EXPECT_NE(FindEdge(t, "b", 0, "b/grad"), nullptr);
+  ASSERT_NE(FindEdge(t, "a", 1, "b/grad"), nullptr);
+  EXPECT_EQ(FindEdge(t, "a", 1, "b/grad")->bytes, 40);  // the forward edge's bytes
+  // Gradients flow back: b's in-edges are (a:0, a:1), so b/grad has outputs 300 and 40 bytes feeding a/grad.
+  const OpId bg = t.FindOp("b/grad");
+  ASSERT_EQ(t.num_outputs(bg), 2);
+  EXPECT_EQ(t.tensor(t.first_output(bg)).bytes, 300);
+  EXPECT_EQ(t.tensor(t.first_output(bg) + 1).bytes, 40);
+  EXPECT_NE(FindEdge(t, "b/grad", 0, "a/grad"), nullptr);
+  EXPECT_NE(FindEdge(t, "b/grad", 1, "a/grad"), nullptr);
+  EXPECT_NE(FindEdge(t, "b/grad", 0, "a/wgrad"), nullptr);
+  EXPECT_NE(FindEdge(t, "b/grad", 1, "a/wgrad"), nullptr);
+  EXPECT_NE(FindEdge(t, "a/grad", 0, "x/grad"), nullptr);
+  EXPECT_EQ(t.num_outputs(t.FindOp("x/grad")), 0);  // x has no inputs
+  // Weight gradients feed the update, which has no output.
+  const OpId wg = t.FindOp("a/wgrad");
+  ASSERT_EQ(t.num_outputs(wg), 1);
+  EXPECT_EQ(t.tensor(t.first_output(wg)).bytes, 4000);
+  EXPECT_NE(FindEdge(t, "a/wgrad", 0, "a/update"), nullptr);
+  EXPECT_EQ(t.num_outputs(t.FindOp("a/update")), 0);
+  // Backward runs after forward: every backward operator comes later in the topological order.
+  EXPECT_GT(t.topo_rank(t.FindOp("x/grad")), t.topo_rank(t.FindOp("b")));
+  EXPECT_GT(t.topo_rank(t.FindOp("a/grad")), t.topo_rank(t.FindOp("b/grad")));
+}
+
+TEST(Training, BackwardCostsMultiplierTimesForward) {
+  GraphBuilder b;
+  OpSpec m = Op("m", 1e9, 4000);
+  m.measured_seconds = {{"V100", 2e-3}};
+  b.AddOp(m);
+  b.AddOp(Op("r", 1e6, 0));
+  b.AddEdge("m", 0, "r");
+  const Graph f = Build(std::move(b));
+  TrainingOptions options;
+  options.backward_multiplier = 3;
+  const Graph t = Training(f, options);
+  // With a weight gradient the work is split evenly between grad and wgrad.
+  for (absl::string_view name : {"m/grad", "m/wgrad"}) {
+    const OpId u = t.FindOp(name);
+    EXPECT_DOUBLE_EQ(t.flops(u), 1.5e9) << name;
+    EXPECT_DOUBLE_EQ(t.bytes_accessed(u), 1.5e8) << name;
+    ASSERT_EQ(t.measured(u).size(), 1u);
+    EXPECT_DOUBLE_EQ(t.measured(u)[0].seconds, 3e-3) << name;
+    EXPECT_EQ(t.temp_bytes(u), 64);
+  }
+  EXPECT_DOUBLE_EQ(t.flops(t.FindOp("r/grad")), 3e6);  // no parameters: all of it in grad
+  double forward = 0, backward = 0;
+  for (OpId u = 0; u < t.num_ops(); ++u) {
+    if (t.op_type(u) == "ApplyAdam") continue;
+    (t.is_backward(u) ? backward : forward) += t.flops(u);
+  }
+  EXPECT_DOUBLE_EQ(backward, 3 * forward);
+
+  options.include_weight_gradients = false;
+  const Graph folded = Training(f, options);
+  EXPECT_DOUBLE_EQ(folded.flops(folded.FindOp("m/grad")), 3e9);
+  EXPECT_DOUBLE_EQ(folded.measured(folded.FindOp("m/grad"))[0].seconds, 6e-3);
+}
+
+TEST(Training, OptimizerStateAndUpdateCost) {
+  const Graph f = Small();  // 12,000 parameter bytes: 3,000 fp32 parameters
+  struct Case {
+    Optimizer optimizer;
+    int copies;
+    double flops_per_param;
+  };
+  for (const Case& c : {Case{Optimizer::kSgd, 0, 2}, Case{Optimizer::kMomentum, 1, 4}, Case{Optimizer::kAdam, 2, 10}}) {
+    TrainingOptions options;
+    options.optimizer = c.optimizer;
+    const Graph t = Training(f, options);
+    EXPECT_EQ(t.total_param_bytes(), f.total_param_bytes() * (1 + c.copies)) << OptimizerName(c.optimizer);
+    const OpId update = t.FindOp("b/update");
+    EXPECT_EQ(t.param_bytes(update), 8000 * c.copies);
+    EXPECT_DOUBLE_EQ(t.flops(update), c.flops_per_param * 2000);
+    EXPECT_DOUBLE_EQ(t.bytes_accessed(update), (3 + 2 * c.copies) * 8000.0);
+    EXPECT_TRUE(t.measured(update).empty());
+  }
+  EXPECT_EQ(*ParseOptimizer("Adam"), Optimizer::kAdam);
+  EXPECT_EQ(*ParseOptimizer("momentum"), Optimizer::kMomentum);
+  EXPECT_EQ(OptimizerName(Optimizer::kSgd), "sgd");
+  EXPECT_THAT(ParseOptimizer("lbfgs").status().message(), HasSubstr("unknown optimizer 'lbfgs'"));
+}
+
+TEST(Training, BackwardOperatorsLiveWithTheirForwardOperator) {
+  GraphBuilder b;
+  OpSpec a = Op("a", 1, 4);
+  a.colocation_group = "stage0";
+  a.pinned_device = "gpu3";
+  b.AddOp(a);
+  b.AddOp(Op("b", 1, 4));
+  OpSpec c = Op("c", 1, 0);
+  c.colocation_group = "b";  // an existing group that has the name of another operator
+  b.AddOp(c);
+  b.AddEdge("a", 0, "b");
+  b.AddEdge("b", 0, "c");
+  const Graph t = Training(Build(std::move(b)));
+  const auto group = [&t](absl::string_view op) {
+    const int32_t gi = t.colocation_group(t.FindOp(op));
+    return gi == kNone ? std::string("<none>") : t.colocation_groups()[gi];
+  };
+  for (absl::string_view op : {"a", "a/grad", "a/wgrad", "a/update"}) {
+    EXPECT_EQ(group(op), "stage0") << op;
+    EXPECT_EQ(t.pinned_devices()[t.pinned(t.FindOp(op))], "gpu3") << op;
+  }
+  for (absl::string_view op : {"b", "b/grad", "b/wgrad", "b/update"}) EXPECT_EQ(group(op), "b#2") << op;
+  EXPECT_EQ(group("c"), "b");
+  EXPECT_EQ(group("c/grad"), "b");
+  EXPECT_EQ(t.pinned(t.FindOp("b/grad")), kNone);
+}
+
+TEST(Training, RejectsWhatIsNotAForwardGraph) {
+  GraphBuilder b;
+  b.AddOp(Op("a", 1, 0));
+  OpSpec back = Op("a_backward", 1, 0);
+  back.is_backward = true;
+  b.AddOp(back);
+  b.AddEdge("a", 0, "a_backward");
+  EXPECT_THAT(BuildTrainingGraph(Build(std::move(b))).status().message(),
+              HasSubstr("operator 'a_backward' is already a backward operator"));
+
+  GraphBuilder clash;
+  clash.AddOp(Op("a", 1, 4));
+  clash.AddOp(Op("a/update", 1, 0));
+  EXPECT_THAT(BuildTrainingGraph(Build(std::move(clash))).status().message(),
+              HasSubstr("operator 'a/update' has the name of a backward operator of 'a'"));
+
+  GraphBuilder one;
+  one.AddOp(Op("a", 1, 0));
+  const Graph g = Build(std::move(one));
+  for (double m : {-1.0, std::numeric_limits<double>::infinity(), std::nan("")}) {
+    TrainingOptions options;
+    options.backward_multiplier = m;
+    EXPECT_THAT(BuildTrainingGraph(g, options).status().message(), HasSubstr("backward_multiplier must be finite"));
+  }
+}
+
+TEST(Training, IsDeterministic) {
+  const Graph f = Small();
+  EXPECT_EQ(GraphHash(Training(f)), GraphHash(Training(f)));
+}
+
+TEST(Training, ExpandsALongChainInLinearTime) {
+  constexpr int kOps = 20000;
+  GraphBuilder b;
+  for (int i = 0; i < kOps; ++i) {
+    b.AddOp(Op(absl::StrCat("layer", i), 1e9, i % 2 == 0 ? 4096 : 0, {1 << 16}));
+    if (i > 0) b.AddEdge(i - 1, 0, i);
+  }
+  const Graph f = Build(std::move(b));
+  const auto start = std::chrono::steady_clock::now();
+  const Graph t = Training(f);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Chain: E = n - 1, O = n, |W| = n / 2 with in + out = 2 apart from the first, so the sums follow.
+  const TrainingGraphSize size = TrainingGraphSizeOf(f);
+  EXPECT_EQ(t.num_ops(), 2 * kOps + 2 * (kOps / 2));
+  EXPECT_EQ(size.ops, t.num_ops());
+  EXPECT_EQ(size.edges, t.num_edges());
+  EXPECT_EQ(t.num_edges(), 3 * (kOps - 1) + kOps + (kOps / 2) * (1 + 2 + 1) - 1);
+  EXPECT_LT(seconds, 1.0);
+}
+
+}  // namespace
+}  // namespace placement

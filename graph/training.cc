@@ -1,0 +1,221 @@
+#include "graph/training.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace placement {
+namespace {
+
+constexpr double kBytesPerParameter = 4;  // fp32 weights and state
+
+struct OptimizerModel {
+  absl::string_view name;
+  absl::string_view op_type;  // TensorFlow's names for the update kernels
+  int state_copies;
+  double flops_per_parameter;
+};
+
+constexpr OptimizerModel kOptimizers[] = {
+    {"sgd", "ApplyGradientDescent", 0, 2},  // w -= lr * g
+    {"momentum", "ApplyMomentum", 1, 4},    // m = mu * m + g; w -= lr * m
+    {"adam", "ApplyAdam", 2, 10},           // two moment updates, bias correction, a square root and a divide
+};
+
+const OptimizerModel& ModelOf(Optimizer o) { return kOptimizers[static_cast<int>(o)]; }
+
+bool HasWeightGradient(const Graph& g, OpId u, const TrainingOptions& options) {
+  return options.include_weight_gradients && g.param_bytes(u) > 0;
+}
+
+// A forward operator as a spec, every field as the graph holds it.
+OpSpec SpecOf(const Graph& g, OpId u) {
+  OpSpec op;
+  op.name = std::string(g.name(u));
+  op.op_type = std::string(g.op_type(u));
+  for (const MeasuredTime& m : g.measured(u)) op.measured_seconds.emplace_back(g.device_kinds()[m.kind], m.seconds);
+  op.flops = g.flops(u);
+  op.bytes_accessed = g.bytes_accessed(u);
+  op.param_bytes = g.param_bytes(u);
+  op.temp_bytes = g.temp_bytes(u);
+  for (int32_t k = 0; k < g.num_outputs(u); ++k) op.outputs.push_back(g.tensor(g.first_output(u) + k));
+  if (g.colocation_group(u) != kNone) op.colocation_group = g.colocation_groups()[g.colocation_group(u)];
+  if (g.pinned(u) != kNone) op.pinned_device = g.pinned_devices()[g.pinned(u)];
+  op.is_backward = g.is_backward(u);
+  return op;
+}
+
+// A backward operator doing `share` of the forward operator's work, on the same device.
+OpSpec BackwardSpec(const OpSpec& forward, absl::string_view suffix, absl::string_view type_suffix, double share) {
+  OpSpec op;
+  op.name = absl::StrCat(forward.name, suffix);
+  op.op_type = absl::StrCat(forward.op_type, type_suffix);
+  for (const auto& [kind, seconds] : forward.measured_seconds) op.measured_seconds.emplace_back(kind, seconds * share);
+  op.flops = forward.flops * share;
+  op.bytes_accessed = forward.bytes_accessed * share;
+  op.temp_bytes = forward.temp_bytes;
+  op.colocation_group = forward.colocation_group;
+  op.pinned_device = forward.pinned_device;
+  op.is_backward = true;
+  return op;
+}
+
+OpSpec UpdateSpec(const OpSpec& forward, const OptimizerModel& optimizer) {
+  OpSpec op;
+  op.name = absl::StrCat(forward.name, "/update");
+  op.op_type = std::string(optimizer.op_type);
+  const double params = static_cast<double>(forward.param_bytes);
+  op.flops = optimizer.flops_per_parameter * params / kBytesPerParameter;
+  op.bytes_accessed = (3.0 + 2.0 * optimizer.state_copies) * params;
+  op.param_bytes = optimizer.state_copies * forward.param_bytes;
+  op.colocation_group = forward.colocation_group;
+  op.pinned_device = forward.pinned_device;
+  op.is_backward = true;
+  return op;
+}
+
+absl::Status CheckForward(const Graph& g, const TrainingOptions& options) {
+  if (!std::isfinite(options.backward_multiplier) || options.backward_multiplier < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("backward_multiplier must be finite and non-negative (got ", options.backward_multiplier, ")"));
+  }
+  if (static_cast<size_t>(options.optimizer) >= std::size(kOptimizers)) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown optimizer ", static_cast<int>(options.optimizer)));
+  }
+  for (OpId u = 0; u < g.num_ops(); ++u) {
+    if (g.is_backward(u)) {
+      return absl::InvalidArgumentError(absl::StrCat("operator '", g.name(u),
+                                                     "' is already a backward operator; a training step is built "
+                                                     "from a forward graph"));
+    }
+    // Only a name with a suffix the expansion adds can clash, so the rare candidates are looked up rather
+    // than every name the expansion makes.
+    const absl::string_view name = g.name(u);
+    for (absl::string_view suffix : {"/grad", "/wgrad", "/update"}) {
+      if (!absl::EndsWith(name, suffix)) continue;
+      const OpId stem = g.FindOp(name.substr(0, name.size() - suffix.size()));
+      if (stem != kNone && (suffix == "/grad" || HasWeightGradient(g, stem, options))) {
+        return absl::InvalidArgumentError(absl::StrCat("operator '", name, "' has the name of a backward operator of '",
+                                                       g.name(stem), "'"));
+      }
+    }
+  }
+  const TrainingGraphSize size = TrainingGraphSizeOf(g, options);
+  if (size.ops > std::numeric_limits<int32_t>::max() || size.edges > std::numeric_limits<int32_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrCat("the training graph would have ", size.ops, " operators and ",
+                                                   size.edges, " edges, more than 32-bit ids can number"));
+  }
+  return absl::OkStatus();
+}
+
+// Names a new colocation group for u and its backward operators, distinct from every group in use.
+class GroupNamer {
+ public:
+  explicit GroupNamer(const Graph& g) : used_(g.colocation_groups().begin(), g.colocation_groups().end()) {}
+  std::string NewGroup(absl::string_view op_name) {
+    std::string name(op_name);
+    for (int i = 2; !used_.insert(name).second; ++i) name = absl::StrCat(op_name, "#", i);
+    return name;
+  }
+
+ private:
+  absl::flat_hash_set<std::string> used_;
+};
+
+}  // namespace
+
+absl::string_view OptimizerName(Optimizer optimizer) { return ModelOf(optimizer).name; }
+
+absl::StatusOr<Optimizer> ParseOptimizer(absl::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(name);
+  for (size_t i = 0; i < std::size(kOptimizers); ++i) {
+    if (kOptimizers[i].name == lower) return static_cast<Optimizer>(i);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown optimizer '", name, "' (expected sgd, momentum or adam)"));
+}
+
+TrainingGraphSize TrainingGraphSizeOf(const Graph& g, const TrainingOptions& options) {
+  TrainingGraphSize size;
+  size.ops = 2 * int64_t{g.num_ops()};
+  size.edges = 3 * int64_t{g.num_edges()} + g.num_tensors();
+  for (OpId u = 0; u < g.num_ops(); ++u) {
+    if (!HasWeightGradient(g, u, options)) continue;
+    size.ops += 2;
+    size.edges += int64_t{g.num_outputs(u)} + g.in_degree(u) + (g.out_end(u) - g.out_begin(u)) + 1;
+  }
+  return size;
+}
+
+absl::StatusOr<Graph> BuildTrainingGraph(const Graph& forward, const TrainingOptions& options) {
+  if (absl::Status s = CheckForward(forward, options); !s.ok()) return s;
+  const Graph& g = forward;
+  const int32_t n = g.num_ops();
+  const OptimizerModel& optimizer = ModelOf(options.optimizer);
+
+  // Position of every forward edge among its consumer's in-edges: the output of the consumer's grad operator
+  // that carries the gradient back along it.
+  std::vector<int32_t> grad_output(g.num_edges());
+  for (OpId v = 0; v < n; ++v) {
+    int32_t j = 0;
+    for (EdgeId e : g.in_edges(v)) grad_output[e] = j++;
+  }
+
+  GraphBuilder builder;
+  GroupNamer groups(g);
+  std::vector<OpSpec> specs;
+  specs.reserve(n);
+  for (OpId u = 0; u < n; ++u) {
+    specs.push_back(SpecOf(g, u));
+    if (specs.back().colocation_group.empty()) specs.back().colocation_group = groups.NewGroup(specs.back().name);
+  }
+  // Forward operators keep their ids, so forward edges and ids carry over unchanged.
+  for (const OpSpec& op : specs) builder.AddOp(op);
+  std::vector<OpId> grad_of(n), wgrad_of(n, kNone);
+  for (OpId u = 0; u < n; ++u) {
+    const bool weights = HasWeightGradient(g, u, options);
+    const double share = weights ? options.backward_multiplier / 2 : options.backward_multiplier;
+    OpSpec grad = BackwardSpec(specs[u], "/grad", "Grad", share);
+    for (EdgeId e : g.in_edges(u)) {
+      OutputTensor gradient = g.tensor(g.edge_tensor(e));
+      gradient.bytes = g.edge(e).bytes;  // the gradient of what flowed along this edge
+      grad.outputs.push_back(gradient);
+    }
+    grad_of[u] = builder.AddOp(std::move(grad));
+    if (!weights) continue;
+    OpSpec wgrad = BackwardSpec(specs[u], "/wgrad", "WeightGrad", share);
+    wgrad.outputs.push_back(OutputTensor{.bytes = specs[u].param_bytes});
+    wgrad_of[u] = builder.AddOp(std::move(wgrad));
+    const OpId update = builder.AddOp(UpdateSpec(specs[u], optimizer));
+    builder.AddEdge(wgrad_of[u], 0, update);
+  }
+  specs.clear();
+
+  for (EdgeId e = 0; e < g.num_edges(); ++e) {
+    const Edge& edge = g.edge(e);
+    builder.AddEdge(edge.src, edge.src_output, edge.dst, edge.bytes);
+  }
+  for (OpId u = 0; u < n; ++u) {
+    for (OpId consumer : {grad_of[u], wgrad_of[u]}) {
+      if (consumer == kNone) continue;
+      for (int32_t k = 0; k < g.num_outputs(u); ++k) builder.AddEdge(u, k, consumer);  // saved outputs
+      for (EdgeId e : g.in_edges(u)) {                                                  // saved inputs
+        const Edge& in = g.edge(e);
+        builder.AddEdge(in.src, in.src_output, consumer, in.bytes);
+      }
+      for (EdgeId e = g.out_begin(u); e < g.out_end(u); ++e) {  // gradients of u's outputs, one per use
+        builder.AddEdge(grad_of[g.edge(e).dst], grad_output[e], consumer);
+      }
+    }
+  }
+  return std::move(builder).Build();
+}
+
+}  // namespace placement
