@@ -1,8 +1,4 @@
-// placectl: the command line of the placement service.
-//
-//   placectl simulate GRAPH --placement FILE [--topology FILE | --devices SPEC]
-//                           [--objective step_time|throughput|latency] [--local] [--output table|json]
-#include <cstdio>
+// placectl: the command line of the placement service. See kUsage below, or `placectl help`.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -10,9 +6,11 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
+#include "client/convert_commands.h"
 #include "client/exit_codes.h"
 #include "client/simulate_command.h"
+#include "graph/device_presets.h"
 
 ABSL_FLAG(std::string, placement, "", "placement file: {\"assignment\": {op: device}} or a Tarnawski expert split");
 ABSL_FLAG(std::string, topology, "", "cluster description file (JSON, see docs/topology.md)");
@@ -22,38 +20,61 @@ ABSL_FLAG(std::string, output, "table", "table | json");
 ABSL_FLAG(std::string, priority, "topological", "simulator queue priority: topological | upward_rank");
 ABSL_FLAG(std::string, simulator, "default", "simulator constants: default | placeto");
 ABSL_FLAG(bool, local, true, "run in this process, without a server");
+ABSL_FLAG(int64_t, batch, 0, "ONNX: batch size bound to the batch dimension (default 1)");
+ABSL_FLAG(int64_t, seq, 0, "ONNX: length bound to dimensions named like a sequence (default 128)");
+ABSL_FLAG(bool, training, false, "place one training step: backward ops, gradients and optimizer updates");
+ABSL_FLAG(std::string, optimizer, "adam", "training: sgd | momentum | adam (its state is in memory)");
+ABSL_FLAG(double, backward_multiplier, 2.0, "training: backward work as a multiple of the forward work");
+ABSL_FLAG(int32_t, ops, 1000, "generate: about this many operators");
+ABSL_FLAG(uint64_t, seed, 1, "generate: the seed");
+ABSL_FLAG(int64_t, width, 512, "generate: hidden size or channels");
 
 namespace {
 
+using placement::cli::ExitCodeFor;
+using placement::cli::kExitOk;
+using placement::cli::kExitUsage;
+
 constexpr char kUsage[] =
     "placectl COMMAND [ARGS] [FLAGS]\n\n"
+    "GRAPH is an ONNX model, a placement.graph/v1 JSON graph (docs/graph-format.md) or a Tarnawski JSON graph;\n"
+    "with --training it is expanded into one training step, --batch and --seq bind an ONNX model's dimensions.\n\n"
     "commands:\n"
     "  simulate GRAPH --placement FILE [--topology FILE | --devices SPEC] [--objective step_time|throughput|latency]\n"
     "                 [--local] [--output table|json] [--priority topological|upward_rank] [--simulator default|placeto]\n"
-    "      score a placement with the execution simulator; GRAPH is a Tarnawski JSON graph\n\n"
+    "      score a placement with the execution simulator\n"
+    "  import GRAPH [--batch N] [--seq N] [--training]\n"
+    "      print the graph in our JSON format (importer warnings go to stderr)\n"
+    "  generate FAMILY [--ops N] [--seed S] [--batch N] [--width N] [--training]\n"
+    "      print a synthetic graph: layered, nas_cells, blocks, fan_out or chain\n"
+    "  presets\n"
+    "      list the device presets and the published figures they use\n\n"
     "exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input, 4 infeasible\n";
 
-int Simulate(const std::vector<char*>& args) {
-  if (args.size() != 3) {
-    std::cerr << "placectl simulate: expected exactly one GRAPH argument\n\n" << kUsage;
-    return placement::cli::kExitUsage;
-  }
-  placement::cli::SimulateOptions options;
-  options.graph_path = args[2];
-  options.placement_path = absl::GetFlag(FLAGS_placement);
-  options.topology_file = absl::GetFlag(FLAGS_topology);
-  options.devices = absl::GetFlag(FLAGS_devices);
-  options.objective = absl::GetFlag(FLAGS_objective);
-  options.output = absl::GetFlag(FLAGS_output);
-  options.priority = absl::GetFlag(FLAGS_priority);
-  options.simulator = absl::GetFlag(FLAGS_simulator);
-  absl::StatusOr<std::string> report = placement::cli::RunSimulate(options);
-  if (!report.ok()) {
-    std::cerr << "placectl simulate: " << report.status().message() << "\n";
-    return placement::cli::ExitCodeFor(report.status());
-  }
-  std::cout << *report;
-  return placement::cli::kExitOk;
+placement::cli::GraphLoadOptions LoadOptions() {
+  placement::cli::GraphLoadOptions o;
+  o.batch = absl::GetFlag(FLAGS_batch);
+  o.sequence_length = absl::GetFlag(FLAGS_seq);
+  o.training = absl::GetFlag(FLAGS_training);
+  o.optimizer = absl::GetFlag(FLAGS_optimizer);
+  o.backward_multiplier = absl::GetFlag(FLAGS_backward_multiplier);
+  return o;
+}
+
+int Fail(const std::string& command, const absl::Status& status) {
+  std::cerr << "placectl " << command << ": " << status.message() << "\n";
+  return ExitCodeFor(status);
+}
+
+int Print(const std::string& command, const absl::StatusOr<std::string>& out) {
+  if (!out.ok()) return Fail(command, out.status());
+  std::cout << *out;
+  return kExitOk;
+}
+
+int Usage(const std::string& why) {
+  std::cerr << "placectl: " << why << "\n\n" << kUsage;
+  return kExitUsage;
 }
 
 }  // namespace
@@ -61,16 +82,50 @@ int Simulate(const std::vector<char*>& args) {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  if (args.size() < 2) {
-    std::cerr << kUsage;
-    return placement::cli::kExitUsage;
-  }
+  if (args.size() < 2) return Usage("no command given");
   const std::string command = args[1];
-  if (command == "simulate") return Simulate(args);
+  const size_t operands = args.size() - 2;
+
+  if (command == "simulate") {
+    if (operands != 1) return Usage("simulate takes exactly one GRAPH");
+    placement::cli::SimulateOptions o;
+    o.graph_path = args[2];
+    o.load = LoadOptions();
+    o.placement_path = absl::GetFlag(FLAGS_placement);
+    o.topology_file = absl::GetFlag(FLAGS_topology);
+    o.devices = absl::GetFlag(FLAGS_devices);
+    o.objective = absl::GetFlag(FLAGS_objective);
+    o.output = absl::GetFlag(FLAGS_output);
+    o.priority = absl::GetFlag(FLAGS_priority);
+    o.simulator = absl::GetFlag(FLAGS_simulator);
+    return Print(command, placement::cli::RunSimulate(o));
+  }
+  if (command == "import") {
+    if (operands != 1) return Usage("import takes exactly one GRAPH");
+    std::vector<std::string> warnings;
+    absl::StatusOr<std::string> out = placement::cli::RunImport(args[2], LoadOptions(), &warnings);
+    for (const std::string& w : warnings) std::cerr << "warning: " << w << "\n";
+    return Print(command, out);
+  }
+  if (command == "generate") {
+    if (operands != 1) return Usage("generate takes exactly one FAMILY");
+    placement::cli::GenerateOptions o;
+    o.family = args[2];
+    o.ops = absl::GetFlag(FLAGS_ops);
+    o.seed = absl::GetFlag(FLAGS_seed);
+    o.batch = absl::GetFlag(FLAGS_batch) > 0 ? absl::GetFlag(FLAGS_batch) : 32;
+    o.width = absl::GetFlag(FLAGS_width);
+    o.training = absl::GetFlag(FLAGS_training);
+    return Print(command, placement::cli::RunGenerate(o));
+  }
+  if (command == "presets") {
+    if (operands != 0) return Usage("presets takes no arguments");
+    std::cout << placement::DescribeDevicePresets();
+    return kExitOk;
+  }
   if (command == "help") {
     std::cout << kUsage;
-    return placement::cli::kExitOk;
+    return kExitOk;
   }
-  std::cerr << "placectl: unknown command '" << command << "'\n\n" << kUsage;
-  return placement::cli::kExitUsage;
+  return Usage("unknown command '" + command + "'");
 }

@@ -54,6 +54,7 @@ std::string ReportJson(const Report& r) {
     assignment[std::string(r.graph->name(op))] = r.topology->device(r.placement->device[op]).name;
   }
   out["assignment"] = std::move(assignment);
+  out["warnings"] = r.warnings;
   return out.dump(2) + "\n";
 }
 
@@ -78,6 +79,7 @@ std::string ReportTable(const Report& r) {
                                           throughput ? Time(s.load, r.time_unit) : "", Memory(s.peak_memory),
                                           s.capacity > 0 ? Memory(s.capacity) : "unlimited", s.oom ? "OOM" : ""));
   }
+  for (const std::string& w : r.warnings) absl::StrAppend(&out, "warning: ", w, "\n");
   return out;
 }
 

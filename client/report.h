@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "graph/placement.h"
 #include "graph/problem.h"
@@ -16,6 +17,7 @@ struct Report {
   const Evaluation* evaluation = nullptr;
   std::string time_unit = "s";
   std::string graph_hash;
+  std::vector<std::string> warnings;  // what the importer assumed
 };
 
 // JSON with objective, value, time_unit, lower_bound, ratio, fits_memory, bound, devices and assignment.

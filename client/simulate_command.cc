@@ -40,8 +40,9 @@ absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
   absl::StatusOr<SimulatorConfig> config = MakeConfig(o);
   if (!config.ok()) return config.status();
 
-  absl::StatusOr<Problem> problem = LoadGraphFile(o.graph_path);
-  if (!problem.ok()) return problem.status();
+  absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(o.graph_path, o.load);
+  if (!loaded.ok()) return loaded.status();
+  const Problem* problem = &loaded->problem;
   absl::StatusOr<Topology> topology = ResolveTopology(*problem, o.topology_file, o.devices);
   if (!topology.ok()) return topology.status();
   absl::StatusOr<CostModel> costs = CostModel::Create(problem->graph, *topology);
@@ -62,6 +63,7 @@ absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
   report.evaluation = &*evaluation;
   report.time_unit = problem->time_unit;
   report.graph_hash = GraphHash(problem->graph);
+  report.warnings = loaded->warnings;
   return o.output == "json" ? ReportJson(report) : ReportTable(report);
 }
 

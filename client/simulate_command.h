@@ -4,11 +4,13 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "client/graph_loader.h"
 
 namespace placement::cli {
 
 struct SimulateOptions {
   std::string graph_path;
+  GraphLoadOptions load;
   std::string placement_path;
   std::string topology_file;
   std::string devices;

@@ -129,4 +129,61 @@ TEST(Placectl, PublishedExpertSplitOfGnmtTraining) {
   EXPECT_NEAR(nlohmann::json::parse(r.out)["value"].get<double>(), 137.15, 0.005);
 }
 
+// Writes a placement putting every operator of a placement.graph/v1 graph on one device.
+fs::path AllOnOneDevice(const std::string& graph_json, const std::string& device, const std::string& tag) {
+  nlohmann::json graph = nlohmann::json::parse(graph_json);
+  nlohmann::json placement;
+  for (const auto& op : graph["operators"]) placement["assignment"][op["name"].get<std::string>()] = device;
+  const fs::path path = fs::temp_directory_path() / ("placectl_" + tag + "_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << placement.dump();
+  return path;
+}
+
+TEST(Placectl, OnnxModelImportsAndItsTrainingStepSimulates) {
+  const std::string model = kSource + "/tests/data/corpus/resnet50.onnx";
+  Result imported = RunPlacectl("import " + model + " --training --batch 8");
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  const nlohmann::json graph = nlohmann::json::parse(imported.out);
+  EXPECT_EQ(graph["format"], "placement.graph/v1");
+  const fs::path placement = AllOnOneDevice(imported.out, "gpu0", "resnet");
+  Result r = RunPlacectl("simulate " + model + " --training --batch 8 --devices 2xV100 --placement " + placement.string() +
+                         " --output json");
+  fs::remove(placement);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["value"].get<double>(), 0);
+  EXPECT_EQ(j["assignment"].size(), graph["operators"].size());
+  EXPECT_GE(j["ratio"].get<double>(), 1.0 - 1e-9);
+  // The training step holds the weights three times over with Adam, plus activations.
+  EXPECT_GT(j["devices"][0]["peak_memory"].get<double>(), 3 * 25e6 * 4);
+}
+
+TEST(Placectl, GeneratedGraphRoundTripsThroughTheJsonFormat) {
+  Result generated = RunPlacectl("generate nas_cells --ops 200 --seed 3");
+  ASSERT_EQ(generated.exit_code, 0) << generated.err;
+  const fs::path graph = fs::temp_directory_path() / ("placectl_graph_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(graph) << generated.out;
+  const fs::path placement = AllOnOneDevice(generated.out, "gpu1", "gen");
+  Result r = RunPlacectl("simulate " + graph.string() + " --devices 4xA100 --placement " + placement.string() + " --output json");
+  Result again = RunPlacectl("import " + graph.string());
+  fs::remove(graph);
+  fs::remove(placement);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(nlohmann::json::parse(r.out)["devices"][1]["busy"].get<double>(), 0);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(again.out)["operators"], nlohmann::json::parse(generated.out)["operators"]);
+}
+
+TEST(Placectl, BatchOnAGraphWithFixedCostsIsABadInput) {
+  Result r = RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --batch 4");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("--batch and --seq apply to ONNX models"));
+}
+
+TEST(Placectl, UnknownGraphFormatIsNamed) {
+  Result r = RunPlacectl("simulate " + kTinySplit + " --placement " + kTinySplit);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("not a graph format placectl reads"));
+}
+
 }  // namespace

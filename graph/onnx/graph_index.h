@@ -1,0 +1,36 @@
+// The structure of an ONNX graph checked before anything is computed on it: every tensor has one producer,
+// every input of a node exists, nothing depends on itself, and no node carries a subgraph (If, Loop, Scan),
+// which a static placement graph cannot represent. Errors name the node and tensor.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "absl/status/statusor.h"
+
+namespace placement::onnx_import {
+
+struct TensorProducer {
+  int32_t node = -1;    // index into graph.node(); -1 for graph inputs and initializers
+  int32_t output = -1;  // output slot of that node
+};
+
+struct GraphIndex {
+  // Every tensor name: node outputs with their node, graph inputs and initializers with node -1.
+  std::unordered_map<std::string, TensorProducer> producers;
+  // Node indices in a topological order (file order where the file is sorted, as ONNX requires).
+  std::vector<int32_t> order;
+  // Operator name per node: the node's name, or "OpType_<index>" where it is empty or already taken.
+  std::vector<std::string> op_names;
+};
+
+absl::StatusOr<GraphIndex> IndexGraph(const onnx::GraphProto& graph);
+
+// "'name' (OpType)" for error messages, falling back to the node's index when it has no name.
+std::string NodeLabel(const onnx::GraphProto& graph, int32_t node);
+
+}  // namespace placement::onnx_import

@@ -1,0 +1,175 @@
+#include "graph/onnx/onnx_import.h"
+
+#include <algorithm>
+#include <exception>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include <onnx/onnx_pb.h>
+
+#include "absl/strings/str_cat.h"
+#include "graph/onnx/graph_index.h"
+#include "graph/onnx/infer_shapes.h"
+#include "graph/onnx/initializers.h"
+#include "graph/onnx/model_reader.h"
+#include "graph/onnx/op_costs.h"
+#include "graph/onnx/weights.h"
+
+namespace placement {
+namespace {
+
+using onnx_import::TensorInfo;
+
+absl::Status CheckOptions(const OnnxImportOptions& options) {
+  if (options.batch_size < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("batch_size must be at least 1, not ", options.batch_size));
+  }
+  if (options.sequence_length < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sequence_length must be at least 1, not ", options.sequence_length));
+  }
+  for (const auto& [name, value] : options.dims) {
+    if (value < 0) return absl::InvalidArgumentError(absl::StrCat("dims['", name, "'] is negative: ", value));
+  }
+  return absl::OkStatus();
+}
+
+// Turns the checked and inferred graph into operators and edges.
+class ProblemBuilder {
+ public:
+  ProblemBuilder(const onnx::GraphProto& graph, const onnx_import::GraphIndex& index,
+                 const onnx_import::InferredShapes& shapes, std::unordered_set<std::string> weights)
+      : graph_(graph), index_(index), shapes_(shapes), weights_(std::move(weights)) {
+    for (const onnx::TensorProto& init : graph.initializer()) weights_.insert(init.name());
+  }
+
+  absl::StatusOr<OnnxImportResult> Build() {
+    OnnxImportResult result;
+    GraphBuilder builder;
+    for (int n = 0; n < graph_.node_size(); ++n) builder.AddOp(MakeOp(n, &result.macs));
+    for (int n = 0; n < graph_.node_size(); ++n) {
+      // One edge per (producer output, consumer), however often the consumer reads the tensor.
+      std::set<std::pair<int32_t, int32_t>> sources;
+      for (const std::string& input : graph_.node(n).input()) {
+        if (input.empty()) continue;
+        const onnx_import::TensorProducer& p = index_.producers.at(input);
+        if (p.node >= 0 && sources.emplace(p.node, p.output).second) builder.AddEdge(p.node, p.output, n);
+      }
+    }
+    absl::StatusOr<Graph> graph = std::move(builder).Build();
+    if (!graph.ok()) return graph.status();
+    result.problem.graph = *std::move(graph);
+    for (const auto& [op_type, count] : default_cost_) {
+      result.warnings.push_back(absl::StrCat(count, " node", count == 1 ? " " : "s ", "of op type ", op_type,
+                                             " use", count == 1 ? "s" : "", " the default cost (FLOPs = output "
+                                             "elements, bytes = inputs + outputs)"));
+    }
+    return result;
+  }
+
+ private:
+  const TensorInfo* Info(const std::string& name) const {
+    if (name.empty()) return nullptr;
+    auto it = shapes_.tensors.find(name);
+    return it != shapes_.tensors.end() ? &it->second : nullptr;
+  }
+
+  OpSpec MakeOp(int n, double* macs) {
+    const onnx::NodeProto& node = graph_.node(n);
+    std::vector<const TensorInfo*> inputs, outputs;
+    for (const std::string& name : node.input()) inputs.push_back(Info(name));
+    for (const std::string& name : node.output()) outputs.push_back(Info(name));
+    onnx_import::OpCost cost = onnx_import::ComputeOpCost(node, inputs, outputs);
+    if (cost.is_default) {
+      std::string type = node.domain().empty() ? node.op_type() : absl::StrCat(node.domain(), ".", node.op_type());
+      ++default_cost_[type];
+    }
+    *macs += cost.macs;
+    OpSpec spec;
+    spec.name = index_.op_names[n];
+    spec.op_type = node.op_type();
+    spec.flops = cost.flops;
+    spec.bytes_accessed = cost.bytes_accessed;
+    // A weight is resident where it is first read; later readers share it.
+    for (int k = 0; k < node.input_size(); ++k) {
+      const std::string& name = node.input(k);
+      if (inputs[k] != nullptr && weights_.count(name) > 0 && counted_.insert(name).second) {
+        spec.param_bytes += inputs[k]->bytes;
+      }
+    }
+    for (const TensorInfo* out : outputs) spec.outputs.push_back(OutputTensor{out != nullptr ? out->bytes : 0, -1});
+    return spec;
+  }
+
+  const onnx::GraphProto& graph_;
+  const onnx_import::GraphIndex& index_;
+  const onnx_import::InferredShapes& shapes_;
+  std::unordered_set<std::string> weights_;  // weight inputs and initializers
+  std::unordered_set<std::string> counted_;
+  std::map<std::string, int> default_cost_;
+};
+
+absl::StatusOr<OnnxImportResult> ImportModel(onnx::ModelProto& model, const OnnxImportOptions& options) {
+  absl::Status status = CheckOptions(options);
+  if (!status.ok()) return status;
+  absl::StatusOr<std::unordered_map<std::string, int>> opsets = onnx_import::CheckModelHeader(model);
+  if (!opsets.ok()) return opsets.status();
+  onnx::GraphProto& graph = *model.mutable_graph();
+  absl::StatusOr<onnx_import::GraphIndex> index = onnx_import::IndexGraph(graph);
+  if (!index.ok()) return index.status();
+  std::unordered_map<std::string, TensorInfo> initializers;
+  for (const onnx::TensorProto& init : graph.initializer()) {
+    absl::StatusOr<TensorInfo> info = onnx_import::InitializerInfo(init, options.model_dir);
+    if (!info.ok()) return info.status();
+    initializers.emplace(init.name(), *std::move(info));
+  }
+  absl::StatusOr<std::unordered_set<std::string>> weights = onnx_import::WeightInputs(graph, options);
+  if (!weights.ok()) return weights.status();
+  absl::StatusOr<onnx_import::InferredShapes> shapes =
+      onnx_import::InferShapes(graph, *index, *opsets, initializers, options);
+  if (!shapes.ok()) return shapes.status();
+  absl::StatusOr<OnnxImportResult> result = ProblemBuilder(graph, *index, *shapes, *std::move(weights)).Build();
+  if (!result.ok()) return result.status();
+  result->warnings.insert(result->warnings.end(), shapes->warnings.begin(), shapes->warnings.end());
+  std::sort(result->warnings.begin(), result->warnings.end());
+  return result;
+}
+
+// Exceptions stop here: protobuf and ONNX may throw (allocation failures, checks inside the library).
+absl::StatusOr<OnnxImportResult> Guarded(onnx::ModelProto& model, const OnnxImportOptions& options) {
+  try {
+    return ImportModel(model, options);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("the model could not be imported: ", e.what()));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<OnnxImportResult> ImportOnnxBytes(absl::string_view bytes, const OnnxImportOptions& options) {
+  absl::StatusOr<onnx::ModelProto> model = onnx_import::ParseModelBytes(bytes);
+  if (!model.ok()) return model.status();
+  return Guarded(*model, options);
+}
+
+absl::StatusOr<OnnxImportResult> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options) {
+  absl::StatusOr<onnx::ModelProto> model = onnx_import::ReadModelFile(path);
+  if (!model.ok()) return model.status();
+  OnnxImportOptions with_dir = options;
+  if (with_dir.model_dir.empty()) {
+    size_t slash = path.rfind('/');
+    with_dir.model_dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  }
+  absl::StatusOr<OnnxImportResult> result = Guarded(*model, with_dir);
+  if (!result.ok()) {
+    return absl::Status(result.status().code(), absl::StrCat("'", path, "': ", result.status().message()));
+  }
+  return result;
+}
+
+bool LooksLikeOnnx(absl::string_view bytes) { return onnx_import::SniffModelProto(bytes); }
+
+}  // namespace placement

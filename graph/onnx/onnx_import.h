@@ -1,0 +1,59 @@
+// ONNX models as placement problems: every node becomes an operator with FLOPs, bytes touched, parameter bytes
+// and output tensor sizes taken from shape inference, and every (producer output, consumer) pair an edge.
+//
+// docs/onnx.md is the user's reference: how symbolic dimensions are bound, which graph inputs count as
+// weights, the cost of each op type, external data and the errors. Everything here takes untrusted input:
+// failures come back as absl::Status naming the node, tensor or field, and no exception leaves this API.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "graph/problem.h"
+
+namespace placement {
+
+struct OnnxImportOptions {
+  // Bound to symbolic graph-input dimensions named like a batch ("batch", "batch_size", "N") and to the first
+  // dimension of an input when it has neither a value nor a name.
+  int64_t batch_size = 1;
+  // Bound to symbolic dimensions whose name contains "seq" ("seq", "seq_len", "memory_seq").
+  int64_t sequence_length = 128;
+  // Symbolic dimension name -> value; wins over the two rules above.
+  std::map<std::string, int64_t> dims;
+  // Folder that external-data locations are relative to. ImportOnnxFile defaults it to the model's folder;
+  // ImportOnnxBytes needs it for a model with external data.
+  std::string model_dir;
+  // How many graph inputs without an initializer are real inputs; the rest are weights (a model exported
+  // without its parameters lists them as inputs). -1: decide by the rule in docs/onnx.md.
+  int32_t num_data_inputs = -1;
+  // A dimension that shape inference cannot resolve (a data-dependent size, an op with no schema) is an
+  // error naming the tensor and dimension; with this set it counts as 1 and a warning says where.
+  bool allow_unresolved_dims = false;
+};
+
+struct OnnxImportResult {
+  Problem problem;
+  // Multiply-accumulates of the matrix ops (Conv, ConvTranspose, Gemm, MatMul, Einsum, LSTM/GRU/RNN), the
+  // figure model zoos publish as "FLOPs" or "MACs".
+  double macs = 0;
+  // What the import assumed, e.g. "3 nodes of op type Foo use the default cost (...)". Sorted.
+  std::vector<std::string> warnings;
+};
+
+// Reads the model at `path`. Files over 2 GiB are refused: protobuf cannot represent them, so such models
+// keep their weights as external data.
+absl::StatusOr<OnnxImportResult> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options);
+
+// Imports a serialized ModelProto held in memory.
+absl::StatusOr<OnnxImportResult> ImportOnnxBytes(absl::string_view bytes, const OnnxImportOptions& options);
+
+// A cheap sniff for callers choosing between formats: true when the bytes start like a serialized
+// ModelProto (a known field with the right wire type; never text such as JSON). Not a validation.
+bool LooksLikeOnnx(absl::string_view bytes);
+
+}  // namespace placement

@@ -1,0 +1,120 @@
+#include "graph/onnx/tests/test_models.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace placement::onnx_testing {
+
+onnx::ModelProto NewModel(int opset) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.set_producer_name("test");
+  onnx::OperatorSetIdProto* op = model.add_opset_import();
+  op->set_domain("");
+  op->set_version(opset);
+  model.mutable_graph()->set_name("g");
+  return model;
+}
+
+void AddInput(onnx::ModelProto& model, const std::string& name, const std::vector<Dim>& dims, int32_t elem_type) {
+  onnx::ValueInfoProto* input = model.mutable_graph()->add_input();
+  input->set_name(name);
+  onnx::TypeProto_Tensor* tensor = input->mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(elem_type);
+  onnx::TensorShapeProto* shape = tensor->mutable_shape();
+  for (const Dim& d : dims) {
+    onnx::TensorShapeProto_Dimension* dim = shape->add_dim();
+    if (d.has_value) dim->set_dim_value(d.value);
+    if (!d.param.empty()) dim->set_dim_param(d.param);
+  }
+}
+
+void AddOutput(onnx::ModelProto& model, const std::string& name) {
+  model.mutable_graph()->add_output()->set_name(name);
+}
+
+onnx::NodeProto& AddNode(onnx::ModelProto& model, const std::string& op_type, std::vector<std::string> inputs,
+                         std::vector<std::string> outputs, const std::string& name) {
+  onnx::NodeProto* node = model.mutable_graph()->add_node();
+  node->set_op_type(op_type);
+  node->set_name(name);
+  for (const std::string& i : inputs) node->add_input(i);
+  for (const std::string& o : outputs) node->add_output(o);
+  return *node;
+}
+
+onnx::TensorProto& AddInitializer(onnx::ModelProto& model, const std::string& name, std::vector<int64_t> dims,
+                                  int32_t elem_type) {
+  onnx::TensorProto* t = model.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(elem_type);
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    t->add_dims(d);
+    n *= d;
+  }
+  int64_t size = elem_type == onnx::TensorProto::INT64 || elem_type == onnx::TensorProto::DOUBLE ? 8
+                 : elem_type == onnx::TensorProto::FLOAT16                                       ? 2
+                                                                                                 : 4;
+  t->set_raw_data(std::string(static_cast<size_t>(n * size), '\0'));
+  return *t;
+}
+
+onnx::TensorProto& AddInt64s(onnx::ModelProto& model, const std::string& name, std::vector<int64_t> values) {
+  onnx::TensorProto* t = model.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) t->add_int64_data(v);
+  return *t;
+}
+
+void SetInt(onnx::NodeProto& node, const std::string& name, int64_t value) {
+  onnx::AttributeProto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+void SetInts(onnx::NodeProto& node, const std::string& name, std::vector<int64_t> values) {
+  onnx::AttributeProto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+void SetString(onnx::NodeProto& node, const std::string& name, const std::string& value) {
+  onnx::AttributeProto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(value);
+}
+
+std::string Serialize(const onnx::ModelProto& model) {
+  std::string bytes;
+  model.SerializeToString(&bytes);
+  return bytes;
+}
+
+TempDir::TempDir() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "onnx_test_XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+std::string TempDir::Write(const std::string& name, const std::string& bytes) const {
+  std::string full = path_ + "/" + name;
+  std::ofstream out(full, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return full;
+}
+
+}  // namespace placement::onnx_testing

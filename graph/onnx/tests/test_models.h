@@ -1,0 +1,57 @@
+// Small ONNX models built in code, for tests that need a precise graph or a precisely broken one.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+namespace placement::onnx_testing {
+
+// A dimension: a value (negative ones too, for tests of bad input), or a symbol such as "batch"; Dim() has
+// neither.
+struct Dim {
+  Dim() = default;
+  Dim(int64_t v) : has_value(true), value(v) {}  // NOLINT: implicit on purpose, {1, "batch"} reads well
+  Dim(const char* p) : param(p) {}               // NOLINT
+  bool has_value = false;
+  int64_t value = 0;
+  std::string param;
+};
+
+onnx::ModelProto NewModel(int opset = 14);
+void AddInput(onnx::ModelProto& model, const std::string& name, const std::vector<Dim>& dims,
+              int32_t elem_type = onnx::TensorProto::FLOAT);
+void AddOutput(onnx::ModelProto& model, const std::string& name);
+onnx::NodeProto& AddNode(onnx::ModelProto& model, const std::string& op_type, std::vector<std::string> inputs,
+                         std::vector<std::string> outputs, const std::string& name = "");
+// An initializer of zeros held in raw_data.
+onnx::TensorProto& AddInitializer(onnx::ModelProto& model, const std::string& name, std::vector<int64_t> dims,
+                                  int32_t elem_type = onnx::TensorProto::FLOAT);
+// An INT64 initializer with these values (shape [values.size()]).
+onnx::TensorProto& AddInt64s(onnx::ModelProto& model, const std::string& name, std::vector<int64_t> values);
+
+void SetInt(onnx::NodeProto& node, const std::string& name, int64_t value);
+void SetInts(onnx::NodeProto& node, const std::string& name, std::vector<int64_t> values);
+void SetString(onnx::NodeProto& node, const std::string& name, const std::string& value);
+
+std::string Serialize(const onnx::ModelProto& model);
+
+// A temporary folder removed with everything in it when the object goes away.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  // Writes `bytes` to path()/name and returns the full path.
+  std::string Write(const std::string& name, const std::string& bytes) const;
+
+ private:
+  std::string path_;
+};
+
+}  // namespace placement::onnx_testing
