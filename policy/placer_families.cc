@@ -1,11 +1,13 @@
 #include "policy/placer_families.h"
 
+#include "policy/heuristics/heuristic_placers.h"
 #include "policy/registry.h"
 
 namespace placement {
 
 void RegisterPlacerFamilies(PlacerRegistry& registry) {
   // Families add one line each, in the order `placectl algorithms` lists them.
+  RegisterHeuristicPlacers(registry);
 }
 
 }  // namespace placement

@@ -1,0 +1,115 @@
+#include "policy/heuristics/favourite_child_lp.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "CoinPackedMatrix.hpp"
+#include "OsiClpSolverInterface.hpp"
+#include "absl/strings/str_cat.h"
+
+namespace placement::heuristics {
+
+FavouriteChildren SolveFavouriteChildren(const CostModel& costs, absl::Span<const double> mean_edge, double seconds) {
+  const Graph& g = costs.graph();
+  const int32_t n = g.num_ops();
+  const int32_t m = g.num_edges();
+  FavouriteChildren result;
+  result.child.assign(n, kNone);
+  if (m == 0) {
+    result.solved = true;
+    return result;
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  const int32_t s0 = m, w = m + n, num_cols = m + n + 1;
+  double total = 0;
+  for (OpId v = 0; v < n; ++v) total += costs.fastest_time(v);
+  for (EdgeId e = 0; e < m; ++e) total += mean_edge[e];
+  // Times in units of the mean operator-plus-edge time: CLP is quicker on well-scaled rows.
+  const double scale = total > 0 ? n / total : 1.0;
+
+  std::vector<int> rows, cols;
+  std::vector<double> values, row_lo, row_hi;
+  rows.reserve(3 * static_cast<size_t>(m) + 2 * static_cast<size_t>(n));
+  cols.reserve(rows.capacity());
+  values.reserve(rows.capacity());
+  auto add = [&](int row, int col, double value) {
+    rows.push_back(row);
+    cols.push_back(col);
+    values.push_back(value);
+  };
+  int row = 0;
+  for (EdgeId e = 0; e < m; ++e) {  // s_i - s_j + c_e x_e <= -p_i
+    const Edge& edge = g.edge(e);
+    add(row, s0 + edge.src, 1.0);
+    add(row, s0 + edge.dst, -1.0);
+    if (mean_edge[e] > 0) add(row, e, scale * mean_edge[e]);
+    row_lo.push_back(-inf);
+    row_hi.push_back(-scale * costs.fastest_time(edge.src));
+    ++row;
+  }
+  for (OpId v = 0; v < n; ++v) {
+    const int32_t out = g.out_end(v) - g.out_begin(v);
+    if (out >= 2) {  // at most one favourite child
+      for (EdgeId e = g.out_begin(v); e < g.out_end(v); ++e) add(row, e, 1.0);
+      row_lo.push_back(out - 1);
+      row_hi.push_back(inf);
+      ++row;
+    }
+    if (g.in_degree(v) >= 2) {  // at most one favourite parent
+      for (EdgeId e : g.in_edges(v)) add(row, e, 1.0);
+      row_lo.push_back(g.in_degree(v) - 1);
+      row_hi.push_back(inf);
+      ++row;
+    }
+    if (out == 0) {  // s_v + p_v <= w
+      add(row, s0 + v, 1.0);
+      add(row, w, -1.0);
+      row_lo.push_back(-inf);
+      row_hi.push_back(-scale * costs.fastest_time(v));
+      ++row;
+    }
+  }
+
+  std::vector<double> col_lo(num_cols, 0.0), col_hi(num_cols, inf), objective(num_cols, 0.0);
+  std::fill(col_hi.begin(), col_hi.begin() + m, 1.0);
+  objective[w] = 1.0;
+  CoinPackedMatrix matrix(false, rows.data(), cols.data(), values.data(), static_cast<CoinBigIndex>(values.size()));
+  matrix.setDimensions(row, num_cols);
+
+  OsiClpSolverInterface solver;
+  solver.messageHandler()->setLogLevel(0);
+  solver.getModelPtr()->messageHandler()->setLogLevel(0);
+  solver.getModelPtr()->setMaximumSeconds(seconds);
+  solver.getModelPtr()->setMaximumWallSeconds(seconds);
+  solver.loadProblem(matrix, col_lo.data(), col_hi.data(), objective.data(), row_lo.data(), row_hi.data());
+  // Presolve halves the dual simplex's time on these difference-constraint LPs.
+  solver.setHintParam(OsiDoPresolveInInitial, true, OsiHintDo);
+  solver.initialSolve();
+  if (!solver.isProvenOptimal()) {
+    result.note = solver.isIterationLimitReached() || solver.getModelPtr()->hitMaximumIterations()
+                      ? absl::StrCat("the favourite-child LP hit its ", seconds, " s limit")
+                      : "the favourite-child LP was not solved to optimality";
+    return result;
+  }
+  result.solved = true;
+  const double* x = solver.getColSolution();
+  result.lp_makespan = x[w] / scale;
+
+  std::vector<EdgeId> candidates;
+  for (EdgeId e = 0; e < m; ++e) {
+    if (mean_edge[e] > 0 && x[e] < 0.5) candidates.push_back(e);
+  }
+  std::sort(candidates.begin(), candidates.end(), [&](EdgeId a, EdgeId b) { return x[a] != x[b] ? x[a] < x[b] : a < b; });
+  std::vector<uint8_t> has_parent(n, 0);
+  for (EdgeId e : candidates) {
+    const Edge& edge = g.edge(e);
+    if (result.child[edge.src] != kNone || has_parent[edge.dst]) continue;
+    result.child[edge.src] = edge.dst;
+    has_parent[edge.dst] = 1;
+    ++result.count;
+  }
+  return result;
+}
+
+}  // namespace placement::heuristics

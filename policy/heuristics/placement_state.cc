@@ -1,0 +1,361 @@
+#include "policy/heuristics/placement_state.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/units.h"
+
+namespace placement::heuristics {
+namespace {
+
+std::string DeviceNames(const Topology& t) {
+  std::vector<std::string> names;
+  for (const Device& d : t.devices()) names.push_back(d.name);
+  if (names.size() > 8) {
+    names.resize(8);
+    names.push_back("...");
+  }
+  return absl::StrJoin(names, ", ");
+}
+
+}  // namespace
+
+absl::StatusOr<UnitIndex> UnitIndex::Build(const CostModel& costs) {
+  const Graph& g = costs.graph();
+  const Topology& topo = costs.topology();
+  const int32_t n = g.num_ops();
+  UnitIndex x;
+  x.unit_of_.assign(n, kNone);
+
+  // Unit ids follow the topological order of their first operator.
+  std::vector<int32_t> group_unit(g.colocation_groups().size(), kNone);
+  int32_t num_units = 0;
+  for (OpId v : g.topo_order()) {
+    const int32_t grp = g.colocation_group(v);
+    if (grp == kNone) {
+      x.unit_of_[v] = num_units++;
+    } else {
+      if (group_unit[grp] == kNone) group_unit[grp] = num_units++;
+      x.unit_of_[v] = group_unit[grp];
+    }
+  }
+  x.begin_.assign(num_units + 1, 0);
+  for (OpId v = 0; v < n; ++v) ++x.begin_[x.unit_of_[v] + 1];
+  for (int32_t u = 0; u < num_units; ++u) x.begin_[u + 1] += x.begin_[u];
+  x.ops_.resize(n);
+  {
+    std::vector<int32_t> fill(x.begin_.begin(), x.begin_.end() - 1);
+    for (OpId v : g.topo_order()) x.ops_[fill[x.unit_of_[v]]++] = v;
+  }
+  // Where each unit's work happens: its first operator that computes or reads something. A colocation group
+  // that starts with a weight (a free source, as profiled operator graphs have) sits at its first consumer;
+  // a unit of free sources alone sits just before its first reader.
+  std::vector<int64_t> position(num_units, -1);
+  for (int32_t u = 0; u < num_units; ++u) {
+    int64_t first_reader = std::numeric_limits<int64_t>::max();
+    for (OpId v : x.ops(u)) {
+      if (costs.fastest_time(v) > 0 || g.in_degree(v) > 0) {
+        position[u] = 2 * static_cast<int64_t>(g.topo_rank(v)) + 1;
+        break;
+      }
+      for (const Edge& e : g.out_edges(v)) {
+        if (x.unit_of_[e.dst] != u) first_reader = std::min<int64_t>(first_reader, 2 * static_cast<int64_t>(g.topo_rank(e.dst)));
+      }
+    }
+    if (position[u] < 0) {
+      position[u] = first_reader != std::numeric_limits<int64_t>::max() ? first_reader : 2 * static_cast<int64_t>(g.topo_rank(x.first_op(u))) + 1;
+    }
+  }
+  x.order_.resize(num_units);
+  for (int32_t u = 0; u < num_units; ++u) x.order_[u] = u;
+  std::stable_sort(x.order_.begin(), x.order_.end(), [&](int32_t a, int32_t b) { return position[a] < position[b]; });
+
+  // Pins: resolve each pinned name once, then give every unit at most one device.
+  std::vector<DeviceId> pin_device(g.pinned_devices().size(), kNone);
+  for (size_t p = 0; p < pin_device.size(); ++p) {
+    pin_device[p] = topo.FindDevice(g.pinned_devices()[p]);
+  }
+  x.pinned_.assign(num_units, kNone);
+  std::vector<OpId> pinned_by(num_units, kNone);
+  for (OpId v = 0; v < n; ++v) {
+    if (g.pinned(v) == kNone) continue;
+    const DeviceId d = pin_device[g.pinned(v)];
+    if (d == kNone) {
+      return absl::InvalidArgumentError(absl::StrCat("operator '", g.name(v), "' is pinned to device '",
+                                                     g.pinned_devices()[g.pinned(v)], "', which the topology does not have (it has ",
+                                                     DeviceNames(topo), ")"));
+    }
+    const int32_t u = x.unit_of_[v];
+    if (x.pinned_[u] != kNone && x.pinned_[u] != d) {
+      return absl::InvalidArgumentError(absl::StrCat("colocation group '", g.colocation_groups()[g.colocation_group(v)],
+                                                     "' must share one device, but operator '", g.name(pinned_by[u]), "' is pinned to '",
+                                                     topo.device(x.pinned_[u]).name, "' and operator '", g.name(v), "' to '",
+                                                     topo.device(d).name, "'"));
+    }
+    x.pinned_[u] = d;
+    pinned_by[u] = v;
+  }
+
+  // Unit times per device kind.
+  const int32_t num_kinds = static_cast<int32_t>(topo.kinds().size());
+  std::vector<DeviceId> kind_device(num_kinds, kNone);
+  x.kind_of_.resize(topo.num_devices());
+  for (DeviceId d = 0; d < topo.num_devices(); ++d) {
+    x.kind_of_[d] = topo.kind_index(d);
+    if (kind_device[x.kind_of_[d]] == kNone) kind_device[x.kind_of_[d]] = d;
+  }
+  x.time_.assign(static_cast<size_t>(num_kinds) * num_units, 0.0);
+  for (int32_t k = 0; k < num_kinds; ++k) {
+    double* row = x.time_.data() + static_cast<size_t>(k) * num_units;
+    for (OpId v = 0; v < n; ++v) row[x.unit_of_[v]] += costs.op_time(v, kind_device[k]);  // inf stays inf
+  }
+  x.fastest_.assign(num_units, kCannotRun);
+  for (int32_t u = 0; u < num_units; ++u) {
+    if (x.pinned_[u] != kNone) {
+      x.fastest_[u] = x.time(u, x.pinned_[u]);
+      if (x.fastest_[u] == kCannotRun) {
+        OpId bad = kNone;
+        for (OpId v : x.ops(u)) {
+          if (!costs.can_run(v, x.pinned_[u])) bad = v;
+        }
+        return absl::InvalidArgumentError(absl::StrCat("operator '", g.name(pinned_by[u]), "' is pinned to '",
+                                                       topo.device(x.pinned_[u]).name, "' (kind ", topo.device(x.pinned_[u]).kind,
+                                                       "), which cannot run operator '", g.name(bad), "' of the same unit"));
+      }
+      continue;
+    }
+    for (int32_t k = 0; k < num_kinds; ++k) x.fastest_[u] = std::min(x.fastest_[u], x.time_[static_cast<size_t>(k) * num_units + u]);
+    if (x.fastest_[u] == kCannotRun) {
+      return absl::InvalidArgumentError(absl::StrCat(x.Describe(g, u), " cannot run whole on any device kind of the topology (",
+                                                     absl::StrJoin(topo.kinds(), ", "), "): its operators need different kinds"));
+    }
+  }
+  return x;
+}
+
+std::string UnitIndex::Describe(const Graph& g, int32_t u) const {
+  const OpId v = first_op(u);
+  if (ops(u).size() == 1 || g.colocation_group(v) == kNone) return absl::StrCat("operator '", g.name(v), "'");
+  return absl::StrCat("colocation group '", g.colocation_groups()[g.colocation_group(v)], "' (", ops(u).size(), " operators)");
+}
+
+MemoryModel MemoryModelFor(Objective objective) {
+  return objective == Objective::kThroughput ? MemoryModel::kParameters : MemoryModel::kAllocations;
+}
+
+MemoryLedger::MemoryLedger(const CostModel& costs, const UnitIndex& units, MemoryModel model)
+    : costs_(&costs), units_(&units), model_(model) {
+  const Graph& g = costs.graph();
+  const Topology& topo = costs.topology();
+  const int32_t num_units = units.num_units();
+  fixed_.assign(num_units, 0);
+  for (OpId v = 0; v < g.num_ops(); ++v) {
+    int64_t bytes = g.param_bytes(v);
+    if (model == MemoryModel::kAllocations) {
+      bytes += g.temp_bytes(v);
+      for (int32_t o = 0; o < g.num_outputs(v); ++o) bytes += g.tensor(g.first_output(v) + o).bytes;
+    }
+    fixed_[units.unit_of(v)] += bytes;
+  }
+  upper_ = fixed_;
+  input_begin_.assign(num_units + 1, 0);
+  if (model == MemoryModel::kAllocations) {
+    std::vector<int32_t> seen(g.num_tensors(), kNone);  // unit that last listed the tensor
+    for (int32_t u = 0; u < num_units; ++u) {
+      for (OpId v : units.ops(u)) {
+        for (EdgeId e : g.in_edges(v)) {
+          const TensorId t = g.edge_tensor(e);
+          if (units.unit_of(g.tensor_producer(t)) == u || seen[t] == u) continue;
+          seen[t] = u;
+          inputs_.push_back(t);
+          upper_[u] += g.tensor(t).bytes;
+        }
+      }
+      input_begin_[u + 1] = static_cast<int32_t>(inputs_.size());
+    }
+    received_.reserve(inputs_.size());
+  }
+  for (int64_t b : fixed_) total_fixed_ += b;
+  device_of_.assign(num_units, kNone);
+  used_.assign(topo.num_devices(), 0);
+  capacity_.resize(topo.num_devices());
+  for (DeviceId d = 0; d < topo.num_devices(); ++d) {
+    capacity_[d] = topo.device(d).memory_bytes == 0 ? kUnlimited : topo.device(d).memory_bytes;
+  }
+}
+
+int64_t MemoryLedger::Charge(TensorId t, DeviceId d) const {
+  const Graph& g = costs_->graph();
+  const DeviceId producer = device_of_[units_->unit_of(g.tensor_producer(t))];
+  if (producer == d) return 0;
+  if (received_.contains(static_cast<int64_t>(t) * static_cast<int64_t>(used_.size()) + d)) return 0;
+  return g.tensor(t).bytes;
+}
+
+int64_t MemoryLedger::Cost(int32_t u, DeviceId d) const {
+  int64_t bytes = fixed_[u];
+  for (int32_t i = input_begin_[u]; i < input_begin_[u + 1]; ++i) bytes += Charge(inputs_[i], d);
+  return bytes;
+}
+
+void MemoryLedger::Place(int32_t u, DeviceId d) {
+  int64_t bytes = fixed_[u];
+  for (int32_t i = input_begin_[u]; i < input_begin_[u + 1]; ++i) {
+    const TensorId t = inputs_[i];
+    const int64_t c = Charge(t, d);
+    if (c == 0) continue;
+    bytes += c;
+    received_.insert(static_cast<int64_t>(t) * static_cast<int64_t>(used_.size()) + d);
+  }
+  used_[d] += bytes;
+  device_of_[u] = d;
+  ++version_;
+}
+
+absl::Status MemoryLedger::Shortfall(int32_t u) const {
+  const Graph& g = costs_->graph();
+  const Topology& topo = costs_->topology();
+  DeviceId best = kNone;
+  int32_t allowed = 0;
+  for (DeviceId d = 0; d < topo.num_devices(); ++d) {
+    if (!units_->allowed(u, d)) continue;
+    ++allowed;
+    if (best == kNone || free_bytes(d) > free_bytes(best)) best = d;
+  }
+  const std::string what = units_->Describe(g, u);
+  std::string msg;
+  if (best == kNone) {
+    msg = absl::StrCat(what, " has no device it may run on");
+  } else if (units_->pinned(u) != kNone) {
+    msg = absl::StrCat(what, " is pinned to ", topo.device(best).name, " and needs ", FormatBytes(Cost(u, best)),
+                       " there, but only ", FormatBytes(std::max<int64_t>(0, free_bytes(best))), " is free");
+  } else {
+    msg = absl::StrCat(what, " needs ", FormatBytes(Cost(u, best)), " but the largest free memory is ",
+                       FormatBytes(std::max<int64_t>(0, free_bytes(best))), " on ", topo.device(best).name,
+                       allowed < topo.num_devices() ? " (among the devices that can run it)" : "");
+  }
+  absl::StrAppend(&msg, "; ", Totals());
+  return absl::FailedPreconditionError(msg);
+}
+
+std::string MemoryLedger::Totals() const {
+  const Topology& topo = costs_->topology();
+  return absl::StrCat("total needed ", FormatBytes(total_fixed_),
+                      model_ == MemoryModel::kParameters ? " of parameters" : " (parameters, scratch and outputs, none freed)",
+                      ", cluster has ", FormatBytes(topo.bounded_memory_bytes()),
+                      topo.has_unbounded_device() ? " on its devices with a limit" : "");
+}
+
+Placement MemoryLedger::ToPlacement() const {
+  Placement p;
+  p.device.resize(costs_->graph().num_ops());
+  for (OpId v = 0; v < costs_->graph().num_ops(); ++v) p.device[v] = device_of_[units_->unit_of(v)];
+  return p;
+}
+
+std::vector<double> MeanTransferTimes(const CostModel& costs, const UnitIndex& units) {
+  const Graph& g = costs.graph();
+  const Topology& topo = costs.topology();
+  const int32_t nd = topo.num_devices();
+  std::vector<double> mean(g.num_edges(), 0.0);
+  if (nd < 2) return mean;
+  double latency = 0, inverse_bandwidth = 0;
+  for (DeviceId a = 0; a < nd; ++a) {
+    for (DeviceId b = 0; b < nd; ++b) {
+      if (a == b) continue;
+      latency += topo.path(a, b).latency;
+      inverse_bandwidth += 1.0 / topo.path(a, b).bandwidth;
+    }
+  }
+  const double pairs = static_cast<double>(nd) * (nd - 1);
+  latency /= pairs;
+  inverse_bandwidth /= pairs;
+  for (EdgeId e = 0; e < g.num_edges(); ++e) {
+    const Edge& edge = g.edge(e);
+    if (units.unit_of(edge.src) == units.unit_of(edge.dst)) continue;
+    const OutputTensor& t = g.tensor(g.edge_tensor(e));
+    mean[e] = t.transfer_seconds >= 0 ? t.transfer_seconds : latency + static_cast<double>(t.bytes) * inverse_bandwidth;
+  }
+  return mean;
+}
+
+std::vector<double> MeanOpTimes(const CostModel& costs) {
+  const Graph& g = costs.graph();
+  const Topology& topo = costs.topology();
+  // One representative device and a device count per kind: kinds x operators rather than devices x operators.
+  std::vector<DeviceId> representative(topo.kinds().size(), kNone);
+  std::vector<int32_t> count(topo.kinds().size(), 0);
+  for (DeviceId d = 0; d < topo.num_devices(); ++d) {
+    if (representative[topo.kind_index(d)] == kNone) representative[topo.kind_index(d)] = d;
+    ++count[topo.kind_index(d)];
+  }
+  std::vector<double> mean(g.num_ops(), 0.0);
+  for (OpId v = 0; v < g.num_ops(); ++v) {
+    double sum = 0;
+    int32_t devices = 0;
+    for (size_t k = 0; k < representative.size(); ++k) {
+      const double t = costs.op_time(v, representative[k]);
+      if (t == kCannotRun) continue;
+      sum += t * count[k];
+      devices += count[k];
+    }
+    mean[v] = sum / devices;  // Create() guarantees some device can run v
+  }
+  return mean;
+}
+
+std::vector<double> DeviceSpeeds(const CostModel& costs) {
+  const Graph& g = costs.graph();
+  const Topology& topo = costs.topology();
+  std::vector<double> speed(topo.num_devices(), 1.0);
+  std::vector<double> fastest_sum(topo.kinds().size(), 0), own_sum(topo.kinds().size(), 0);
+  std::vector<uint8_t> done(topo.kinds().size(), 0);
+  for (DeviceId d = 0; d < topo.num_devices(); ++d) {
+    const int32_t k = topo.kind_index(d);
+    if (!done[k]) {
+      done[k] = 1;
+      for (OpId v = 0; v < g.num_ops(); ++v) {
+        const double t = costs.op_time(v, d);
+        if (t == kCannotRun) continue;
+        fastest_sum[k] += costs.fastest_time(v);
+        own_sum[k] += t;
+      }
+    }
+    // A kind that runs nothing, or only free operators, gets a token share rather than none, so targets and
+    // weights built from speeds stay positive.
+    speed[d] = own_sum[k] > 0 ? fastest_sum[k] / own_sum[k] : 1e-3;
+  }
+  return speed;
+}
+
+absl::StatusOr<PlacerResult> FinishPlacement(const PlacementProblem& problem, const MemoryLedger& ledger,
+                                             absl::string_view algorithm, std::vector<std::string> notes) {
+  absl::StatusOr<PlacerResult> result = ScorePlacement(problem, ledger.ToPlacement(), std::string(algorithm));
+  if (!result.ok()) return result.status();
+  if (!result->evaluation.fits_memory) {
+    std::vector<std::string> over;
+    const Topology& topo = problem.topology();
+    for (DeviceId d = 0; d < topo.num_devices(); ++d) {
+      const DeviceScore& s = result->evaluation.devices[d];
+      if (s.oom) {
+        over.push_back(absl::StrCat(topo.device(d).name, " peaks at ", FormatBytes(s.peak_memory), " but has ",
+                                    FormatBytes(s.capacity)));
+      }
+    }
+    return absl::FailedPreconditionError(absl::StrCat(algorithm, "'s placement does not fit in memory when scored: ",
+                                                      absl::StrJoin(over, "; ")));
+  }
+  for (std::string& note : notes) result->notes.push_back(std::move(note));
+  return result;
+}
+
+absl::Status CheckStart(const PlacementProblem& problem, const Budget& budget) {
+  if (problem.costs == nullptr) return absl::InvalidArgumentError("the placement problem has no cost model");
+  if (budget.Expired()) return budget.ExpiredStatus();
+  return absl::OkStatus();
+}
+
+}  // namespace placement::heuristics

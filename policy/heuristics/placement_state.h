@@ -1,0 +1,159 @@
+// Shared state for the heuristic placers: the units they place (colocation groups and lone operators, with
+// pins resolved), a per-device memory ledger consistent with the objective, and the common finish (score,
+// check the simulated memory, report).
+//
+// Units. A colocation group must share one device, so every placer decides a group once, as a unit, and
+// reserves the memory of all its operators at that moment. Lone operators are units of one. A unit may run on
+// a device when every operator of it has a time for the device's kind and no pin says otherwise.
+//
+// Memory. THROUGHPUT holds each device to the parameter bytes of its operators, exactly as Evaluate scores it.
+// STEP_TIME and LATENCY charge every buffer a device would ever hold as if none were freed: parameters,
+// scratch, outputs, and one received copy of every tensor read from another device (or from a producer that is
+// not placed yet). That sum bounds the simulator's peak from above, so a ledger that fits never yields a
+// simulated out-of-memory; the price is pessimism when memory is tight.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "policy/placer.h"
+
+namespace placement::heuristics {
+
+inline constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
+
+class UnitIndex {
+ public:
+  // Fails with INVALID_ARGUMENT naming the operator when a pin names a device the topology lacks, when a pinned
+  // operator cannot run on its device, when a group carries two different pins, or when no device can run a
+  // whole group.
+  static absl::StatusOr<UnitIndex> Build(const CostModel& costs);
+
+  int32_t num_units() const { return static_cast<int32_t>(pinned_.size()); }
+  int32_t unit_of(OpId op) const { return unit_of_[op]; }
+  // Operators of a unit in topological order.
+  absl::Span<const OpId> ops(int32_t u) const {
+    return absl::MakeConstSpan(ops_).subspan(begin_[u], begin_[u + 1] - begin_[u]);
+  }
+  OpId first_op(int32_t u) const { return ops_[begin_[u]]; }
+  DeviceId pinned(int32_t u) const { return pinned_[u]; }
+  // Sum of the unit's operator times on d (kCannotRun where some operator cannot run there).
+  double time(int32_t u, DeviceId d) const { return time_[static_cast<size_t>(kind_of_[d]) * num_units() + u]; }
+  bool allowed(int32_t u, DeviceId d) const { return time(u, d) != kCannotRun && (pinned_[u] == kNone || pinned_[u] == d); }
+  // Time on the quickest device the unit may run on.
+  double fastest_time(int32_t u) const { return fastest_[u]; }
+  // Units in the topological order of where their work happens: the first operator that computes or has an
+  // input (a group led by a free source, such as a weight, is placed with its first real operator).
+  absl::Span<const int32_t> order() const { return order_; }
+  // "operator 'x'" or "colocation group 'g' (12 operators)".
+  std::string Describe(const Graph& g, int32_t u) const;
+
+ private:
+  std::vector<int32_t> unit_of_;
+  std::vector<int32_t> begin_;
+  std::vector<OpId> ops_;
+  std::vector<DeviceId> pinned_;
+  std::vector<int32_t> kind_of_;  // device -> topology kind
+  std::vector<double> time_;      // kinds x units
+  std::vector<double> fastest_;
+  std::vector<int32_t> order_;
+};
+
+enum class MemoryModel : uint8_t {
+  kParameters = 0,   // THROUGHPUT
+  kAllocations = 1,  // STEP_TIME, LATENCY: everything ever allocated, nothing freed
+};
+MemoryModel MemoryModelFor(Objective objective);
+
+class MemoryLedger {
+ public:
+  MemoryLedger(const CostModel& costs, const UnitIndex& units, MemoryModel model);
+
+  MemoryModel model() const { return model_; }
+  // Bytes of the unit's own operators: parameters (+ scratch and outputs under kAllocations).
+  int64_t fixed(int32_t u) const { return fixed_[u]; }
+  // fixed() plus one received copy of every tensor the unit reads from outside: what the unit can cost wherever
+  // it and its neighbours go.
+  int64_t upper(int32_t u) const { return upper_[u]; }
+  // Bytes that placing u on d would add now, given the units placed so far.
+  int64_t Cost(int32_t u, DeviceId d) const;
+  bool Fits(int32_t u, DeviceId d) const { return Cost(u, d) <= free_bytes(d); }
+  void Place(int32_t u, DeviceId d);
+
+  DeviceId device_of(int32_t u) const { return device_of_[u]; }
+  bool placed(int32_t u) const { return device_of_[u] != kNone; }
+  int64_t used(DeviceId d) const { return used_[d]; }
+  int64_t capacity(DeviceId d) const { return capacity_[d]; }  // kUnlimited where the topology says 0
+  int64_t free_bytes(DeviceId d) const { return capacity_[d] == kUnlimited ? kUnlimited : capacity_[d] - used_[d]; }
+  // Changes whenever a unit is placed, so callers can cache Fits() answers.
+  uint64_t version() const { return version_; }
+  // Sum of fixed() over all units: the least the graph needs in this model.
+  int64_t total_fixed() const { return total_fixed_; }
+
+  // FAILED_PRECONDITION saying how much memory u needs, the most any device it may use has free, and the
+  // totals, e.g. "operator 'x' needs 3.2 GiB but the largest free memory is 1.1 GiB on gpu3; total needed
+  // 90 GiB, cluster has 64 GiB".
+  absl::Status Shortfall(int32_t u) const;
+  // "total needed 90 GiB of parameters, cluster has 64 GiB": the end of every shortfall message.
+  std::string Totals() const;
+
+  // The device of every operator; every unit must be placed.
+  Placement ToPlacement() const;
+
+ private:
+  int64_t Charge(TensorId t, DeviceId d) const;  // bytes of a received copy of t on d, 0 when already there
+
+  const CostModel* costs_;
+  const UnitIndex* units_;
+  MemoryModel model_;
+  std::vector<int64_t> fixed_;
+  std::vector<int64_t> upper_;
+  std::vector<int32_t> input_begin_;     // units + 1, into inputs_
+  std::vector<TensorId> inputs_;         // distinct tensors each unit reads from other units
+  std::vector<DeviceId> device_of_;
+  std::vector<int64_t> used_;
+  std::vector<int64_t> capacity_;
+  int64_t total_fixed_ = 0;
+  uint64_t version_ = 0;
+  absl::flat_hash_set<int64_t> received_;  // tensor * devices + device: copies already charged
+};
+
+// Checks the budget every `period` ticks, so loops over units pay for absl::Now() rarely.
+class BudgetClock {
+ public:
+  explicit BudgetClock(const Budget& budget, uint32_t period = 256) : budget_(budget), mask_(period - 1) {}
+  bool Tick() { return (++count_ & mask_) == 0 && budget_.Expired(); }
+  bool Expired() const { return budget_.Expired(); }
+  absl::Status Status() const { return budget_.ExpiredStatus(); }
+
+ private:
+  const Budget& budget_;
+  uint32_t mask_;
+  uint32_t count_ = 0;
+};
+
+// Mean transfer time of each edge over ordered pairs of distinct devices (HEFT's c-bar); zero inside a unit
+// and on one-device topologies.
+std::vector<double> MeanTransferTimes(const CostModel& costs, const UnitIndex& units);
+// Mean time of each operator over the devices that can run it (HEFT's w-bar).
+std::vector<double> MeanOpTimes(const CostModel& costs);
+// Relative speed of each device: total fastest time of the operators it can run over their time on it (1 for
+// the kind quickest at everything). Used to give slower devices proportionally less work.
+std::vector<double> DeviceSpeeds(const CostModel& costs);
+
+// The common end of every placer: scores the placement under the objective and, where the simulation or the
+// parameter count says a device is out of memory, returns FAILED_PRECONDITION naming it rather than an answer
+// that does not fit.
+absl::StatusOr<PlacerResult> FinishPlacement(const PlacementProblem& problem, const MemoryLedger& ledger,
+                                             absl::string_view algorithm, std::vector<std::string> notes = {});
+
+// The common start: the budget, the units and the ledger's model.
+absl::Status CheckStart(const PlacementProblem& problem, const Budget& budget);
+
+}  // namespace placement::heuristics
