@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,9 +22,19 @@
 
 namespace placement {
 
+struct PlacerResult;
+
 struct Budget {
   absl::Time deadline = absl::InfiniteFuture();
   const std::atomic<bool>* cancelled = nullptr;  // set by the caller (a cancelled RPC); may be null
+  // Optional listener for answers found before the placer returns (the service streams them to the client).
+  // An anytime placer may call Improved with each better answer it finds; the listener keeps what it wants
+  // (it must be cheap and thread-safe). Null: nobody listens.
+  const std::function<void(const PlacerResult&)>* on_improved = nullptr;
+
+  void Improved(const PlacerResult& result) const {
+    if (on_improved != nullptr && *on_improved) (*on_improved)(result);
+  }
 
   bool Expired() const { return absl::Now() >= deadline || (cancelled != nullptr && cancelled->load(std::memory_order_relaxed)); }
   // The status a placer returns when it stops for the budget without an answer.

@@ -1,5 +1,6 @@
 #include "policy/placer_families.h"
 
+#include "policy/exact/exact_placers.h"
 #include "policy/heuristics/heuristic_placers.h"
 #include "policy/registry.h"
 
@@ -8,6 +9,7 @@ namespace placement {
 void RegisterPlacerFamilies(PlacerRegistry& registry) {
   // Families add one line each, in the order `placectl algorithms` lists them.
   RegisterHeuristicPlacers(registry);
+  RegisterExactPlacers(registry);
 }
 
 }  // namespace placement

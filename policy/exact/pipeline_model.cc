@@ -1,0 +1,328 @@
+#include "policy/exact/pipeline_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "policy/exact/unit_graph.h"
+
+namespace placement {
+namespace {
+
+using pipeline_internal::ContractUnits;
+using pipeline_internal::OpFacts;
+using pipeline_internal::UnitGraph;
+
+// More fusion passes than this stop reducing (every pass is exact, so stopping early is too).
+constexpr int kMaxMergePasses = 64;
+
+class UnionFind {
+ public:
+  explicit UnionFind(int32_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
+  int32_t Find(int32_t x) {
+    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
+    return x;
+  }
+  void Union(int32_t a, int32_t b) { parent_[Find(a)] = Find(b); }
+
+ private:
+  std::vector<int32_t> parent_;
+};
+
+// Renumbers op groups densely after a union-find pass over groups; returns the new count.
+int32_t Relabel(std::vector<int32_t>& group_of_op, UnionFind& uf) {
+  std::vector<int32_t> dense(group_of_op.size(), -1);
+  int32_t next = 0;
+  for (int32_t& grp : group_of_op) {
+    const int32_t root = uf.Find(grp);
+    if (dense[root] < 0) dense[root] = next++;
+    grp = dense[root];
+  }
+  return next;
+}
+
+bool SameFigure(double a, double b) { return std::abs(a - b) <= 1e-12 * std::max(std::abs(a), std::abs(b)); }
+
+// Devices split into accelerators and CPUs, each kind identical, and the transfer time of every tensor.
+absl::Status ClassifyDevices(const CostModel& costs, PipelineModel& model, OpFacts& facts) {
+  const Topology& t = costs.topology();
+  const Graph& g = costs.graph();
+  for (DeviceId d = 0; d < t.num_devices(); ++d) {
+    std::vector<DeviceId>& same = t.device(d).type == DeviceType::kCpu ? model.cpus : model.accelerators;
+    if (!same.empty()) {
+      const Device& first = t.device(same.front());
+      if (t.kind_index(same.front()) != t.kind_index(d) || first.memory_bytes != t.device(d).memory_bytes) {
+        return absl::UnimplementedError(absl::StrCat(
+            "pipeline_dp needs identical devices of each type, but '", first.name, "' (", first.kind, ", ",
+            first.memory_bytes, " bytes) and '", t.device(d).name, "' (", t.device(d).kind, ", ",
+            t.device(d).memory_bytes, " bytes) differ"));
+      }
+    }
+    same.push_back(d);
+  }
+  if (!model.accelerators.empty()) model.accelerator_bytes = t.device(model.accelerators.front()).memory_bytes;
+  if (!model.cpus.empty()) model.cpu_bytes = t.device(model.cpus.front()).memory_bytes;
+  facts.num_accelerators = model.num_accelerators();
+  facts.num_cpus = model.num_cpus();
+
+  for (OpId op = 0; op < g.num_ops(); ++op) {
+    if (g.pinned(op) != kNone) {
+      return absl::UnimplementedError(absl::StrCat("pipeline_dp does not support pinned operators; '", g.name(op),
+                                                   "' is pinned to '", g.pinned_devices()[g.pinned(op)], "'"));
+    }
+  }
+  facts.acc_time.assign(g.num_ops(), kCannotRun);
+  facts.cpu_time.assign(g.num_ops(), kCannotRun);
+  for (OpId op = 0; op < g.num_ops(); ++op) {
+    if (!model.accelerators.empty()) facts.acc_time[op] = costs.op_time(op, model.accelerators.front());
+    if (!model.cpus.empty()) facts.cpu_time[op] = costs.op_time(op, model.cpus.front());
+  }
+
+  // A tensor costs one figure wherever it goes: its measured time, or latency + bytes / bandwidth of a path
+  // that must then be the same for every pair of devices an accelerator takes part in (CPU-to-CPU transfers
+  // are free in this model).
+  const Path* common = nullptr;
+  DeviceId common_from = 0, common_to = 0;
+  bool derived = false;
+  for (TensorId tensor = 0; tensor < g.num_tensors(); ++tensor) derived |= g.tensor(tensor).transfer_seconds < 0;
+  if (derived) {
+    for (DeviceId a = 0; a < t.num_devices(); ++a) {
+      for (DeviceId b = 0; b < t.num_devices(); ++b) {
+        if (a == b || (t.device(a).type == DeviceType::kCpu && t.device(b).type == DeviceType::kCpu)) continue;
+        const Path& p = t.path(a, b);
+        if (common == nullptr) {
+          common = &p;
+          common_from = a;
+          common_to = b;
+        } else if (!SameFigure(p.latency, common->latency) || !SameFigure(p.bandwidth, common->bandwidth)) {
+          return absl::UnimplementedError(absl::StrCat(
+              "pipeline_dp assumes one interconnect figure for every pair of devices, but ", t.device(common_from).name,
+              "->", t.device(common_to).name, " has ", common->bandwidth, " B/s and ", common->latency, " s latency while ",
+              t.device(a).name, "->", t.device(b).name, " has ", p.bandwidth, " B/s and ", p.latency,
+              " s; give measured transfer times or use a homogeneous cluster"));
+        }
+      }
+    }
+  }
+  facts.tensor_weight.assign(g.num_tensors(), 0);
+  for (TensorId tensor = 0; tensor < g.num_tensors(); ++tensor) {
+    const OutputTensor& out = g.tensor(tensor);
+    if (out.transfer_seconds >= 0) {
+      facts.tensor_weight[tensor] = out.transfer_seconds;
+    } else if (common != nullptr) {
+      facts.tensor_weight[tensor] = common->latency + static_cast<double>(out.bytes) / common->bandwidth;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A topological order of the unit DAG that keeps each branch together (reverse DFS post-order).
+std::vector<int32_t> BranchTopologicalOrder(const UnitGraph& g, const std::vector<uint8_t>& keep) {
+  std::vector<uint8_t> seen(g.n, 0);
+  std::vector<int32_t> post;
+  std::vector<std::pair<int32_t, size_t>> stack;
+  for (int32_t root = 0; root < g.n; ++root) {
+    if (!keep[root] || seen[root]) continue;
+    bool source = true;
+    for (int32_t p : g.preds[root]) source &= !keep[p];
+    if (!source) continue;
+    seen[root] = 1;
+    stack.emplace_back(root, 0);
+    while (!stack.empty()) {
+      auto& [v, pos] = stack.back();
+      if (pos < g.succs[v].size()) {
+        const int32_t w = g.succs[v][pos++];
+        if (keep[w] && !seen[w]) {
+          seen[w] = 1;
+          stack.emplace_back(w, 0);
+        }
+        continue;
+      }
+      post.push_back(v);
+      stack.pop_back();
+    }
+  }
+  std::reverse(post.begin(), post.end());
+  return post;
+}
+
+// Floats zero-cost units that are sources or sinks of what is left, repeatedly: clears their keep flag and
+// returns them in the order they floated.
+std::vector<int32_t> FloatUnits(const UnitGraph& g, const OpFacts& facts, std::vector<uint8_t>& keep) {
+  std::vector<int32_t> live_preds(g.n), live_succs(g.n), floated, work;
+  for (int32_t u = 0; u < g.n; ++u) {
+    live_preds[u] = static_cast<int32_t>(g.preds[u].size());
+    live_succs[u] = static_cast<int32_t>(g.succs[u].size());
+    work.push_back(u);
+  }
+  while (!work.empty()) {
+    const int32_t u = work.back();
+    work.pop_back();
+    if (!keep[u] || !pipeline_internal::ZeroEverywhere(g, facts, u) || g.bytes[u] != 0 || !g.unit_hedges[u].empty()) continue;
+    if (live_preds[u] != 0 && live_succs[u] != 0) continue;
+    keep[u] = 0;
+    floated.push_back(u);
+    for (int32_t p : g.preds[u]) {
+      if (--live_succs[p] == 0) work.push_back(p);
+    }
+    for (int32_t s : g.succs[u]) {
+      if (--live_preds[s] == 0) work.push_back(s);
+    }
+  }
+  return floated;
+}
+
+}  // namespace
+
+absl::StatusOr<PipelineModel> BuildPipelineModel(const CostModel& costs, const PipelineModelOptions& options) {
+  const Graph& g = costs.graph();
+  PipelineModel model;
+  OpFacts facts;
+  if (absl::Status s = ClassifyDevices(costs, model, facts); !s.ok()) return s;
+
+  // Colocation groups, then fusion of cycles, then (optionally) zero-compute merges until nothing changes.
+  std::vector<int32_t> group_of_op(g.num_ops());
+  int32_t num_groups = 0;
+  {
+    std::vector<int32_t> of_coloc(g.colocation_groups().size(), -1);
+    for (OpId op = 0; op < g.num_ops(); ++op) {
+      const int32_t c = g.colocation_group(op);
+      if (c == kNone) {
+        group_of_op[op] = num_groups++;
+      } else {
+        if (of_coloc[c] < 0) of_coloc[c] = num_groups++;
+        group_of_op[op] = of_coloc[c];
+      }
+    }
+  }
+  model.groups = num_groups;
+  UnitGraph units = ContractUnits(costs, facts, group_of_op, num_groups);
+  {
+    int32_t components = 0;
+    std::vector<int32_t> comp = pipeline_internal::StronglyConnectedComponents(units, &components);
+    if (components < units.n) {
+      for (int32_t& grp : group_of_op) grp = comp[grp];
+      num_groups = components;
+      units = ContractUnits(costs, facts, group_of_op, num_groups);
+    }
+  }
+  const bool memory_limited = model.accelerator_bytes > 0 || model.cpu_bytes > 0;
+  for (int pass = 0; options.reduce && pass < kMaxMergePasses; ++pass) {
+    bool sized = false;
+    std::vector<int32_t> target = pipeline_internal::ZeroMergeTargets(units, facts, options.merge_sized || !memory_limited, &sized);
+    UnionFind uf(units.n);
+    int32_t merges = 0;
+    for (int32_t u = 0; u < units.n; ++u) {
+      if (target[u] != u && uf.Find(u) != uf.Find(target[u])) {
+        uf.Union(u, target[u]);
+        ++merges;
+      }
+    }
+    if (merges == 0) break;
+    model.merged_units += merges;
+    model.sized_merges |= sized && memory_limited;
+    num_groups = Relabel(group_of_op, uf);
+    units = ContractUnits(costs, facts, group_of_op, num_groups);
+  }
+
+  for (int32_t u = 0; u < units.n; ++u) {
+    const bool acc = facts.num_accelerators > 0 && units.acc_ok[u];
+    const bool cpu = facts.num_cpus > 0 && units.cpu_ok[u];
+    if (!acc && !cpu) {
+      OpId first = 0;
+      while (group_of_op[first] != u) ++first;
+      const int32_t c = g.colocation_group(first);
+      return absl::FailedPreconditionError(absl::StrCat(
+          "no device can run all of ", c == kNone ? absl::StrCat("operator '", g.name(first), "'")
+                                                  : absl::StrCat("colocation group '", g.colocation_groups()[c], "'"),
+          ": its operators need both accelerator-only and CPU-only kernels, or a device kind the cluster lacks"));
+    }
+  }
+
+  // Floating units leave the lattice; the rest are numbered in a branch-preserving topological order.
+  std::vector<uint8_t> keep(units.n, 1);
+  std::vector<int32_t> floated = options.reduce ? FloatUnits(units, facts, keep) : std::vector<int32_t>{};
+  const std::vector<int32_t> order = BranchTopologicalOrder(units, keep);
+  std::vector<int32_t> code(units.n, 0);  // lattice unit, or -1 - floating index
+  for (size_t i = 0; i < order.size(); ++i) code[order[i]] = static_cast<int32_t>(i);
+  for (size_t f = 0; f < floated.size(); ++f) code[floated[f]] = -1 - static_cast<int32_t>(f);
+
+  const int32_t n = static_cast<int32_t>(order.size());
+  model.num_units = n;
+  model.acc_time.resize(n);
+  model.cpu_time.resize(n);
+  model.acc_ok.resize(n);
+  model.cpu_ok.resize(n);
+  model.bytes.resize(n);
+  model.group_names.resize(n);
+  model.pred_begin.assign(1, 0);
+  model.succ_begin.assign(1, 0);
+  for (int32_t i = 0; i < n; ++i) {
+    const int32_t u = order[i];
+    model.acc_time[i] = units.acc_time[u];
+    model.cpu_time[i] = units.cpu_time[u];
+    model.acc_ok[i] = facts.num_accelerators > 0 && units.acc_ok[u];
+    model.cpu_ok[i] = facts.num_cpus > 0 && units.cpu_ok[u];
+    model.bytes[i] = units.bytes[u];
+    for (int32_t p : units.preds[u]) {
+      if (keep[p]) model.preds.push_back(code[p]);
+    }
+    for (int32_t s : units.succs[u]) {
+      if (keep[s]) model.succs.push_back(code[s]);
+    }
+    std::sort(model.preds.begin() + model.pred_begin.back(), model.preds.end());
+    std::sort(model.succs.begin() + model.succ_begin.back(), model.succs.end());
+    model.pred_begin.push_back(static_cast<int32_t>(model.preds.size()));
+    model.succ_begin.push_back(static_cast<int32_t>(model.succs.size()));
+  }
+  model.hedge_begin.assign(1, 0);
+  for (size_t h = 0; h < units.hedges.size(); ++h) {
+    // Floating units have no hyperedges, so every member is a lattice unit.
+    for (int32_t x : units.hedges[h]) model.hedge_members.push_back(code[x]);
+    std::sort(model.hedge_members.begin() + model.hedge_begin.back(), model.hedge_members.end());
+    model.hedge_begin.push_back(static_cast<int32_t>(model.hedge_members.size()));
+    model.hedge_weight.push_back(units.hedge_weight[h]);
+  }
+  std::vector<std::vector<int32_t>> incident(n);
+  for (size_t h = 0; h + 1 < model.hedge_begin.size(); ++h) {
+    for (int32_t i = model.hedge_begin[h]; i < model.hedge_begin[h + 1]; ++i) incident[model.hedge_members[i]].push_back(static_cast<int32_t>(h));
+  }
+  model.unit_hedge_begin.assign(1, 0);
+  for (int32_t i = 0; i < n; ++i) {
+    model.unit_hedges.insert(model.unit_hedges.end(), incident[i].begin(), incident[i].end());
+    model.unit_hedge_begin.push_back(static_cast<int32_t>(model.unit_hedges.size()));
+  }
+
+  for (size_t f = 0; f < floated.size(); ++f) {
+    const int32_t u = floated[f];
+    PipelineModel::Floating fl;
+    // Neighbours still present when u floated are lattice units or float later; the placement resolves them
+    // in reverse order, so each is known by then.
+    const bool source = std::none_of(units.preds[u].begin(), units.preds[u].end(), [&](int32_t p) {
+      return keep[p] || (code[p] < 0 && -1 - code[p] > static_cast<int32_t>(f));
+    });
+    const std::vector<int32_t>& next = source ? units.succs[u] : units.preds[u];
+    for (int32_t x : next) {
+      if (keep[x] || (code[x] < 0 && -1 - code[x] > static_cast<int32_t>(f))) fl.neighbors.push_back(code[x]);
+    }
+    fl.rule = fl.neighbors.empty() ? PipelineModel::FloatRule::kAnywhere
+              : source             ? PipelineModel::FloatRule::kWithFirstSuccessor
+                                   : PipelineModel::FloatRule::kWithLastPredecessor;
+    model.floating.push_back(std::move(fl));
+  }
+  model.unit_of_op.resize(g.num_ops());
+  for (OpId op = 0; op < g.num_ops(); ++op) {
+    model.unit_of_op[op] = code[group_of_op[op]];
+    const int32_t i = code[group_of_op[op]];
+    if (i >= 0 && model.group_names[i].empty()) {
+      const int32_t c = g.colocation_group(op);
+      model.group_names[i] = c == kNone ? std::string(g.name(op)) : g.colocation_groups()[c];
+    }
+  }
+  return model;
+}
+
+}  // namespace placement
