@@ -8,6 +8,7 @@ PACKAGES=(
   libabsl-dev libtorch-dev prometheus-cpp-dev librocksdb-dev libonnx-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libssl-dev
   coinor-libcbc-dev coinor-libclp-dev libscotch-dev libmetis-dev
+  chromium libpng-dev  # the schedule chart's browser test: headless Chromium, and libpng to read its screenshot
 )
 
 missing=()

@@ -50,7 +50,7 @@ class StepSimulation {
         topo_(costs.topology()),
         config_(config),
         plan_(BuildSchedulePlan(costs, placement, config.priority)),
-        memory_(ParameterBytes(g_, placement, topo_.num_devices())),
+        memory_(ParameterBytes(g_, placement, topo_.num_devices()), config.record_timeline),
         routes_(plan_.transfers_per_route) {
     const int32_t num_devices = topo_.num_devices();
     remaining_inputs_.resize(g_.num_ops());
@@ -72,7 +72,7 @@ class StepSimulation {
       if (remaining_inputs_[v] == 0) MakeReady(v);
     }
     DispatchPending();
-    memory_.Settle();
+    memory_.Settle(now_);
     while (!events_.empty()) {
       const EventQueue::Event first = events_.Pop();
       now_ = first.time;
@@ -81,7 +81,7 @@ class StepSimulation {
       // priority, not the event order, decides among operators that became ready together.
       while (events_.more_due_now()) Handle(events_.Pop().tie);
       DispatchPending();
-      memory_.Settle();
+      memory_.Settle(now_);
     }
     if (ops_run_ != g_.num_ops()) {
       return absl::InternalError(absl::StrCat("the simulation stalled after ", ops_run_, " of ", g_.num_ops(), " operators"));
@@ -230,6 +230,7 @@ class StepSimulation {
       if (r.oom) result_.fits_memory = false;
     }
     if (config_.record_timeline) {
+      result_.memory = memory_.TakeSamples();
       std::sort(result_.timeline.begin(), result_.timeline.end(), [](const TimelineEntry& a, const TimelineEntry& b) {
         return std::tie(a.start, a.kind, a.id, a.peer) < std::tie(b.start, b.kind, b.id, b.peer);
       });

@@ -47,6 +47,12 @@ struct TimelineEntry {
   double end = 0;
 };
 
+// Bytes resident on a device from `time` until its next sample.
+struct MemorySample {
+  double time = 0;
+  int64_t bytes = 0;
+};
+
 struct DeviceReport {
   double busy = 0;            // seconds computing
   int64_t peak_memory = 0;    // bytes
@@ -61,6 +67,9 @@ struct SimulationResult {
   int64_t bytes_moved = 0;
   bool fits_memory = true;                // no device out of memory
   std::vector<TimelineEntry> timeline;    // when record_timeline: sorted by (start, kind, id, peer)
+  // When record_timeline: per device, its bytes resident as a step function. Times strictly increase from 0;
+  // a sample's bytes hold from its time (after everything due then) until the next sample's time.
+  std::vector<std::vector<MemorySample>> memory;
 };
 
 // Placeto's simulated cluster over `devices`: one outgoing bus per device at 7,600 bytes/us, no latency.

@@ -259,6 +259,28 @@ void CheckSchedule(const CostModel& costs, const Placement& p, const SimulatorCo
     }
     EXPECT_EQ(r.devices[d].peak_memory, peak) << "device " << d;
     EXPECT_EQ(r.devices[d].oom, t.device(d).memory_bytes > 0 && peak > t.device(d).memory_bytes);
+
+    // The recorded step function starts at 0, strictly increases in time, and at every time a buffer
+    // comes or goes holds what the buffers above add up to.
+    ASSERT_EQ(r.memory.size(), static_cast<size_t>(t.num_devices()));
+    const std::vector<MemorySample>& samples = r.memory[d];
+    ASSERT_FALSE(samples.empty());
+    EXPECT_EQ(samples.front().time, 0);
+    for (size_t i = 1; i < samples.size(); ++i) EXPECT_LT(samples[i - 1].time, samples[i].time);
+    std::vector<double> changes = {0};
+    for (const Buffer& b : buffers) {
+      if (b.device == d) changes.insert(changes.end(), {b.from, b.to});
+    }
+    for (double at : changes) {
+      int64_t live = params;
+      for (const Buffer& b : buffers) {
+        if (b.device == d && b.from <= at && at < b.to) live += b.bytes;
+      }
+      auto after = std::upper_bound(samples.begin(), samples.end(), at,
+                                    [](double time, const MemorySample& m) { return time < m.time; });
+      ASSERT_NE(after, samples.begin());
+      EXPECT_EQ(std::prev(after)->bytes, live) << "device " << d << " at " << at;
+    }
   }
 }
 

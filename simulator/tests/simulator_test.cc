@@ -155,6 +155,12 @@ TEST(Simulator, DiamondMemoryPeak) {
   //   [3,4) d: b.out 10 + c.out 20 + d.out 1                         =   31
   // Buffers live over half-open intervals, so a's scratch is gone when b's arrives at t = 1.
   EXPECT_EQ(r.devices[0].peak_memory, 5000 + 2130);
+  // The recorded step function has those values, then the parameters alone once d's outputs are gone.
+  std::vector<std::pair<double, int64_t>> samples;
+  for (const MemorySample& m : r.memory.at(0)) samples.emplace_back(m.time, m.bytes);
+  EXPECT_THAT(samples, ::testing::ElementsAre(std::pair{0.0, int64_t{6600}}, std::pair{1.0, int64_t{6110}},
+                                              std::pair{2.0, int64_t{7130}}, std::pair{3.0, int64_t{5031}},
+                                              std::pair{4.0, int64_t{5000}}));
   EXPECT_FALSE(r.devices[0].oom);
   EXPECT_TRUE(r.fits_memory);
 }
