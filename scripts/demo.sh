@@ -26,3 +26,7 @@ if [ -d "$SHARED" ]; then
 else
   echo "(../shared/bench is not here: skipping the published inputs)"
 fi
+
+echo
+echo "== the placement service: placement_server with its RocksDB answer cache, driven over gRPC"
+"$ROOT/scripts/demo_server.sh" "$BUILD"

@@ -9,6 +9,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libssl-dev
   coinor-libcbc-dev coinor-libclp-dev libscotch-dev libmetis-dev
   chromium libpng-dev  # the schedule chart's browser test: headless Chromium, and libpng to read its screenshot
+  prometheus  # promtool: the server tests check the /metrics exposition with it
 )
 
 missing=()

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The service end to end: start placement_server on 127.0.0.1 (a free port) with a fresh RocksDB data
+# directory, place a model through gRPC with placement_probe, send the same request again to show the answer
+# cache, then stop the server with SIGTERM (it drains and exits 0). The server is killed on any exit path.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${1:-$ROOT/build}"
+SERVER="$BUILD/server/placement_server"
+PROBE="$BUILD/server/placement_probe"
+GRAPH="$ROOT/tests/data/corpus/transformer_encoder.onnx"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/placement_demo.XXXXXX")"
+PID=""
+
+cleanup() {
+  if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
+    kill -TERM "$PID" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$PID" 2>/dev/null || true
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+"$SERVER" --listen 127.0.0.1:0 --metrics_listen 127.0.0.1:0 --data_dir "$WORK/data" --grace_period 10s \
+  > "$WORK/stdout" 2> "$WORK/server.log" &
+PID=$!
+
+ADDRESS=""
+for _ in $(seq 1 300); do  # 30 s for the "listening on HOST:PORT" line
+  ADDRESS="$(sed -n 's/^listening on //p' "$WORK/stdout" | head -n 1)"
+  [ -n "$ADDRESS" ] && break
+  if ! kill -0 "$PID" 2>/dev/null; then
+    echo "placement_server exited before listening:" >&2
+    cat "$WORK/server.log" >&2
+    exit 1
+  fi
+  sleep 0.1
+done
+if [ -z "$ADDRESS" ]; then
+  echo "placement_server did not start listening within 30 s" >&2
+  exit 1
+fi
+echo "placement_server listening on $ADDRESS, cache in $WORK/data"
+
+for _ in $(seq 1 300); do  # readiness: the placers and the policy's device are loaded
+  if timeout 5 "$PROBE" --server "$ADDRESS" --deadline_ms 2000 health > /dev/null 2>&1; then break; fi
+  sleep 0.1
+done
+timeout 10 "$PROBE" --server "$ADDRESS" health | sed 's/^/readiness: /'
+
+echo
+echo "-- Place: a Transformer encoder (ONNX), one training step, on two hosts of four V100s, 2 s budget"
+timeout 60 "$PROBE" --server "$ADDRESS" place "$GRAPH" --devices 2x4xV100 --training --budget_ms 2000
+echo
+echo "-- the same request again: answered from the RocksDB cache"
+timeout 60 "$PROBE" --server "$ADDRESS" place "$GRAPH" --devices 2x4xV100 --training --budget_ms 2000 \
+  | grep -E '^(algorithm|value|cache_hit|request_id)'
+
+echo
+kill -TERM "$PID"
+status=0
+wait "$PID" || status=$?
+PID=""
+echo "placement_server stopped on SIGTERM (exit status $status); its log:"
+sed 's/^/  /' "$WORK/server.log"
+exit "$status"

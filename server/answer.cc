@@ -1,0 +1,115 @@
+#include "server/answer.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "graph/placement_json.h"
+#include "server/request_decoder.h"
+
+namespace placement::server {
+namespace pb = ::placement::v1;
+
+void FillScore(const Evaluation& e, const Topology& topology, absl::string_view time_unit, pb::Score* score) {
+  score->set_objective(ObjectiveToProto(e.objective));
+  score->set_value(e.value);
+  score->set_lower_bound(e.bound.value);
+  score->set_ratio(e.ratio);
+  score->set_fits_memory(e.fits_memory);
+  score->set_time_unit(std::string(time_unit));
+  score->set_critical_path(e.bound.critical_path);
+  score->set_work_per_device(e.bound.work_per_device);
+  score->set_largest_unit(e.bound.largest_unit);
+  score->set_min_devices_for_memory(e.bound.min_devices_for_memory);
+  score->mutable_devices()->Reserve(static_cast<int>(e.devices.size()));
+  for (size_t d = 0; d < e.devices.size(); ++d) {
+    const DeviceScore& in = e.devices[d];
+    pb::DeviceScore* out = score->add_devices();
+    out->set_device(topology.device(static_cast<DeviceId>(d)).name);
+    out->set_busy_seconds(in.busy);
+    out->set_load_seconds(in.load);
+    out->set_peak_memory_bytes(in.peak_memory);
+    out->set_capacity_bytes(in.capacity);
+    out->set_out_of_memory(in.oom);
+    out->set_utilization(e.value > 0 ? in.busy / e.value : 0);
+  }
+}
+
+pb::PlaceResponse AnswerFromResult(const PlacerResult& result, const Graph& graph, const Topology& topology,
+                                   absl::string_view time_unit) {
+  pb::PlaceResponse out;
+  out.mutable_assignment()->Reserve(graph.num_ops());
+  for (OpId u = 0; u < graph.num_ops(); ++u) {
+    pb::Assignment* a = out.add_assignment();
+    a->set_op(std::string(graph.name(u)));
+    a->set_device(topology.device(result.placement.device[u]).name);
+  }
+  FillScore(result.evaluation, topology, time_unit, out.mutable_score());
+  out.set_algorithm(result.algorithm);
+  out.set_proven_optimal(result.proven_optimal);
+  out.set_best_bound(result.best_bound);
+  for (const std::string& n : result.notes) out.add_notes(n);
+  out.set_num_operators(graph.num_ops());
+  out.set_num_devices(topology.num_devices());
+  return out;
+}
+
+absl::Status DoesNotFit(const PlacerResult& result, const Topology& topology) {
+  int64_t worst_short = -1;
+  DeviceId worst = kNone;
+  for (size_t d = 0; d < result.evaluation.devices.size(); ++d) {
+    const DeviceScore& s = result.evaluation.devices[d];
+    if (s.oom && s.peak_memory - s.capacity > worst_short) {
+      worst_short = s.peak_memory - s.capacity;
+      worst = static_cast<DeviceId>(d);
+    }
+  }
+  if (worst == kNone) {
+    return absl::FailedPreconditionError(absl::StrCat(result.algorithm, " found no placement that fits memory"));
+  }
+  const DeviceScore& s = result.evaluation.devices[worst];
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the placement does not fit memory: ", result.algorithm, "'s best answer needs ", s.peak_memory, " bytes on ",
+      topology.device(worst).name, ", which has ", s.capacity, " (", worst_short, " bytes short)"));
+}
+
+absl::StatusOr<Placement> PlacementFromRequest(const pb::SimulateRequest& request, const Graph& graph,
+                                               const Topology& topology) {
+  if (request.assignment_size() == 0) {
+    if (request.placement_json().empty()) {
+      return absl::InvalidArgumentError("no placement: set assignment (every operator once) or placement_json");
+    }
+    // Our placement file or a Tarnawski split: ParsePlacementJson tells them apart.
+    absl::StatusOr<Placement> p = ParsePlacementJson(request.placement_json(), graph, topology);
+    if (!p.ok()) return absl::Status(p.status().code(), absl::StrCat("placement_json: ", p.status().message()));
+    return p;
+  }
+  Placement placement;
+  placement.device.assign(graph.num_ops(), kNone);
+  for (int i = 0; i < request.assignment_size(); ++i) {
+    const pb::Assignment& a = request.assignment(i);
+    const OpId op = graph.FindOp(a.op());
+    if (op == kNone) {
+      return absl::InvalidArgumentError(absl::StrCat("assignment[", i, "]: no operator named '", a.op(), "'"));
+    }
+    const DeviceId d = topology.FindDevice(a.device());
+    if (d == kNone) {
+      return absl::InvalidArgumentError(absl::StrCat("assignment[", i, "] ('", a.op(), "'): no device named '",
+                                                     a.device(), "' in the topology"));
+    }
+    if (placement.device[op] != kNone) {
+      return absl::InvalidArgumentError(absl::StrCat("assignment[", i, "]: operator '", a.op(), "' is assigned twice"));
+    }
+    placement.device[op] = d;
+  }
+  for (OpId u = 0; u < graph.num_ops(); ++u) {
+    if (placement.device[u] == kNone) {
+      return absl::InvalidArgumentError(absl::StrCat("assignment: operator '", graph.name(u), "' has no device (",
+                                                     graph.num_ops() - request.assignment_size(), " unassigned)"));
+    }
+  }
+  return placement;
+}
+
+}  // namespace placement::server

@@ -1,0 +1,32 @@
+// Placements and scores in the wire API's terms: the answer a placer gives becomes a PlaceResponse, a
+// SimulateRequest's placement becomes a Placement.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "graph/placement.h"
+#include "placement/v1/placement.pb.h"
+#include "policy/placer.h"
+#include "simulator/objectives.h"
+
+namespace placement::server {
+
+// Objective, value, bound with its parts, ratio, memory fit and, per device, busy time, load, peak memory,
+// capacity and utilization (busy / value).
+void FillScore(const Evaluation& evaluation, const Topology& topology, absl::string_view time_unit,
+               placement::v1::Score* score);
+
+// Assignment (operator order), score, algorithm, proof and notes. The caller adds what is not the placer's:
+// graph hash, warnings, policy version, request id, cache flag, timing.
+placement::v1::PlaceResponse AnswerFromResult(const PlacerResult& result, const Graph& graph, const Topology& topology,
+                                              absl::string_view time_unit);
+
+// FAILED_PRECONDITION naming the device that is most short of memory, for answers that do not fit.
+absl::Status DoesNotFit(const PlacerResult& result, const Topology& topology);
+
+// The request's assignment list (every operator once, by name) or, when it is empty, its placement_json (our
+// placement file or a Tarnawski split). Errors name the operator or device.
+absl::StatusOr<Placement> PlacementFromRequest(const placement::v1::SimulateRequest& request, const Graph& graph,
+                                               const Topology& topology);
+
+}  // namespace placement::server

@@ -1,0 +1,34 @@
+// The bytes of one cached answer: a header that lets a reader tell a good entry from a damaged or outdated
+// one, then the serialized PlaceResponse.
+//
+//   offset 0   4 bytes   magic "PLCA"
+//   offset 4   4 bytes   format version, little-endian (kCacheFormatVersion)
+//   offset 8   8 bytes   the first 8 bytes of SHA-256(payload)
+//   offset 16  payload   placement.v1.PlaceResponse, serialized
+//
+// A reader treats anything else (short, wrong magic, another version, a checksum or parse failure) as a miss:
+// the cache may lose answers but never serves a wrong one. Bump the version whenever the meaning of a stored
+// response changes; entries of other versions then read as misses and age out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "placement/v1/placement.pb.h"
+
+namespace placement::server {
+
+inline constexpr uint32_t kCacheFormatVersion = 1;
+
+std::string EncodeCacheEntry(const placement::v1::PlaceResponse& response);
+
+enum class EntryState { kValid, kCorrupt, kOtherVersion };
+
+// Fills *response only for kValid.
+EntryState DecodeCacheEntry(absl::string_view bytes, placement::v1::PlaceResponse* response);
+
+// Lower-case hex SHA-256 of the bytes; the cache key and the checksum use it.
+std::string Sha256Hex(absl::string_view bytes);
+
+}  // namespace placement::server

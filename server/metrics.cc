@@ -1,0 +1,117 @@
+#include "server/metrics.h"
+
+#include <vector>
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include "absl/strings/str_cat.h"
+#include "server/metrics_http.h"
+
+namespace placement::server {
+namespace {
+
+// Request times from a cache hit (about a millisecond) to a long search (minutes).
+const std::vector<double> kSecondsBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                             1,     2.5,    5,     10,   30,    60,   120,  300};
+// Graph sizes from toy graphs to the 100k-operator graphs the server is sized for.
+const std::vector<double> kOperatorBuckets = {10, 30, 100, 300, 1000, 3000, 10000, 30000, 100000, 300000, 1000000};
+// How far answers are from their lower bound: 1 is optimal.
+const std::vector<double> kRatioBuckets = {1, 1.01, 1.02, 1.05, 1.1, 1.2, 1.5, 2, 3, 5, 10};
+
+}  // namespace
+
+Metrics::Metrics(absl::string_view version) : registry_(std::make_shared<prometheus::Registry>()) {
+  using prometheus::BuildCounter;
+  using prometheus::BuildGauge;
+  using prometheus::BuildHistogram;
+  requests_ = &BuildCounter()
+                   .Name("placement_requests_total")
+                   .Help("Finished RPCs by method and gRPC status code")
+                   .Register(*registry_);
+  duration_ = &BuildHistogram()
+                   .Name("placement_request_duration_seconds")
+                   .Help("RPC wall time in seconds by method and requested algorithm")
+                   .Register(*registry_);
+  cache_hits_ = &BuildCounter()
+                     .Name("placement_cache_hits_total")
+                     .Help("Place requests answered from the answer cache")
+                     .Register(*registry_)
+                     .Add({});
+  cache_misses_ = &BuildCounter()
+                       .Name("placement_cache_misses_total")
+                       .Help("Place requests the answer cache could not answer (absent, damaged or old-format entries)")
+                       .Register(*registry_)
+                       .Add({});
+  invalid_entries_ = &BuildCounter()
+                          .Name("placement_cache_invalid_entries_total")
+                          .Help("Answer cache entries read as misses because they were damaged or of another format")
+                          .Register(*registry_);
+  operators_ = &BuildHistogram()
+                    .Name("placement_graph_operators")
+                    .Help("Operators of each graph placed or simulated (after a training expansion)")
+                    .Register(*registry_)
+                    .Add({}, kOperatorBuckets);
+  ratio_ = &BuildHistogram()
+                .Name("placement_ratio_to_bound")
+                .Help("Value of each computed answer divided by the objective's lower bound (1 is optimal)")
+                .Register(*registry_)
+                .Add({}, kRatioBuckets);
+  policy_ = &BuildHistogram()
+                 .Name("placement_policy_inference_seconds")
+                 .Help("Time spent in the learned placement policy per request (empty until one is registered)")
+                 .Register(*registry_)
+                 .Add({}, kSecondsBuckets);
+  inflight_ = &BuildGauge()
+                   .Name("placement_inflight_requests")
+                   .Help("RPCs being served")
+                   .Register(*registry_)
+                   .Add({});
+  BuildGauge()
+      .Name("placement_build_info")
+      .Help("Build of the placement server; always 1")
+      .Register(*registry_)
+      .Add({{"version", std::string(version)}})
+      .Set(1);
+  // Series that exist before the first request, so dashboards and alerts see zeros rather than nothing.
+  invalid_entries_->Add({{"reason", "corrupt"}});
+  invalid_entries_->Add({{"reason", "other_version"}});
+}
+
+Metrics::~Metrics() = default;
+
+absl::Status Metrics::Serve(const std::string& address) {
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint = MetricsEndpoint::Start(address, [this] { return Text(); });
+  if (!endpoint.ok()) return endpoint.status();
+  endpoint_ = *std::move(endpoint);
+  return absl::OkStatus();
+}
+
+int Metrics::port() const { return endpoint_ != nullptr ? endpoint_->port() : 0; }
+
+std::string Metrics::Text() const { return prometheus::TextSerializer().Serialize(registry_->Collect()); }
+
+void Metrics::RequestFinished(absl::string_view method, absl::string_view code, absl::string_view algorithm,
+                              double seconds) {
+  requests_->Add({{"method", std::string(method)}, {"code", std::string(code)}}).Increment();
+  duration_->Add({{"method", std::string(method)}, {"algorithm", std::string(algorithm)}}, kSecondsBuckets)
+      .Observe(seconds);
+}
+
+void Metrics::CacheHit() { cache_hits_->Increment(); }
+void Metrics::CacheMiss() { cache_misses_->Increment(); }
+
+void Metrics::CacheInvalidEntry(absl::string_view reason) {
+  invalid_entries_->Add({{"reason", std::string(reason)}}).Increment();
+  cache_misses_->Increment();
+}
+
+void Metrics::GraphOperators(int64_t operators) { operators_->Observe(static_cast<double>(operators)); }
+void Metrics::RatioToBound(double ratio) { ratio_->Observe(ratio); }
+void Metrics::PolicyInference(double seconds) { policy_->Observe(seconds); }
+void Metrics::InflightChanged(int delta) { inflight_->Increment(delta); }
+
+}  // namespace placement::server

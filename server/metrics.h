@@ -1,0 +1,80 @@
+// The service's Prometheus metrics: prometheus-cpp families, served on their own port at /metrics
+// (metrics_http.h says why not through prometheus::Exposer).
+//
+//   placement_requests_total{method,code}                       counter: finished RPCs by gRPC code name
+//   placement_request_duration_seconds{method,algorithm}        histogram: RPC wall time
+//   placement_cache_hits_total / placement_cache_misses_total   counters: Place lookups (misses include the
+//   placement_cache_invalid_entries_total{reason}               counter:   damaged and old-format entries,
+//                                                                          also counted here by reason)
+//   placement_graph_operators                                   histogram: operators of each graph placed or
+//                                                                          simulated (after a training expansion)
+//   placement_ratio_to_bound                                    histogram: answer value / lower bound
+//   placement_policy_inference_seconds                          histogram: time in the learned policy; only
+//                                                                          observed when a placer named
+//                                                                          "policy..." runs, so it stays empty
+//                                                                          until the learned policy is registered
+//   placement_inflight_requests                                 gauge: RPCs being served
+//   placement_build_info{version}                               gauge: always 1
+//
+// Label values come from small fixed sets (method names, gRPC codes, registered placer names), so the number
+// of series stays bounded whatever clients send.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace prometheus {
+class Counter;
+class Gauge;
+class Histogram;
+class Registry;
+template <typename T>
+class Family;
+}  // namespace prometheus
+
+namespace placement::server {
+
+class MetricsEndpoint;
+
+class Metrics {
+ public:
+  explicit Metrics(absl::string_view version);
+  ~Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  // Serves /metrics at "host:port" (port 0 picks a free one). Fails when the address cannot be bound.
+  absl::Status Serve(const std::string& address);
+  int port() const;  // 0 when not serving
+
+  // The metrics in the text exposition format, as a scrape returns them.
+  std::string Text() const;
+
+  void RequestFinished(absl::string_view method, absl::string_view code, absl::string_view algorithm, double seconds);
+  void CacheHit();
+  void CacheMiss();
+  void CacheInvalidEntry(absl::string_view reason);  // "corrupt" or "other_version"; also a miss
+  void GraphOperators(int64_t operators);
+  void RatioToBound(double ratio);
+  void PolicyInference(double seconds);
+  void InflightChanged(int delta);
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>* requests_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* duration_ = nullptr;
+  prometheus::Family<prometheus::Counter>* invalid_entries_ = nullptr;
+  prometheus::Counter* cache_hits_ = nullptr;
+  prometheus::Counter* cache_misses_ = nullptr;
+  prometheus::Histogram* operators_ = nullptr;
+  prometheus::Histogram* ratio_ = nullptr;
+  prometheus::Histogram* policy_ = nullptr;
+  prometheus::Gauge* inflight_ = nullptr;
+  std::unique_ptr<MetricsEndpoint> endpoint_;
+};
+
+}  // namespace placement::server

@@ -1,0 +1,262 @@
+#include "server/placement_engine.h"
+
+#include <algorithm>
+#include <mutex>
+#include <optional>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/canonical.h"
+#include "graph/cost_model.h"
+#include "graph/topology_json.h"
+#include "server/answer.h"
+#include "server/request_decoder.h"
+#include "server/request_log.h"
+
+namespace placement::server {
+namespace {
+
+namespace pb = ::placement::v1;
+
+// Time kept before the client's deadline for what follows the placer: scoring overruns, encoding and sending
+// the answer. A share of the time left, bounded, plus a per-operator allowance: a 100k-operator answer is
+// megabytes to build and send.
+constexpr double kReplyReserveShare = 0.05;
+constexpr absl::Duration kMinReplyReserve = absl::Milliseconds(5);
+constexpr absl::Duration kMaxReplyReserve = absl::Milliseconds(250);
+constexpr absl::Duration kReplyReservePerOp = absl::Microseconds(2);
+
+absl::StatusOr<const Placer*> FindPlacer(const PlacerRegistry& registry, const std::string& name, Objective objective) {
+  absl::StatusOr<const Placer*> placer = registry.Find(name);
+  if (!placer.ok()) return absl::InvalidArgumentError(absl::StrCat("algorithm: ", placer.status().message()));
+  const std::vector<Objective> objectives = (*placer)->objectives();
+  if (std::find(objectives.begin(), objectives.end(), objective) == objectives.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "algorithm: '", name, "' does not optimize ", ObjectiveName(objective), "; it optimizes ",
+        absl::StrJoin(objectives, ", ", [](std::string* out, Objective o) { absl::StrAppend(out, ObjectiveName(o)); })));
+  }
+  return placer;
+}
+
+// The learned policy registers as "policy" (or "policy_<variant>"); its time is what the policy metric tracks.
+bool IsLearnedPolicy(absl::string_view name) { return absl::StartsWith(name, "policy"); }
+
+void Phase(const CallControl& control, absl::string_view what) {
+  if (control.on_phase) control.on_phase(what);
+}
+
+// Forwards the answers a placer reports while it runs, keeping only those that fit memory and beat every
+// answer forwarded before (sub-placers of AUTO report their own improvements, which may be worse than AUTO's
+// best so far).
+class ImprovementRelay {
+ public:
+  ImprovementRelay(const CallControl& control, const DecodedInput& input, std::string graph_hash)
+      : control_(control), input_(input), graph_hash_(std::move(graph_hash)) {}
+
+  void Offer(const PlacerResult& result) {
+    if (!result.evaluation.fits_memory || result.placement.device.size() != static_cast<size_t>(input_.graph.num_ops())) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (best_.has_value() && result.evaluation.value >= *best_) return;
+    best_ = result.evaluation.value;
+    pb::PlaceResponse answer = AnswerFromResult(result, input_.graph, input_.topology, input_.time_unit);
+    answer.set_graph_hash(graph_hash_);
+    answer.set_request_id(control_.request_id);
+    control_.on_improved(answer);
+  }
+
+ private:
+  const CallControl& control_;
+  const DecodedInput& input_;
+  const std::string graph_hash_;
+  std::mutex mu_;
+  std::optional<double> best_;
+};
+
+CacheKeyParts KeyParts(const pb::PlaceRequest& request, const DecodedInput& input, Objective objective,
+                       const std::string& algorithm, const BudgetPlan& plan, const std::string& policy_version) {
+  CacheKeyParts parts;
+  parts.topology = TopologyToJson(input.topology);
+  parts.objective = std::string(ObjectiveName(objective));
+  parts.algorithm = algorithm;
+  parts.graph_options = CanonicalGraphOptions(request.options());
+  parts.simulator = CanonicalSimulator(request.simulator());
+  parts.seed = request.seed() == 0 ? 1 : request.seed();
+  parts.budget_ms = plan.nominal_ms;
+  parts.policy_version = policy_version;
+  parts.time_unit = input.time_unit;
+  return parts;
+}
+
+}  // namespace
+
+BudgetPlan PlanBudget(int64_t budget_ms, const CallControl& control, const ServerLimits& limits, int64_t num_ops) {
+  BudgetPlan plan;
+  absl::Duration nominal = limits.default_budget;
+  if (budget_ms > 0) {
+    nominal = absl::Milliseconds(budget_ms);
+    if (nominal > limits.max_budget) {
+      plan.warning = absl::StrCat("budget_ms ", budget_ms, " was capped at this server's maximum of ",
+                                  absl::ToInt64Milliseconds(limits.max_budget), " ms (--max_budget_ms)");
+      nominal = limits.max_budget;
+    }
+  }
+  plan.nominal_ms = absl::ToInt64Milliseconds(nominal);
+  plan.deadline = control.arrived + nominal;
+  if (control.client_deadline != absl::InfiniteFuture()) {
+    const absl::Duration left = control.client_deadline - control.arrived;
+    const absl::Duration reserve =
+        std::clamp(left * kReplyReserveShare, kMinReplyReserve, kMaxReplyReserve) + kReplyReservePerOp * num_ops;
+    const absl::Time client_end = control.client_deadline - reserve;
+    if (client_end < plan.deadline) {
+      plan.deadline = client_end;
+      plan.cut_by_client = true;
+    }
+  }
+  return plan;
+}
+
+PlacementEngine::PlacementEngine(const PlacerRegistry& registry, AnswerCache* cache, Metrics* metrics, EngineConfig config)
+    : registry_(registry), cache_(cache), metrics_(metrics), config_(std::move(config)) {}
+
+absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest& request, const CallControl& control) const {
+  if (request.budget_ms() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("budget_ms: must not be negative (got ", request.budget_ms(), ")"));
+  }
+  // Decoding cannot be interrupted, so the call's own deadline is checked before and after it; the placer's
+  // budget is planned once the graph's size is known.
+  const Budget call{control.client_deadline, control.cancelled};
+  if (call.Expired()) return call.ExpiredStatus();
+
+  absl::StatusOr<Objective> objective = ObjectiveFromProto(request.objective());
+  if (!objective.ok()) return objective.status();
+  absl::StatusOr<SimulatorConfig> simulator = SimulatorFromProto(request.simulator());
+  if (!simulator.ok()) return simulator.status();
+  const std::string algorithm = request.algorithm().empty() ? kDefaultAlgorithm : request.algorithm();
+  absl::StatusOr<const Placer*> placer = FindPlacer(registry_, algorithm, *objective);
+  if (!placer.ok()) return placer.status();
+
+  absl::StatusOr<DecodedInput> input =
+      DecodeInput(SourceOf(request), request.options(), request.has_topology() ? &request.topology() : nullptr, config_.limits);
+  if (!input.ok()) return input.status();
+  if (call.Expired()) return call.ExpiredStatus();
+  const Graph& graph = input->graph;
+  metrics_->GraphOperators(graph.num_ops());
+  Phase(control, absl::StrCat("decoded ", input->format, ": ", graph.num_ops(), " operators, ", graph.num_edges(),
+                              " edges, ", input->topology.num_devices(), " devices"));
+
+  const BudgetPlan plan = PlanBudget(request.budget_ms(), control, config_.limits, graph.num_ops());
+  const std::string graph_hash = GraphHash(graph);
+  CacheKeyParts parts = KeyParts(request, *input, *objective, algorithm, plan, config_.policy_version);
+  parts.graph_hash = graph_hash;
+  const std::string key = AnswerCache::Key(parts);
+  if (cache_ != nullptr && !request.skip_cache()) {
+    if (std::optional<pb::PlaceResponse> hit = Cached(key, control)) return *std::move(hit);
+  }
+
+  Budget budget{plan.deadline, control.cancelled};
+  if (budget.Expired()) return budget.ExpiredStatus();
+  absl::StatusOr<CostModel> costs = CostModel::Create(graph, input->topology);
+  if (!costs.ok()) return costs.status();
+  PlacementProblem problem;
+  problem.costs = &*costs;
+  problem.objective = *objective;
+  problem.simulator = *simulator;
+  problem.seed = parts.seed;
+
+  std::optional<ImprovementRelay> relay;
+  std::function<void(const PlacerResult&)> on_improved;
+  if (control.on_improved) {
+    relay.emplace(control, *input, graph_hash);
+    on_improved = [&relay](const PlacerResult& r) { relay->Offer(r); };
+    budget.on_improved = &on_improved;
+  }
+  Phase(control, absl::StrCat("placing with ", algorithm, " (budget ", absl::FormatDuration(plan.deadline - absl::Now()), ")"));
+  const absl::Time begin = absl::Now();
+  absl::StatusOr<PlacerResult> result = (*placer)->Place(problem, budget);
+  const double took = absl::ToDoubleSeconds(absl::Now() - begin);
+  if (IsLearnedPolicy(algorithm)) metrics_->PolicyInference(took);
+  if (!result.ok()) return result.status();
+  if (!result->evaluation.fits_memory) return DoesNotFit(*result, input->topology);
+
+  pb::PlaceResponse response = AnswerFromResult(*result, graph, input->topology, input->time_unit);
+  response.set_graph_hash(graph_hash);
+  response.set_policy_version(config_.policy_version);
+  for (const std::string& w : input->warnings) response.add_warnings(w);
+  if (!plan.warning.empty()) response.add_warnings(plan.warning);
+  response.set_compute_seconds(took);
+  metrics_->RatioToBound(result->evaluation.ratio);
+  if (cache_ != nullptr && !plan.cut_by_client) {
+    if (absl::Status s = cache_->Insert(key, response); !s.ok()) LogLine(control.request_id, s.message());
+  }
+  response.set_request_id(control.request_id);
+  return response;
+}
+
+std::optional<pb::PlaceResponse> PlacementEngine::Cached(const std::string& key, const CallControl& control) const {
+  LookupResult found = cache_->Lookup(key);
+  switch (found.outcome) {
+    case LookupOutcome::kHit: {
+      metrics_->CacheHit();
+      pb::PlaceResponse response = *std::move(found.response);
+      response.set_cache_hit(true);
+      response.set_request_id(control.request_id);
+      return response;
+    }
+    case LookupOutcome::kMiss: metrics_->CacheMiss(); break;
+    case LookupOutcome::kCorrupt:
+      metrics_->CacheInvalidEntry("corrupt");
+      LogLine(control.request_id, "answer cache: a damaged entry was ignored (computing afresh)");
+      break;
+    case LookupOutcome::kOtherVersion: metrics_->CacheInvalidEntry("other_version"); break;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<pb::SimulateResponse> PlacementEngine::Simulate(const pb::SimulateRequest& request,
+                                                               const CallControl& control) const {
+  const Budget budget{control.client_deadline, control.cancelled};
+  absl::StatusOr<Objective> objective = ObjectiveFromProto(request.objective());
+  if (!objective.ok()) return objective.status();
+  absl::StatusOr<SimulatorConfig> simulator = SimulatorFromProto(request.simulator());
+  if (!simulator.ok()) return simulator.status();
+  absl::StatusOr<DecodedInput> input =
+      DecodeInput(SourceOf(request), request.options(), request.has_topology() ? &request.topology() : nullptr, config_.limits);
+  if (!input.ok()) return input.status();
+  if (budget.Expired()) return budget.ExpiredStatus();
+  metrics_->GraphOperators(input->graph.num_ops());
+  absl::StatusOr<CostModel> costs = CostModel::Create(input->graph, input->topology);
+  if (!costs.ok()) return costs.status();
+  absl::StatusOr<Placement> placement = PlacementFromRequest(request, input->graph, input->topology);
+  if (!placement.ok()) return placement.status();
+  absl::StatusOr<Evaluation> evaluation = Evaluate(*costs, *placement, *objective, *simulator);
+  if (!evaluation.ok()) return evaluation.status();
+
+  pb::SimulateResponse response;
+  FillScore(*evaluation, input->topology, input->time_unit, response.mutable_score());
+  response.set_graph_hash(GraphHash(input->graph));
+  for (const std::string& w : input->warnings) response.add_warnings(w);
+  response.set_request_id(control.request_id);
+  return response;
+}
+
+pb::ListAlgorithmsResponse PlacementEngine::ListAlgorithms() const {
+  pb::ListAlgorithmsResponse response;
+  for (const Placer* p : registry_.All()) {
+    pb::AlgorithmInfo* info = response.add_algorithms();
+    info->set_name(std::string(p->name()));
+    info->set_description(std::string(p->description()));
+    for (Objective o : p->objectives()) info->add_objectives(ObjectiveToProto(o));
+  }
+  response.set_default_algorithm(kDefaultAlgorithm);
+  return response;
+}
+
+std::string PlacementEngine::AlgorithmLabel(absl::string_view requested) const {
+  if (requested.empty()) return kDefaultAlgorithm;
+  return registry_.Find(requested).ok() ? std::string(requested) : "unknown";
+}
+
+}  // namespace placement::server

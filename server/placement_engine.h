@@ -1,0 +1,82 @@
+// The service's work, without gRPC: decode a request, answer from the cache or run a placer within the
+// budget, score, cache. The RPC layer (placement_service.h) calls it from the worker pool and maps its
+// absl::Status to the wire.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "placement/v1/placement.pb.h"
+#include "policy/registry.h"
+#include "server/cache.h"
+#include "server/limits.h"
+#include "server/metrics.h"
+
+namespace placement::server {
+
+struct EngineConfig {
+  ServerLimits limits;
+  std::string version;         // of the server build
+  std::string policy_version;  // in every answer and every cache key
+};
+
+// What the RPC layer knows about one call.
+struct CallControl {
+  std::string request_id;
+  absl::Time arrived = absl::Now();
+  absl::Time client_deadline = absl::InfiniteFuture();  // the gRPC deadline
+  const std::atomic<bool>* cancelled = nullptr;         // set when the client cancels or the server stops
+  // PlaceStream: a phase of the work began ("decoded ...", "placing with ..."). May be empty.
+  std::function<void(absl::string_view)> on_phase;
+  // PlaceStream: an answer better than every one before it, while the placer runs. May be empty.
+  std::function<void(const placement::v1::PlaceResponse&)> on_improved;
+};
+
+// How long the placer may run: the nominal budget (the request's budget_ms capped at the server's maximum, or
+// the server's default) from the call's arrival, cut to end early enough before the client's deadline for an
+// answer of `num_ops` operators to still reach it.
+struct BudgetPlan {
+  absl::Time deadline;
+  int64_t nominal_ms = 0;          // what the cache key records
+  bool cut_by_client = false;      // the client's deadline, not the nominal budget, ends the work
+  std::string warning;             // set when budget_ms was capped
+};
+
+BudgetPlan PlanBudget(int64_t budget_ms, const CallControl& control, const ServerLimits& limits, int64_t num_ops);
+
+class PlacementEngine {
+ public:
+  // `cache` may be null (no caching). `registry`, `cache` and `metrics` must outlive the engine.
+  PlacementEngine(const PlacerRegistry& registry, AnswerCache* cache, Metrics* metrics, EngineConfig config);
+
+  absl::StatusOr<placement::v1::PlaceResponse> Place(const placement::v1::PlaceRequest& request,
+                                                     const CallControl& control) const;
+  absl::StatusOr<placement::v1::SimulateResponse> Simulate(const placement::v1::SimulateRequest& request,
+                                                           const CallControl& control) const;
+  placement::v1::ListAlgorithmsResponse ListAlgorithms() const;
+
+  // The metrics label for a requested algorithm: its registered name ("auto" for ""), or "unknown", so that
+  // clients cannot create series.
+  std::string AlgorithmLabel(absl::string_view requested) const;
+
+  const EngineConfig& config() const { return config_; }
+
+ private:
+  // The cached answer for `key`, marked as a hit, with the metrics of the lookup counted.
+  std::optional<placement::v1::PlaceResponse> Cached(const std::string& key, const CallControl& control) const;
+
+  const PlacerRegistry& registry_;
+  AnswerCache* cache_;
+  Metrics* metrics_;
+  EngineConfig config_;
+};
+
+// The name an empty PlaceRequest.algorithm means.
+inline constexpr char kDefaultAlgorithm[] = "auto";
+
+}  // namespace placement::server

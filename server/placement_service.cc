@@ -1,0 +1,137 @@
+#include "server/placement_service.h"
+
+#include <functional>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "server/call_scope.h"
+#include "server/place_stream.h"
+
+namespace placement::server {
+namespace {
+
+namespace pb = ::placement::v1;
+
+absl::Status NotReady() {
+  return absl::UnavailableError("the server is starting: the placers and policy are not loaded yet (retry)");
+}
+
+std::string Describe(const pb::PlaceResponse& r) {
+  return absl::StrFormat("algorithm=%s value=%g%s ops=%d cache_hit=%d", r.algorithm(), r.score().value(),
+                         r.score().time_unit(), r.num_operators(), r.cache_hit() ? 1 : 0);
+}
+
+std::string Describe(const pb::SimulateResponse& r) {
+  return absl::StrFormat("value=%g%s", r.score().value(), r.score().time_unit());
+}
+
+// A unary call whose work runs on the pool. Lives until gRPC calls OnDone, which comes after Finish; Finish is
+// the last thing the work does, so nothing touches the reactor after it.
+template <typename Request, typename Response>
+class PooledUnaryReactor final : public grpc::ServerUnaryReactor {
+ public:
+  using Work = std::function<absl::StatusOr<Response>(const Request&, const CallControl&)>;
+
+  PooledUnaryReactor(grpc::CallbackServerContext* context, const ServiceDeps& deps, absl::string_view method,
+                     const Request* request, Response* response)
+      : scope_(context, deps.metrics, method), pool_(deps.pool), request_(request), response_(response) {}
+
+  void Start(const PlacementEngine* engine, std::string algorithm_label, Work work) {
+    scope_.set_algorithm_label(std::move(algorithm_label));
+    if (engine == nullptr) return Done(NotReady());
+    work_ = std::move(work);
+    if (!pool_->TrySubmit([this] { Done(work_(*request_, scope_.control())); })) {
+      Done(absl::ResourceExhaustedError(absl::StrCat("the server is busy: ", pool_->max_queued(),
+                                                     " requests are waiting for a worker (--max_queued_requests)")));
+    }
+  }
+
+  void OnCancel() override { scope_.Cancel(); }
+  void OnDone() override { delete this; }
+
+ private:
+  void Done(absl::StatusOr<Response> result) {
+    std::string detail;
+    if (result.ok()) {
+      *response_ = *std::move(result);
+      detail = Describe(*response_);
+    }
+    Finish(scope_.Finish(result.status(), detail));
+  }
+
+  CallScope scope_;
+  ThreadPool* pool_;
+  const Request* request_;
+  Response* response_;
+  Work work_;
+};
+
+}  // namespace
+
+PlacementServiceImpl::PlacementServiceImpl(ServiceDeps deps, pb::GetServerInfoResponse info)
+    : deps_(deps), info_(std::move(info)) {}
+
+void PlacementServiceImpl::SetReady(const PlacementEngine* engine, pb::GetServerInfoResponse info) {
+  {
+    absl::MutexLock lock(&info_mu_);
+    info_ = std::move(info);
+    info_.set_ready(true);
+  }
+  engine_.store(engine, std::memory_order_release);
+}
+
+grpc::ServerUnaryReactor* PlacementServiceImpl::Place(grpc::CallbackServerContext* context, const pb::PlaceRequest* request,
+                                                      pb::PlaceResponse* response) {
+  auto* reactor = new PooledUnaryReactor<pb::PlaceRequest, pb::PlaceResponse>(context, deps_, "Place", request, response);
+  const PlacementEngine* engine = this->engine();
+  reactor->Start(engine, engine != nullptr ? engine->AlgorithmLabel(request->algorithm()) : "none",
+                 [engine](const pb::PlaceRequest& r, const CallControl& c) { return engine->Place(r, c); });
+  return reactor;
+}
+
+grpc::ServerWriteReactor<pb::PlaceProgress>* PlacementServiceImpl::PlaceStream(grpc::CallbackServerContext* context,
+                                                                                const pb::PlaceRequest* request) {
+  return StartPlaceStream(context, request, deps_, engine());
+}
+
+grpc::ServerUnaryReactor* PlacementServiceImpl::Simulate(grpc::CallbackServerContext* context,
+                                                         const pb::SimulateRequest* request, pb::SimulateResponse* response) {
+  auto* reactor =
+      new PooledUnaryReactor<pb::SimulateRequest, pb::SimulateResponse>(context, deps_, "Simulate", request, response);
+  const PlacementEngine* engine = this->engine();
+  reactor->Start(engine, "none",
+                 [engine](const pb::SimulateRequest& r, const CallControl& c) { return engine->Simulate(r, c); });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* PlacementServiceImpl::ListAlgorithms(grpc::CallbackServerContext* context,
+                                                               const pb::ListAlgorithmsRequest* /*request*/,
+                                                               pb::ListAlgorithmsResponse* response) {
+  CallScope scope(context, deps_.metrics, "ListAlgorithms");
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const PlacementEngine* engine = this->engine();
+  if (engine == nullptr) {
+    reactor->Finish(scope.Finish(NotReady()));
+    return reactor;
+  }
+  *response = engine->ListAlgorithms();
+  reactor->Finish(scope.Finish(absl::OkStatus(), absl::StrCat(response->algorithms_size(), " algorithms")));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* PlacementServiceImpl::GetServerInfo(grpc::CallbackServerContext* context,
+                                                              const pb::GetServerInfoRequest* /*request*/,
+                                                              pb::GetServerInfoResponse* response) {
+  CallScope scope(context, deps_.metrics, "GetServerInfo");
+  {
+    absl::MutexLock lock(&info_mu_);
+    *response = info_;
+  }
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(scope.Finish(absl::OkStatus(), response->ready() ? "ready" : "not ready"));
+  return reactor;
+}
+
+}  // namespace placement::server

@@ -1,0 +1,237 @@
+#include "server/request_decoder.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "graph/graph_json.h"
+#include "graph/onnx/onnx_import.h"
+#include "graph/proto/graph_proto.h"
+#include "graph/tarnawski.h"
+#include "graph/topology_json.h"
+#include "graph/training.h"
+
+namespace placement::server {
+namespace {
+
+namespace pb = ::placement::v1;
+
+// Importer errors reach the client with the request field they are about. An unknown name (a device preset,
+// a file the topology parser could not find) is the request's fault, hence INVALID_ARGUMENT.
+absl::Status InField(absl::string_view field, const absl::Status& s) {
+  const absl::StatusCode code = s.code() == absl::StatusCode::kNotFound ? absl::StatusCode::kInvalidArgument : s.code();
+  return absl::Status(code, absl::StrCat(field, ": ", s.message()));
+}
+
+absl::Status OverLimit(absl::string_view what, int64_t has, int64_t limit, absl::string_view flag) {
+  return absl::ResourceExhaustedError(absl::StrCat("the ", what, " has ", has, " ", flag.substr(4), "; this server's limit is ",
+                                                   limit, " (--", flag, ")"));
+}
+
+absl::Status CheckGraphSize(absl::string_view what, int64_t ops, int64_t edges, const ServerLimits& limits) {
+  if (ops > limits.max_operators) return OverLimit(what, ops, limits.max_operators, "max_operators");
+  if (edges > limits.max_edges) return OverLimit(what, edges, limits.max_edges, "max_edges");
+  return absl::OkStatus();
+}
+
+struct Imported {
+  Graph graph;
+  std::optional<Topology> topology;
+  std::string time_unit = "s";
+  std::string format;
+  std::vector<std::string> warnings;
+};
+
+absl::StatusOr<Imported> Import(const GraphSource& source, const pb::GraphOptions& o, const ServerLimits& limits) {
+  if (o.batch_size() < 0 || o.sequence_length() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("options: batch_size (", o.batch_size(), ") and sequence_length (",
+                                                   o.sequence_length(), ") must not be negative"));
+  }
+  if ((o.batch_size() > 0 || o.sequence_length() > 0) && source.kind != GraphSource::Kind::kOnnx) {
+    return absl::InvalidArgumentError("options: batch_size and sequence_length apply to ONNX models; this graph has its costs fixed");
+  }
+  Imported out;
+  switch (source.kind) {
+    case GraphSource::Kind::kNone:
+      return absl::InvalidArgumentError("no graph: set one of graph, onnx or graph_json");
+    case GraphSource::Kind::kProto: {
+      // Refused before building: the builder's memory grows with what it is given.
+      if (absl::Status s = CheckGraphSize("graph", source.graph->operators_size(), source.graph->edges_size(), limits); !s.ok()) {
+        return s;
+      }
+      absl::StatusOr<Graph> g = GraphFromProto(*source.graph);
+      if (!g.ok()) return InField("graph", g.status());
+      out.graph = *std::move(g);
+      out.format = "proto";
+      return out;
+    }
+    case GraphSource::Kind::kOnnx: {
+      OnnxImportOptions options;  // model_dir stays empty: a request may not name files on the server
+      if (o.batch_size() > 0) options.batch_size = o.batch_size();
+      if (o.sequence_length() > 0) options.sequence_length = o.sequence_length();
+      absl::StatusOr<OnnxImportResult> r = ImportOnnxBytes(source.bytes, options);
+      if (!r.ok()) return InField("onnx", r.status());
+      out.graph = std::move(r->problem.graph);
+      out.time_unit = r->problem.time_unit;
+      out.warnings = std::move(r->warnings);
+      out.format = "onnx";
+      return out;
+    }
+    case GraphSource::Kind::kJson: {
+      absl::StatusOr<Problem> p;
+      if (LooksLikeGraphJson(source.bytes)) {
+        p = ParseGraphJson(source.bytes);
+        out.format = kGraphJsonFormat;
+      } else if (LooksLikeTarnawskiGraph(source.bytes)) {
+        p = ParseTarnawskiGraph(source.bytes);
+        out.format = "tarnawski";
+      } else {
+        return absl::InvalidArgumentError(
+            "graph_json: neither a placement.graph/v1 graph (a \"format\" key) nor a Tarnawski graph (\"nodes\", "
+            "\"edges\" and \"maxFPGAs\")");
+      }
+      if (!p.ok()) return InField("graph_json", p.status());
+      out.graph = std::move(p->graph);
+      out.topology = std::move(p->topology);
+      out.time_unit = p->time_unit;
+      return out;
+    }
+  }
+  return absl::InternalError("unhandled graph source");
+}
+
+absl::StatusOr<Graph> ExpandForTraining(Graph forward, const pb::GraphOptions& o, const ServerLimits& limits) {
+  TrainingOptions training;
+  if (!o.optimizer().empty()) {
+    absl::StatusOr<Optimizer> optimizer = ParseOptimizer(o.optimizer());
+    if (!optimizer.ok()) return InField("options.optimizer", optimizer.status());
+    training.optimizer = *optimizer;
+  }
+  if (o.backward_multiplier() != 0) training.backward_multiplier = o.backward_multiplier();
+  const TrainingGraphSize size = TrainingGraphSizeOf(forward, training);
+  if (absl::Status s = CheckGraphSize("training graph", size.ops, size.edges, limits); !s.ok()) return s;
+  absl::StatusOr<Graph> step = BuildTrainingGraph(forward, training);
+  if (!step.ok()) return InField("options.training", step.status());
+  return step;
+}
+
+absl::StatusOr<Topology> ParseTopology(const pb::Topology& t) {
+  absl::StatusOr<Topology> topology;
+  if (t.source_case() == pb::Topology::kShorthand) {
+    topology = ParseTopologyShorthand(t.shorthand());
+    if (!topology.ok()) return InField("topology.shorthand", topology.status());
+  } else {
+    topology = ParseTopologyJson(t.json());
+    if (!topology.ok()) return InField("topology.json", topology.status());
+  }
+  return topology;
+}
+
+}  // namespace
+
+GraphSource SourceOf(const pb::PlaceRequest& r) {
+  switch (r.graph_source_case()) {
+    case pb::PlaceRequest::kGraph: return {GraphSource::Kind::kProto, &r.graph(), {}};
+    case pb::PlaceRequest::kOnnx: return {GraphSource::Kind::kOnnx, nullptr, r.onnx()};
+    case pb::PlaceRequest::kGraphJson: return {GraphSource::Kind::kJson, nullptr, r.graph_json()};
+    default: return {};
+  }
+}
+
+GraphSource SourceOf(const pb::SimulateRequest& r) {
+  switch (r.graph_source_case()) {
+    case pb::SimulateRequest::kGraph: return {GraphSource::Kind::kProto, &r.graph(), {}};
+    case pb::SimulateRequest::kOnnx: return {GraphSource::Kind::kOnnx, nullptr, r.onnx()};
+    case pb::SimulateRequest::kGraphJson: return {GraphSource::Kind::kJson, nullptr, r.graph_json()};
+    default: return {};
+  }
+}
+
+absl::StatusOr<DecodedInput> DecodeInput(const GraphSource& source, const pb::GraphOptions& options,
+                                         const pb::Topology* topology, const ServerLimits& limits) {
+  absl::StatusOr<Imported> imported = Import(source, options, limits);
+  if (!imported.ok()) return imported.status();
+  DecodedInput out;
+  out.time_unit = imported->time_unit;
+  out.format = imported->format;
+  out.warnings = std::move(imported->warnings);
+  if (absl::Status s = CheckGraphSize("graph", imported->graph.num_ops(), imported->graph.num_edges(), limits); !s.ok()) {
+    return s;
+  }
+  if (options.training()) {
+    absl::StatusOr<Graph> step = ExpandForTraining(std::move(imported->graph), options, limits);
+    if (!step.ok()) return step.status();
+    out.graph = *std::move(step);
+  } else {
+    out.graph = std::move(imported->graph);
+  }
+
+  if (topology != nullptr && topology->source_case() != pb::Topology::SOURCE_NOT_SET) {
+    absl::StatusOr<Topology> t = ParseTopology(*topology);
+    if (!t.ok()) return t.status();
+    out.topology = *std::move(t);
+  } else if (imported->topology.has_value()) {
+    out.topology = *std::move(imported->topology);
+  } else {
+    return absl::InvalidArgumentError(
+        "topology: none given and the graph does not describe its devices; set topology.shorthand (e.g. \"4xA100\") "
+        "or topology.json");
+  }
+  if (out.topology.num_devices() > limits.max_devices) {
+    return OverLimit("topology", out.topology.num_devices(), limits.max_devices, "max_devices");
+  }
+  return out;
+}
+
+absl::StatusOr<Objective> ObjectiveFromProto(pb::Objective objective) {
+  switch (objective) {
+    case pb::OBJECTIVE_STEP_TIME: return Objective::kStepTime;
+    case pb::OBJECTIVE_THROUGHPUT: return Objective::kThroughput;
+    case pb::OBJECTIVE_LATENCY: return Objective::kLatency;
+    default: return absl::InvalidArgumentError(absl::StrCat("objective: unknown value ", static_cast<int>(objective)));
+  }
+}
+
+pb::Objective ObjectiveToProto(Objective objective) {
+  switch (objective) {
+    case Objective::kThroughput: return pb::OBJECTIVE_THROUGHPUT;
+    case Objective::kLatency: return pb::OBJECTIVE_LATENCY;
+    case Objective::kStepTime: break;
+  }
+  return pb::OBJECTIVE_STEP_TIME;
+}
+
+absl::StatusOr<SimulatorConfig> SimulatorFromProto(const pb::SimulatorOptions& o) {
+  SimulatorConfig config;
+  const std::string preset = absl::AsciiStrToLower(o.preset());
+  if (preset == "placeto") {
+    config = SimulatorConfig::Placeto();
+  } else if (!preset.empty() && preset != "default") {
+    return absl::InvalidArgumentError(absl::StrCat("simulator.preset: '", o.preset(), "' is not one of default, placeto"));
+  }
+  const std::string priority = absl::AsciiStrToLower(o.priority());
+  if (priority == "upward_rank") {
+    config.priority = QueuePriority::kUpwardRank;
+  } else if (!priority.empty() && priority != "topological") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("simulator.priority: '", o.priority(), "' is not one of topological, upward_rank"));
+  }
+  return config;
+}
+
+std::string CanonicalGraphOptions(const pb::GraphOptions& o) {
+  const std::string optimizer = o.optimizer().empty() ? "adam" : absl::AsciiStrToLower(o.optimizer());
+  const double multiplier = o.backward_multiplier() != 0 ? o.backward_multiplier() : 2.0;
+  return absl::StrCat("batch=", o.batch_size(), ";seq=", o.sequence_length(), ";training=", o.training() ? 1 : 0,
+                      o.training() ? absl::StrCat(";optimizer=", optimizer, ";multiplier=", multiplier) : "");
+}
+
+std::string CanonicalSimulator(const pb::SimulatorOptions& o) {
+  const std::string preset = o.preset().empty() ? "default" : absl::AsciiStrToLower(o.preset());
+  const std::string priority = o.priority().empty() ? "topological" : absl::AsciiStrToLower(o.priority());
+  return absl::StrCat("preset=", preset, ";priority=", priority);
+}
+
+}  // namespace placement::server

@@ -1,0 +1,55 @@
+// Turns the graph, cluster and options of a request into the graph and topology the placers and the simulator
+// take, with every check an untrusted input needs: the importers' own validation (their messages name the
+// operator, edge or field, prefixed here with the request field), the server's size limits, and the options.
+//
+// Codes: INVALID_ARGUMENT for a bad input (including unknown names, such as a device preset), and
+// RESOURCE_EXHAUSTED for an input over a limit.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "graph/graph.h"
+#include "graph/topology.h"
+#include "placement/v1/placement.pb.h"
+#include "server/limits.h"
+#include "simulator/objectives.h"
+#include "simulator/simulator.h"
+
+namespace placement::server {
+
+// The graph_source oneof of PlaceRequest and SimulateRequest, whichever message it came in.
+struct GraphSource {
+  enum class Kind { kNone, kProto, kOnnx, kJson };
+  Kind kind = Kind::kNone;
+  const placement::v1::Graph* graph = nullptr;  // kProto
+  absl::string_view bytes;                      // kOnnx, kJson
+};
+
+GraphSource SourceOf(const placement::v1::PlaceRequest& request);
+GraphSource SourceOf(const placement::v1::SimulateRequest& request);
+
+struct DecodedInput {
+  Graph graph;                        // as placed: imported, then expanded into a training step when asked
+  Topology topology;
+  std::string time_unit = "s";
+  std::string format;                 // "proto", "onnx", "placement.graph/v1" or "tarnawski"
+  std::vector<std::string> warnings;  // what the importer assumed
+};
+
+// `topology` may be null or unset: the graph input's own devices are used then.
+absl::StatusOr<DecodedInput> DecodeInput(const GraphSource& source, const placement::v1::GraphOptions& options,
+                                         const placement::v1::Topology* topology, const ServerLimits& limits);
+
+absl::StatusOr<Objective> ObjectiveFromProto(placement::v1::Objective objective);
+placement::v1::Objective ObjectiveToProto(Objective objective);
+absl::StatusOr<SimulatorConfig> SimulatorFromProto(const placement::v1::SimulatorOptions& options);
+
+// Canonical one-line forms of the options, for the cache key: equal options give equal strings, defaults
+// spelled out ("" and "adam" are the same optimizer).
+std::string CanonicalGraphOptions(const placement::v1::GraphOptions& options);
+std::string CanonicalSimulator(const placement::v1::SimulatorOptions& options);
+
+}  // namespace placement::server

@@ -1,0 +1,183 @@
+#include "server/server.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "server/cache.h"
+#include "server/metrics.h"
+#include "server/placement_engine.h"
+#include "server/placement_service.h"
+#include "server/request_log.h"
+#include "server/thread_pool.h"
+#include "server/ticker.h"
+
+#ifndef PLACEMENT_VERSION
+#define PLACEMENT_VERSION "unknown"
+#endif
+
+namespace placement::server {
+namespace {
+
+namespace pb = ::placement::v1;
+
+absl::Status CheckOptions(const ServerOptions& o) {
+  const ServerLimits& l = o.limits;
+  if (l.max_message_bytes <= 0 || l.max_operators <= 0 || l.max_edges <= 0 || l.max_devices <= 0) {
+    return absl::InvalidArgumentError("every limit (message size, operators, edges, devices) must be positive");
+  }
+  if (l.default_budget <= absl::ZeroDuration() || l.max_budget < l.default_budget) {
+    return absl::InvalidArgumentError("the default budget must be positive and at most the maximum budget");
+  }
+  if (o.max_queued_requests < 0) return absl::InvalidArgumentError("--max_queued_requests must not be negative");
+  if (o.heartbeat_period <= absl::ZeroDuration()) return absl::InvalidArgumentError("--heartbeat must be positive");
+  if (o.policy_device != "auto" && o.policy_device != "cpu" && o.policy_device != "cuda" && o.policy_device != "none") {
+    return absl::InvalidArgumentError(absl::StrCat("--policy_device '", o.policy_device, "' is not one of auto, cpu, cuda, none"));
+  }
+  return absl::OkStatus();
+}
+
+pb::ServerLimits LimitsToProto(const ServerOptions& o, const ThreadPool& pool) {
+  pb::ServerLimits out;
+  out.set_max_message_bytes(o.limits.max_message_bytes);
+  out.set_max_operators(o.limits.max_operators);
+  out.set_max_edges(o.limits.max_edges);
+  out.set_max_devices(o.limits.max_devices);
+  out.set_default_budget_ms(absl::ToInt64Milliseconds(o.limits.default_budget));
+  out.set_max_budget_ms(absl::ToInt64Milliseconds(o.limits.max_budget));
+  out.set_worker_threads(pool.threads());
+  out.set_max_queued_requests(pool.max_queued());
+  return out;
+}
+
+}  // namespace
+
+std::string ServerVersion() { return PLACEMENT_VERSION; }
+
+// The placers are built into the server, so their version is the build's; a learned policy adds its own
+// manifest version here when one is loaded.
+std::string PolicyVersion() { return absl::StrCat("placers-", PLACEMENT_VERSION, "/learned-none"); }
+
+PlacementServer::PlacementServer(ServerOptions options) : options_(std::move(options)) {}
+
+PlacementServer::~PlacementServer() { Shutdown(absl::ZeroDuration()); }
+
+absl::StatusOr<std::unique_ptr<PlacementServer>> PlacementServer::Start(ServerOptions options) {
+  if (absl::Status s = CheckOptions(options); !s.ok()) return s;
+  std::unique_ptr<PlacementServer> server(new PlacementServer(std::move(options)));
+  if (absl::Status s = server->Open(); !s.ok()) return s;  // the destructor closes what was opened
+  server->loader_ = std::thread([p = server.get()] { p->Load(); });
+  return server;
+}
+
+absl::Status PlacementServer::Open() {
+  metrics_ = std::make_unique<Metrics>(ServerVersion());
+  if (!options_.metrics_address.empty()) {
+    if (absl::Status s = metrics_->Serve(options_.metrics_address); !s.ok()) return s;
+  }
+  absl::StatusOr<std::unique_ptr<AnswerCache>> cache =
+      AnswerCache::Open(CacheOptions{options_.data_dir, options_.cache_max_bytes});
+  if (!cache.ok()) return cache.status();
+  cache_ = *std::move(cache);
+  pool_ = std::make_unique<ThreadPool>(options_.worker_threads, options_.max_queued_requests);
+  ticker_ = std::make_unique<Ticker>(options_.heartbeat_period);
+
+  pb::GetServerInfoResponse info;
+  info.set_version(ServerVersion());
+  info.set_policy_version(PolicyVersion());
+  *info.mutable_limits() = LimitsToProto(options_, *pool_);
+  info.set_cache_capacity_bytes(options_.cache_max_bytes);
+  service_ = std::make_unique<PlacementServiceImpl>(ServiceDeps{pool_.get(), metrics_.get(), ticker_.get()}, info);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options_.listen_address, grpc::InsecureServerCredentials(), &port_);
+  builder.RegisterService(service_.get());
+  const int max_message = static_cast<int>(std::min<int64_t>(options_.limits.max_message_bytes, std::numeric_limits<int>::max()));
+  builder.SetMaxReceiveMessageSize(max_message);
+  builder.SetMaxSendMessageSize(max_message);
+  // Keepalive: find dead clients of long PlaceStream calls; let clients ping an idle connection once a minute.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 60'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20'000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 30'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on '", options_.listen_address, "'"));
+  }
+  // Liveness ("") is SERVING from here on; readiness waits for Load.
+  server_->GetHealthCheckService()->SetServingStatus(kServiceName, false);
+  return absl::OkStatus();
+}
+
+void PlacementServer::Load() {
+  const PlacerRegistry& registry = options_.registry != nullptr ? *options_.registry : PlacerRegistry::Default();
+  pb::GetServerInfoResponse info;
+  info.set_version(ServerVersion());
+  info.set_policy_version(PolicyVersion());
+  *info.mutable_limits() = LimitsToProto(options_, *pool_);
+  info.set_cache_capacity_bytes(options_.cache_max_bytes);
+  if (options_.policy_device != "none" && options_.policy_loader) {
+    absl::StatusOr<PolicyRuntime> runtime = options_.policy_loader(options_.policy_device);
+    if (!runtime.ok()) {
+      LogLine("", absl::StrCat("not ready: the policy's device (--policy_device=", options_.policy_device,
+                               ") failed: ", runtime.status().message()));
+      loaded_.Notify();
+      return;
+    }
+    info.set_policy_device(runtime->device);
+    info.set_torch_version(runtime->torch_version);
+  }
+  if (options_.before_ready) options_.before_ready();
+
+  EngineConfig config;
+  config.limits = options_.limits;
+  config.version = ServerVersion();
+  config.policy_version = PolicyVersion();
+  {
+    absl::MutexLock lock(&lifecycle_mu_);
+    if (!shut_down_.load()) {
+      engine_ = std::make_unique<PlacementEngine>(registry, cache_.get(), metrics_.get(), std::move(config));
+      service_->SetReady(engine_.get(), info);
+      ready_.store(true, std::memory_order_release);
+      server_->GetHealthCheckService()->SetServingStatus(kServiceName, true);
+      LogLine("", absl::StrCat("ready: ", registry.All().size(), " algorithms, policy device '", info.policy_device(),
+                               "', policy version ", info.policy_version()));
+    }
+  }
+  loaded_.Notify();
+}
+
+int PlacementServer::metrics_port() const { return metrics_ != nullptr ? metrics_->port() : 0; }
+
+bool PlacementServer::WaitUntilReady(absl::Duration timeout) const {
+  return loaded_.WaitForNotificationWithTimeout(timeout) && ready();
+}
+
+void PlacementServer::Shutdown(absl::Duration grace) {
+  {
+    absl::MutexLock lock(&lifecycle_mu_);
+    if (shut_down_.exchange(true)) return;
+    // Load balancers and readiness probes see NOT_SERVING before the port closes.
+    if (server_ != nullptr) server_->GetHealthCheckService()->Shutdown();
+  }
+  if (server_ != nullptr) {
+    // Waits for the calls in flight; at the deadline gRPC cancels the rest, which sets their cancelled flags.
+    server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+  }
+  if (loader_.joinable()) loader_.join();
+  ticker_.reset();
+  if (pool_ != nullptr) pool_->Stop();
+  const bool was_serving = server_ != nullptr && port_ != 0;
+  cache_.reset();  // closes RocksDB
+  if (was_serving) LogLine("", "stopped");
+}
+
+}  // namespace placement::server

@@ -1,0 +1,108 @@
+// The placement server: the gRPC service with health checking and reflection, the answer cache, the metrics
+// endpoint and the worker pool, started and stopped as one.
+//
+// Start opens the cache (a data directory held by another process is an error) and the ports, then loads the
+// placers and the policy's device on a thread of its own; the readiness service (kServiceName in
+// grpc.health.v1) says NOT_SERVING until that is done and SERVING after, while the overall service ("") says
+// SERVING as soon as the server accepts calls (liveness).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "policy/registry.h"
+#include "server/limits.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace placement::server {
+
+class AnswerCache;
+class Metrics;
+class PlacementEngine;
+class PlacementServiceImpl;
+class ThreadPool;
+class Ticker;
+
+// Where the learned policy runs, as its loader reports it.
+struct PolicyRuntime {
+  std::string device;         // "cuda:0", "cpu"
+  std::string torch_version;
+};
+
+// Loads the learned policy's runtime for a device preference ("auto", "cpu" or "cuda"). The binary passes one
+// backed by LibTorch (policy/learned); the library itself does not link LibTorch, so its tests start fast.
+using PolicyLoader = std::function<absl::StatusOr<PolicyRuntime>(const std::string& preference)>;
+
+struct ServerOptions {
+  std::string listen_address = "127.0.0.1:50051";  // port 0 picks a free port (see port())
+  std::string metrics_address = "127.0.0.1:9464";  // "" serves no /metrics
+  std::string data_dir = "./data";                 // the answer cache's RocksDB
+  int64_t cache_max_bytes = int64_t{1} << 30;
+  ServerLimits limits;
+  int32_t worker_threads = 0;  // 0: one per core
+  int32_t max_queued_requests = 256;
+  absl::Duration heartbeat_period = absl::Seconds(1);  // PlaceStream
+  std::string policy_device = "auto";  // where the learned policy runs: auto, cpu, cuda, or none (skip it)
+  PolicyLoader policy_loader;          // null: this build has no learned-policy runtime (as with "none")
+  const PlacerRegistry* registry = nullptr;  // PlacerRegistry::Default() when null
+  // Runs on the loading thread just before the server turns ready (tests hold readiness back with it).
+  std::function<void()> before_ready;
+};
+
+// The version of the placers and policy this build answers with; part of every cache key.
+std::string PolicyVersion();
+// The server's build version.
+std::string ServerVersion();
+
+class PlacementServer {
+ public:
+  static absl::StatusOr<std::unique_ptr<PlacementServer>> Start(ServerOptions options);
+  ~PlacementServer();  // Shutdown(zero grace) when not done yet
+  PlacementServer(const PlacementServer&) = delete;
+  PlacementServer& operator=(const PlacementServer&) = delete;
+
+  int port() const { return port_; }
+  int metrics_port() const;  // 0 when no metrics endpoint
+  bool ready() const { return ready_.load(std::memory_order_acquire); }
+  // True once ready; false when `timeout` passed first (or loading failed).
+  bool WaitUntilReady(absl::Duration timeout) const;
+
+  // Marks every service NOT_SERVING, stops accepting calls, lets calls in flight finish for up to `grace`, then
+  // cancels the rest (their placers see the cancelled flag), waits for them, and closes the cache. Idempotent.
+  void Shutdown(absl::Duration grace);
+
+  Metrics& metrics() { return *metrics_; }
+
+ private:
+  explicit PlacementServer(ServerOptions options);
+  absl::Status Open();
+  void Load();  // on loader_
+
+  ServerOptions options_;
+  std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<AnswerCache> cache_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<Ticker> ticker_;
+  std::unique_ptr<PlacementServiceImpl> service_;
+  std::unique_ptr<PlacementEngine> engine_;
+  std::unique_ptr<grpc::Server> server_;
+  std::thread loader_;
+  absl::Mutex lifecycle_mu_;  // orders the readiness flip against Shutdown's health change
+  absl::Notification loaded_;  // loading ended, ready or not
+  std::atomic<bool> ready_{false};
+  std::atomic<bool> shut_down_{false};
+  int port_ = 0;
+};
+
+}  // namespace placement::server

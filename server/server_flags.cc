@@ -1,0 +1,104 @@
+#include "server/server_flags.h"
+
+#include <cstdint>
+
+#include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
+          "gRPC address, host:port; port 0 picks a free port (printed as 'listening on HOST:PORT')");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
+          "Prometheus /metrics address, host:port (port 0 picks one, printed as 'metrics on HOST:PORT'); empty: none");
+ABSL_FLAG(std::string, data_dir, "./data", "directory of the answer cache (RocksDB); created when missing");
+ABSL_FLAG(int64_t, cache_max_mb, 1024, "approximate bound on the answer cache, MiB (oldest answers go first)");
+ABSL_FLAG(int64_t, max_message_mb, 256, "largest request or response message, MiB");
+ABSL_FLAG(int64_t, max_operators, 500000, "most operators a placed graph may have (after a training expansion)");
+ABSL_FLAG(int64_t, max_edges, 4000000, "most edges a placed graph may have");
+ABSL_FLAG(int64_t, max_devices, 1024, "most devices a topology may have");
+ABSL_FLAG(int64_t, default_budget_ms, 10000, "placer budget when a request sets no budget_ms");
+ABSL_FLAG(int64_t, max_budget_ms, 300000, "most budget_ms a request may ask for (larger values are capped)");
+ABSL_FLAG(int32_t, threads, 0, "worker threads for placement work; 0: one per core");
+ABSL_FLAG(int32_t, max_queued_requests, 256, "requests waiting for a worker beyond this get RESOURCE_EXHAUSTED");
+ABSL_FLAG(absl::Duration, grace_period, absl::Seconds(30),
+          "on SIGTERM/SIGINT: how long calls in flight may take to finish before they are cancelled");
+ABSL_FLAG(absl::Duration, heartbeat, absl::Seconds(1), "PlaceStream heartbeat period");
+ABSL_FLAG(std::string, policy_device, "auto", "where the learned policy runs: auto, cpu, cuda, or none");
+ABSL_FLAG(std::string, config, "",
+          "a flag file: one --flag=value per line, '#' comments (absl's --flagfile); command-line flags win over it");
+
+namespace placement::server {
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+absl::Status Positive(absl::string_view flag, int64_t value) {
+  if (value > 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("--", flag, " must be positive (got ", value, ")"));
+}
+
+}  // namespace
+
+std::vector<char*> ExpandConfigFlag(int argc, char** argv, std::vector<std::string>* storage) {
+  std::vector<std::string> configs;
+  std::vector<int> rest;
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (arg == "--") {  // everything after is positional
+      for (int j = i; j < argc; ++j) rest.push_back(j);
+      break;
+    }
+    if (absl::StartsWith(arg, "--config=") || absl::StartsWith(arg, "-config=")) {
+      configs.emplace_back(arg.substr(arg.find('=') + 1));
+    } else if ((arg == "--config" || arg == "-config") && i + 1 < argc) {
+      configs.emplace_back(argv[++i]);
+    } else {
+      rest.push_back(i);
+    }
+  }
+  storage->clear();
+  storage->reserve(configs.size());
+  for (const std::string& c : configs) storage->push_back(absl::StrCat("--flagfile=", c));
+  std::vector<char*> out;
+  out.push_back(argv[0]);
+  for (std::string& s : *storage) out.push_back(s.data());
+  for (int i : rest) out.push_back(argv[i]);
+  return out;
+}
+
+absl::StatusOr<ServerOptions> OptionsFromFlags() {
+  ServerOptions o;
+  o.listen_address = absl::GetFlag(FLAGS_listen);
+  o.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
+  o.data_dir = absl::GetFlag(FLAGS_data_dir);
+  for (const auto& [flag, value] : {std::pair<const char*, int64_t>{"cache_max_mb", absl::GetFlag(FLAGS_cache_max_mb)},
+                                    {"max_message_mb", absl::GetFlag(FLAGS_max_message_mb)},
+                                    {"max_operators", absl::GetFlag(FLAGS_max_operators)},
+                                    {"max_edges", absl::GetFlag(FLAGS_max_edges)},
+                                    {"max_devices", absl::GetFlag(FLAGS_max_devices)},
+                                    {"default_budget_ms", absl::GetFlag(FLAGS_default_budget_ms)},
+                                    {"max_budget_ms", absl::GetFlag(FLAGS_max_budget_ms)}}) {
+    if (absl::Status s = Positive(flag, value); !s.ok()) return s;
+  }
+  if (absl::GetFlag(FLAGS_max_message_mb) > 2047) {
+    return absl::InvalidArgumentError("--max_message_mb must be below 2048 (gRPC's message size is an int)");
+  }
+  o.cache_max_bytes = absl::GetFlag(FLAGS_cache_max_mb) * kMiB;
+  o.limits.max_message_bytes = absl::GetFlag(FLAGS_max_message_mb) * kMiB;
+  o.limits.max_operators = absl::GetFlag(FLAGS_max_operators);
+  o.limits.max_edges = absl::GetFlag(FLAGS_max_edges);
+  o.limits.max_devices = absl::GetFlag(FLAGS_max_devices);
+  o.limits.default_budget = absl::Milliseconds(absl::GetFlag(FLAGS_default_budget_ms));
+  o.limits.max_budget = absl::Milliseconds(absl::GetFlag(FLAGS_max_budget_ms));
+  o.worker_threads = absl::GetFlag(FLAGS_threads);
+  o.max_queued_requests = absl::GetFlag(FLAGS_max_queued_requests);
+  o.heartbeat_period = absl::GetFlag(FLAGS_heartbeat);
+  o.policy_device = absl::GetFlag(FLAGS_policy_device);
+  return o;
+}
+
+absl::Duration GracePeriodFromFlags() { return absl::GetFlag(FLAGS_grace_period); }
+
+}  // namespace placement::server

@@ -1,0 +1,220 @@
+// Place, Simulate, ListAlgorithms and GetServerInfo through a real server on 127.0.0.1 with a real RocksDB
+// cache: repeats are cache hits with the same answer, the cache survives a restart, damaged entries are
+// recomputed.
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <rocksdb/db.h>
+#include <google/protobuf/util/message_differencer.h>
+
+#include "server/tests/test_util.h"
+
+namespace placement::server {
+namespace {
+
+namespace pb = ::placement::v1;
+using google::protobuf::util::MessageDifferencer;
+using testing::ContextWithin;
+using testing::PlaceRequestFor;
+using testing::StartReadyServer;
+using testing::StubFor;
+using testing::TempDir;
+using testing::TestOptions;
+
+// The answer without what legitimately differs between two calls.
+pb::PlaceResponse Comparable(pb::PlaceResponse r) {
+  r.clear_request_id();
+  r.clear_cache_hit();
+  r.clear_compute_seconds();
+  return r;
+}
+
+absl::StatusOr<pb::PlaceResponse> Place(int port, const pb::PlaceRequest& request) {
+  auto context = ContextWithin(std::chrono::seconds(30));
+  pb::PlaceResponse response;
+  const grpc::Status s = StubFor(port)->Place(context.get(), request, &response);
+  if (!s.ok()) return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+  return response;
+}
+
+TEST(Place, RepeatIsACacheHitWithTheSameAnswer) {
+  TempDir dir;
+  auto server = StartReadyServer(TestOptions(dir.path()));
+  ASSERT_NE(server, nullptr);
+  pb::PlaceRequest request = PlaceRequestFor(testing::LayeredGraph(200), "4xA100");
+  request.set_budget_ms(300);
+
+  absl::StatusOr<pb::PlaceResponse> first = Place(server->port(), request);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_FALSE(first->cache_hit());
+  EXPECT_EQ(first->assignment_size(), first->num_operators());
+  EXPECT_EQ(first->num_devices(), 4);
+  EXPECT_EQ(first->score().devices_size(), 4);
+  EXPECT_GT(first->score().value(), 0);
+  EXPECT_GE(first->score().ratio(), 1.0 - 1e-9);
+  EXPECT_EQ(first->graph_hash().size(), 64u);
+  EXPECT_EQ(first->policy_version(), PolicyVersion());
+  EXPECT_EQ(first->algorithm().rfind("auto:", 0), 0u) << first->algorithm();
+  EXPECT_FALSE(first->request_id().empty());
+
+  absl::StatusOr<pb::PlaceResponse> second = Place(server->port(), request);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_TRUE(second->cache_hit());
+  EXPECT_NE(second->request_id(), first->request_id());
+  EXPECT_TRUE(MessageDifferencer::Equals(Comparable(*first), Comparable(*second)));
+
+  // Another algorithm is another key.
+  absl::StatusOr<pb::PlaceResponse> heft = Place(server->port(), PlaceRequestFor(request.graph(), "4xA100", "heft"));
+  ASSERT_TRUE(heft.ok()) << heft.status();
+  EXPECT_FALSE(heft->cache_hit());
+  EXPECT_EQ(heft->algorithm(), "heft");
+}
+
+TEST(Place, CacheSurvivesARestartAndDamageIsRecomputed) {
+  TempDir dir;
+  const pb::PlaceRequest request = PlaceRequestFor(testing::ChainGraph(30), "2xV100", "m_topo");
+  pb::PlaceResponse original;
+  {
+    auto server = StartReadyServer(TestOptions(dir.path()));
+    ASSERT_NE(server, nullptr);
+    absl::StatusOr<pb::PlaceResponse> r = Place(server->port(), request);
+    ASSERT_TRUE(r.ok()) << r.status();
+    original = *r;
+  }
+  {
+    auto server = StartReadyServer(TestOptions(dir.path()));
+    ASSERT_NE(server, nullptr);
+    absl::StatusOr<pb::PlaceResponse> r = Place(server->port(), request);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->cache_hit());
+    EXPECT_TRUE(MessageDifferencer::Equals(Comparable(original), Comparable(*r)));
+  }
+  {
+    // Overwrite every stored answer with garbage, as a damaged disk would.
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir.path(), &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+    int damaged = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), it->key(), "garbage, not an answer").ok());
+      ++damaged;
+    }
+    EXPECT_EQ(damaged, 1);
+    it.reset();
+    ASSERT_TRUE(db->Close().ok());
+  }
+  auto server = StartReadyServer(TestOptions(dir.path()));
+  ASSERT_NE(server, nullptr);
+  absl::StatusOr<pb::PlaceResponse> recomputed = Place(server->port(), request);
+  ASSERT_TRUE(recomputed.ok()) << recomputed.status();
+  EXPECT_FALSE(recomputed->cache_hit());
+  EXPECT_TRUE(MessageDifferencer::Equals(Comparable(original), Comparable(*recomputed)));
+  const std::string metrics = server->metrics().Text();
+  EXPECT_NE(metrics.find("placement_cache_invalid_entries_total{reason=\"corrupt\"} 1"), std::string::npos) << metrics;
+  absl::StatusOr<pb::PlaceResponse> hit = Place(server->port(), request);
+  ASSERT_TRUE(hit.ok());
+  EXPECT_TRUE(hit->cache_hit());
+}
+
+TEST(Place, RequestIdComesBackInMetadata) {
+  TempDir dir;
+  auto server = StartReadyServer(TestOptions(dir.path()));
+  ASSERT_NE(server, nullptr);
+  auto context = ContextWithin();
+  context->AddMetadata("x-request-id", "client-chosen-42");
+  pb::PlaceResponse response;
+  const grpc::Status s =
+      StubFor(server->port())->Place(context.get(), PlaceRequestFor(testing::ChainGraph(5), "2xA100"), &response);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(response.request_id(), "client-chosen-42");
+  const auto& metadata = context->GetServerInitialMetadata();
+  auto it = metadata.find("x-request-id");
+  ASSERT_NE(it, metadata.end());
+  EXPECT_EQ(std::string(it->second.data(), it->second.size()), "client-chosen-42");
+}
+
+TEST(Place, JsonInputWithItsOwnDevicesAndSimulateAgrees) {
+  TempDir dir;
+  auto server = StartReadyServer(TestOptions(dir.path()));
+  ASSERT_NE(server, nullptr);
+  // A Tarnawski graph: its accelerators and CPUs come with it, its times stay in the input's unit.
+  pb::PlaceRequest request;
+  request.set_graph_json(testing::ReadSourceFile("examples/graphs/tiny_pipeline.json"));
+  request.set_objective(pb::OBJECTIVE_THROUGHPUT);
+  absl::StatusOr<pb::PlaceResponse> placed = Place(server->port(), request);
+  ASSERT_TRUE(placed.ok()) << placed.status();
+  EXPECT_EQ(placed->num_devices(), 3);
+  EXPECT_EQ(placed->score().time_unit(), "input");
+
+  pb::SimulateRequest simulate;
+  simulate.set_graph_json(request.graph_json());
+  simulate.set_objective(pb::OBJECTIVE_THROUGHPUT);
+  *simulate.mutable_assignment() = placed->assignment();
+  auto context = ContextWithin();
+  pb::SimulateResponse scored;
+  const grpc::Status s = StubFor(server->port())->Simulate(context.get(), simulate, &scored);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_DOUBLE_EQ(scored.score().value(), placed->score().value());
+  EXPECT_EQ(scored.graph_hash(), placed->graph_hash());
+}
+
+TEST(Place, TrainingExpansionOfAnOnnxModel) {
+  TempDir dir;
+  auto server = StartReadyServer(TestOptions(dir.path()));
+  ASSERT_NE(server, nullptr);
+  pb::PlaceRequest request;
+  request.set_onnx(testing::ReadSourceFile("tests/data/corpus/mobilenet_v3_large.onnx"));
+  request.mutable_topology()->set_shorthand("2xA100");
+  request.set_algorithm("heft");
+  request.mutable_options()->set_batch_size(8);
+  absl::StatusOr<pb::PlaceResponse> inference = Place(server->port(), request);
+  ASSERT_TRUE(inference.ok()) << inference.status();
+  request.mutable_options()->set_training(true);
+  absl::StatusOr<pb::PlaceResponse> training = Place(server->port(), request);
+  ASSERT_TRUE(training.ok()) << training.status();
+  EXPECT_GT(training->num_operators(), 2 * inference->num_operators() - 1);
+  EXPECT_NE(training->graph_hash(), inference->graph_hash());
+}
+
+TEST(Discovery, ListAlgorithmsAndServerInfo) {
+  TempDir dir;
+  ServerOptions options = TestOptions(dir.path());
+  options.policy_device = "cpu";
+  options.policy_loader = [](const std::string& preference) -> absl::StatusOr<PolicyRuntime> {
+    return PolicyRuntime{preference, "test-runtime"};
+  };
+  auto server = StartReadyServer(options);
+  ASSERT_NE(server, nullptr);
+  auto stub = StubFor(server->port());
+
+  pb::ListAlgorithmsResponse list;
+  auto c1 = ContextWithin();
+  ASSERT_TRUE(stub->ListAlgorithms(c1.get(), pb::ListAlgorithmsRequest(), &list).ok());
+  EXPECT_EQ(list.default_algorithm(), "auto");
+  bool has_auto = false, has_heft = false;
+  for (const pb::AlgorithmInfo& a : list.algorithms()) {
+    has_auto = has_auto || a.name() == "auto";
+    has_heft = has_heft || a.name() == "heft";
+    EXPECT_FALSE(a.description().empty()) << a.name();
+    EXPECT_GT(a.objectives_size(), 0) << a.name();
+  }
+  EXPECT_TRUE(has_auto);
+  EXPECT_TRUE(has_heft);
+
+  pb::GetServerInfoResponse info;
+  auto c2 = ContextWithin();
+  ASSERT_TRUE(stub->GetServerInfo(c2.get(), pb::GetServerInfoRequest(), &info).ok());
+  EXPECT_TRUE(info.ready());
+  EXPECT_EQ(info.version(), ServerVersion());
+  EXPECT_EQ(info.policy_version(), PolicyVersion());
+  EXPECT_EQ(info.policy_device(), "cpu");
+  EXPECT_EQ(info.torch_version(), "test-runtime");
+  EXPECT_EQ(info.limits().max_operators(), options.limits.max_operators);
+  EXPECT_EQ(info.limits().max_message_bytes(), int64_t{256} << 20);
+  EXPECT_EQ(info.limits().worker_threads(), 2);
+}
+
+}  // namespace
+}  // namespace placement::server
