@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "client/convert_commands.h"
 #include "client/exit_codes.h"
+#include "client/place_command.h"
 #include "client/simulate_command.h"
 #include "graph/device_presets.h"
 
@@ -26,7 +27,9 @@ ABSL_FLAG(bool, training, false, "place one training step: backward ops, gradien
 ABSL_FLAG(std::string, optimizer, "adam", "training: sgd | momentum | adam (its state is in memory)");
 ABSL_FLAG(double, backward_multiplier, 2.0, "training: backward work as a multiple of the forward work");
 ABSL_FLAG(int32_t, ops, 1000, "generate: about this many operators");
-ABSL_FLAG(uint64_t, seed, 1, "generate: the seed");
+ABSL_FLAG(uint64_t, seed, 1, "generate and place: the seed");
+ABSL_FLAG(std::string, algorithm, "auto", "place: a placer from `placectl algorithms`, or auto");
+ABSL_FLAG(std::string, deadline, "10s", "place: time the placer may take, e.g. 500ms, 2s, 1m");
 ABSL_FLAG(int64_t, width, 512, "generate: hidden size or channels");
 
 namespace {
@@ -43,6 +46,11 @@ constexpr char kUsage[] =
     "  simulate GRAPH --placement FILE [--topology FILE | --devices SPEC] [--objective step_time|throughput|latency]\n"
     "                 [--local] [--output table|json] [--priority topological|upward_rank] [--simulator default|placeto]\n"
     "      score a placement with the execution simulator\n"
+    "  place GRAPH [--algorithm NAME|auto] [--objective step_time|throughput|latency] [--deadline 10s]\n"
+    "              [--topology FILE | --devices SPEC] [--local] [--output table|json] [--seed S]\n"
+    "      place the graph (the JSON output is a placement file for simulate)\n"
+    "  algorithms\n"
+    "      list the placers, the objectives they optimize and what they do\n"
     "  import GRAPH [--batch N] [--seq N] [--training]\n"
     "      print the graph in our JSON format (importer warnings go to stderr)\n"
     "  generate FAMILY [--ops N] [--seed S] [--batch N] [--width N] [--training]\n"
@@ -99,6 +107,25 @@ int main(int argc, char** argv) {
     o.priority = absl::GetFlag(FLAGS_priority);
     o.simulator = absl::GetFlag(FLAGS_simulator);
     return Print(command, placement::cli::RunSimulate(o));
+  }
+  if (command == "place") {
+    if (operands != 1) return Usage("place takes exactly one GRAPH");
+    placement::cli::PlaceOptions o;
+    o.graph_path = args[2];
+    o.load = LoadOptions();
+    o.topology_file = absl::GetFlag(FLAGS_topology);
+    o.devices = absl::GetFlag(FLAGS_devices);
+    o.algorithm = absl::GetFlag(FLAGS_algorithm);
+    o.objective = absl::GetFlag(FLAGS_objective);
+    o.deadline = absl::GetFlag(FLAGS_deadline);
+    o.output = absl::GetFlag(FLAGS_output);
+    o.seed = absl::GetFlag(FLAGS_seed);
+    return Print(command, placement::cli::RunPlace(o));
+  }
+  if (command == "algorithms") {
+    if (operands != 0) return Usage("algorithms takes no arguments");
+    std::cout << placement::cli::ListAlgorithms();
+    return kExitOk;
   }
   if (command == "import") {
     if (operands != 1) return Usage("import takes exactly one GRAPH");

@@ -29,6 +29,11 @@ std::string ReportJson(const Report& r) {
   out["ratio"] = e.ratio;
   out["fits_memory"] = e.fits_memory;
   out["graph_hash"] = r.graph_hash;
+  if (!r.algorithm.empty()) {
+    out["algorithm"] = r.algorithm;
+    out["proven_optimal"] = r.proven_optimal;
+    out["best_bound"] = r.best_bound;
+  }
   out["bound"] = {{"critical_path", e.bound.critical_path},
                   {"work_per_device", e.bound.work_per_device},
                   {"largest_unit", e.bound.largest_unit},
@@ -55,15 +60,22 @@ std::string ReportJson(const Report& r) {
   }
   out["assignment"] = std::move(assignment);
   out["warnings"] = r.warnings;
+  if (!r.algorithm.empty()) out["notes"] = r.notes;
   return out.dump(2) + "\n";
 }
 
 std::string ReportTable(const Report& r) {
   const Evaluation& e = *r.evaluation;
   std::string out;
+  if (!r.algorithm.empty()) {
+    absl::StrAppend(&out, "algorithm    ", r.algorithm, r.proven_optimal ? " (proven optimal)" : "", "\n");
+  }
   absl::StrAppend(&out, "objective    ", ObjectiveName(e.objective), "\n");
   absl::StrAppend(&out, "value        ", Time(e.value, r.time_unit), r.time_unit == "s" ? "" : " (input time units)", "\n");
   absl::StrAppend(&out, "lower bound  ", Time(e.bound.value, r.time_unit), "  (ratio ", absl::StrFormat("%.3f", e.ratio), ")\n");
+  if (!r.algorithm.empty() && r.best_bound > e.bound.value) {
+    absl::StrAppend(&out, "best bound   ", Time(r.best_bound, r.time_unit), "  (the placer's bound)\n");
+  }
   absl::StrAppend(&out, "memory       ", e.fits_memory ? "fits" : "OUT OF MEMORY on at least one device", "\n");
   absl::StrAppend(&out, "operators    ", r.graph->num_ops(), ", edges ", r.graph->num_edges(), ", graph ",
                   r.graph_hash.substr(0, 16), "\n\n");
@@ -79,6 +91,7 @@ std::string ReportTable(const Report& r) {
                                           throughput ? Time(s.load, r.time_unit) : "", Memory(s.peak_memory),
                                           s.capacity > 0 ? Memory(s.capacity) : "unlimited", s.oom ? "OOM" : ""));
   }
+  for (const std::string& n : r.notes) absl::StrAppend(&out, "note: ", n, "\n");
   for (const std::string& w : r.warnings) absl::StrAppend(&out, "warning: ", w, "\n");
   return out;
 }

@@ -18,9 +18,15 @@ struct Report {
   std::string time_unit = "s";
   std::string graph_hash;
   std::vector<std::string> warnings;  // what the importer assumed
+  // Set by `place`: which placer answered and what it proved. Empty algorithm: a scored placement (`simulate`).
+  std::string algorithm;
+  bool proven_optimal = false;
+  double best_bound = 0;
+  std::vector<std::string> notes;
 };
 
-// JSON with objective, value, time_unit, lower_bound, ratio, fits_memory, bound, devices and assignment.
+// JSON with objective, value, time_unit, lower_bound, ratio, fits_memory, bound, devices and assignment (plus
+// algorithm, proven_optimal, best_bound and notes for a placer's answer); a valid placement file.
 std::string ReportJson(const Report& report);
 std::string ReportTable(const Report& report);
 

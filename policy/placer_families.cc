@@ -1,8 +1,11 @@
 #include "policy/placer_families.h"
 
+#include "policy/auto/auto_placer.h"
 #include "policy/exact/exact_placers.h"
 #include "policy/heuristics/heuristic_placers.h"
+#include "policy/ilp/ilp_placers.h"
 #include "policy/registry.h"
+#include "policy/search/search_placers.h"
 
 namespace placement {
 
@@ -10,6 +13,9 @@ void RegisterPlacerFamilies(PlacerRegistry& registry) {
   // Families add one line each, in the order `placectl algorithms` lists them.
   RegisterHeuristicPlacers(registry);
   RegisterExactPlacers(registry);
+  RegisterIlpPlacers(registry);
+  RegisterSearchPlacers(registry);
+  RegisterAutoPlacer(registry);  // last: it runs the others
 }
 
 }  // namespace placement

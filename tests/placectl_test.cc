@@ -186,4 +186,62 @@ TEST(Placectl, UnknownGraphFormatIsNamed) {
   EXPECT_THAT(r.err, HasSubstr("not a graph format placectl reads"));
 }
 
+TEST(Placectl, PlaceWithAutoPrintsAPlacementThatSimulatesToTheSameValue) {
+  Result placed = RunPlacectl("place " + kTiny + " --local --objective throughput --deadline 2s --output json");
+  ASSERT_EQ(placed.exit_code, 0) << placed.err;
+  const nlohmann::json j = nlohmann::json::parse(placed.out);
+  EXPECT_THAT(j["algorithm"].get<std::string>(), ::testing::StartsWith("auto:"));
+  EXPECT_TRUE(j["fits_memory"].get<bool>());
+  EXPECT_FALSE(j["notes"].empty());
+  EXPECT_GE(j["best_bound"].get<double>(), j["lower_bound"].get<double>() - 1e-9);
+  // The expert-like split scores 9.1; a placer must not do worse.
+  EXPECT_LE(j["value"].get<double>(), 9.1 + 1e-9);
+  const fs::path again = fs::temp_directory_path() / ("placectl_placed_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(again) << placed.out;
+  Result scored = RunPlacectl("simulate " + kTiny + " --placement " + again.string() + " --objective throughput --output json");
+  fs::remove(again);
+  ASSERT_EQ(scored.exit_code, 0) << scored.err;
+  EXPECT_EQ(nlohmann::json::parse(scored.out)["value"], j["value"]);
+}
+
+TEST(Placectl, PlaceWithANamedAlgorithmPrintsATable) {
+  Result r = RunPlacectl("place " + kTiny + " --algorithm m_topo --deadline 1s");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("algorithm    m_topo"));
+  EXPECT_THAT(r.out, HasSubstr("step_time"));
+  EXPECT_THAT(r.out, HasSubstr("acc0"));
+}
+
+TEST(Placectl, AlgorithmsListsTheRegistry) {
+  Result r = RunPlacectl("algorithms");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* name : {"auto", "local_search", "heft", "m_topo", "single_device"}) EXPECT_THAT(r.out, HasSubstr(name));
+  EXPECT_THAT(r.out, HasSubstr("throughput"));
+}
+
+TEST(Placectl, UnknownAlgorithmIsABadInputNamingTheKnownOnes) {
+  Result r = RunPlacectl("place " + kTiny + " --algorithm simulated_guessing");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("simulated_guessing"));
+  EXPECT_THAT(r.err, HasSubstr("local_search"));
+  EXPECT_THAT(r.err, HasSubstr("auto"));
+}
+
+TEST(Placectl, ImpossibleDeadlineIsInfeasible) {
+  Result r = RunPlacectl("place " + kTiny + " --deadline 1ns");
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_THAT(r.err, HasSubstr("deadline"));
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(Placectl, PlaceOptionErrorsAreNamed) {
+  Result r = RunPlacectl("place " + kTiny + " --deadline soon");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("soon"));
+  r = RunPlacectl("place " + kTiny + " --algorithm pipeline_dp --objective step_time");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("pipeline_dp"));
+  EXPECT_EQ(RunPlacectl("place").exit_code, 2);
+}
+
 }  // namespace

@@ -1,0 +1,94 @@
+#include "client/place_command.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "client/report.h"
+#include "graph/canonical.h"
+#include "policy/placer.h"
+#include "policy/registry.h"
+
+namespace placement::cli {
+namespace {
+
+std::string ObjectiveList(const Placer& p) {
+  std::vector<std::string> names;
+  for (Objective o : p.objectives()) names.emplace_back(ObjectiveName(o));
+  return absl::StrJoin(names, ",");
+}
+
+absl::StatusOr<absl::Duration> ParseDeadline(const std::string& text) {
+  absl::Duration d;
+  if (!absl::ParseDuration(text, &d) || d <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--deadline '", text, "' is not a positive duration such as 500ms, 2s or 1m"));
+  }
+  return d;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
+  if (o.output != "table" && o.output != "json") {
+    return absl::InvalidArgumentError(absl::StrCat("--output '", o.output, "' is not one of table, json"));
+  }
+  absl::StatusOr<Objective> objective = ParseObjective(o.objective);
+  if (!objective.ok()) return objective.status();
+  absl::StatusOr<absl::Duration> deadline = ParseDeadline(o.deadline);
+  if (!deadline.ok()) return deadline.status();
+  absl::StatusOr<const Placer*> placer = PlacerRegistry::Default().Find(o.algorithm);
+  if (!placer.ok()) return placer.status();
+  const std::vector<Objective> supported = (*placer)->objectives();
+  if (std::find(supported.begin(), supported.end(), *objective) == supported.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("algorithm '", o.algorithm, "' optimizes ", ObjectiveList(**placer),
+                                                   ", not ", o.objective));
+  }
+
+  absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(o.graph_path, o.load);
+  if (!loaded.ok()) return loaded.status();
+  const Problem& input = loaded->problem;
+  absl::StatusOr<Topology> topology = ResolveTopology(input, o.topology_file, o.devices);
+  if (!topology.ok()) return topology.status();
+  absl::StatusOr<CostModel> costs = CostModel::Create(input.graph, *topology);
+  if (!costs.ok()) return costs.status();
+
+  PlacementProblem problem;
+  problem.costs = &*costs;
+  problem.objective = *objective;
+  problem.seed = o.seed;
+  // The deadline covers the placement only, not reading the graph.
+  absl::StatusOr<PlacerResult> result = (*placer)->Place(problem, Budget::For(*deadline));
+  if (!result.ok()) {
+    return absl::Status(result.status().code(), absl::StrCat(o.algorithm, ": ", result.status().message()));
+  }
+
+  Report report;
+  report.graph = &input.graph;
+  report.topology = &*topology;
+  report.placement = &result->placement;
+  report.evaluation = &result->evaluation;
+  report.time_unit = input.time_unit;
+  report.graph_hash = GraphHash(input.graph);
+  report.warnings = loaded->warnings;
+  report.algorithm = result->algorithm;
+  report.proven_optimal = result->proven_optimal;
+  report.best_bound = result->best_bound;
+  report.notes = result->notes;
+  return o.output == "json" ? ReportJson(report) : ReportTable(report);
+}
+
+std::string ListAlgorithms() {
+  std::string out = absl::StrFormat("%-16s %-28s %s\n", "algorithm", "objectives", "description");
+  for (const Placer* p : PlacerRegistry::Default().All()) {
+    absl::StrAppend(&out, absl::StrFormat("%-16s %-28s %s\n", p->name(), ObjectiveList(*p), p->description()));
+  }
+  return out;
+}
+
+}  // namespace placement::cli

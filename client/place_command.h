@@ -1,0 +1,34 @@
+// `placectl place`: runs a placer (AUTO by default) on a graph and cluster in-process and reports its answer;
+// `placectl algorithms`: lists the placers this build has.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "client/graph_loader.h"
+
+namespace placement::cli {
+
+struct PlaceOptions {
+  std::string graph_path;
+  GraphLoadOptions load;
+  std::string topology_file;
+  std::string devices;
+  std::string algorithm = "auto";
+  std::string objective = "step_time";
+  std::string deadline = "10s";  // absl::ParseDuration syntax: 500ms, 2s, 1m
+  std::string output = "table";  // table | json
+  uint64_t seed = 1;
+};
+
+// The rendered report: the simulate report plus the algorithm, whether it proved optimality, its bound and its
+// notes; the JSON form is a placement file `placectl simulate --placement` reads. Errors: INVALID_ARGUMENT for
+// options, NOT_FOUND naming the known algorithms, FAILED_PRECONDITION when nothing fits memory,
+// DEADLINE_EXCEEDED when the deadline passes before an answer.
+absl::StatusOr<std::string> RunPlace(const PlaceOptions& options);
+
+// One line per placer: name, the objectives it optimizes, its description.
+std::string ListAlgorithms();
+
+}  // namespace placement::cli

@@ -1,0 +1,53 @@
+// Which placers AUTO runs for a problem, and how it splits the budget between them.
+//
+// The plan depends on the objective and the graph's operator count, never on the clock, so the same problem
+// always gets the same plan:
+//
+//   THROUGHPUT   pipeline_dp (<= kMaxOpsPipelineDp operators), ilp_throughput (<= kMaxOpsIlpThroughput),
+//                m_topo, scotch, metis, heft, single_device
+//   STEP_TIME    heft, m_etf, m_sct (<= kMaxOpsSct), critical_path, m_topo, single_device, ilp_latency
+//   LATENCY      (<= kMaxOpsIlpLatency, LATENCY and STEP_TIME), scotch and metis (>= kMinOpsPartitioners: on
+//                small graphs the list schedulers do at least as well)
+//
+// and then local_search from the best three distinct answers, best first, while time remains (skipped once the
+// best meets a proven lower bound). Placers the registry lacks, or that do not list the objective, are left
+// out. The one-shot placers share (1 - search_fraction) of the budget by weight, each getting its weight's
+// share of what is left when it starts, so time a fast placer does not use passes on; local search gets the
+// rest.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "policy/placer.h"
+
+namespace placement {
+
+class PlacerRegistry;
+
+namespace portfolio {
+
+// Measured on layered DAGs on 8 devices (the step that decided each is in the comment).
+inline constexpr int32_t kMaxOpsPipelineDp = 10000;  // 10k operators: 8.6 s; 30k: past a 10 s deadline
+inline constexpr int32_t kMaxOpsIlpThroughput = 500;
+inline constexpr int32_t kMaxOpsIlpLatency = 60;
+inline constexpr int32_t kMaxOpsSct = 5000;  // its favourite-child LP: 10k operators 1.5 s, 30k past 10 s
+inline constexpr int32_t kMinOpsPartitioners = 2000;
+inline constexpr char kSearchPlacer[] = "local_search";
+
+struct Candidate {
+  std::string name;
+  double weight = 1;  // share of the one-shot budget, relative to the others
+};
+
+struct Plan {
+  std::vector<Candidate> run;     // in the order they run
+  std::vector<std::string> skipped;  // "name: why", for the notes
+  bool search = false;            // finish with local_search
+};
+
+Plan PlanPortfolio(const PlacementProblem& problem, const PlacerRegistry& registry);
+
+}  // namespace portfolio
+}  // namespace placement

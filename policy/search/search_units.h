@@ -1,0 +1,74 @@
+// What local search moves: units. A colocation group must share one device, so it moves as one unit; every
+// other operator is a unit of its own. A unit may go to a device when every operator of it has a time for the
+// device's kind and no pin says otherwise.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "graph/cost_model.h"
+#include "graph/placement.h"
+
+namespace placement::search {
+
+class SearchUnits {
+ public:
+  // Fails with INVALID_ARGUMENT naming the operator when a pin names a device the topology lacks, when a group
+  // carries two different pins, or when no device may run a whole unit.
+  static absl::StatusOr<SearchUnits> Build(const CostModel& costs);
+
+  int32_t num_units() const { return static_cast<int32_t>(pinned_.size()); }
+  int32_t unit_of(OpId op) const { return unit_of_[op]; }
+  // Operators of a unit in topological order.
+  absl::Span<const OpId> ops(int32_t u) const {
+    return absl::MakeConstSpan(ops_).subspan(begin_[u], begin_[u + 1] - begin_[u]);
+  }
+  DeviceId pinned(int32_t u) const { return pinned_[u]; }
+  // Sum of the unit's operator times on d; kCannotRun where one of them cannot run there.
+  double time(int32_t u, DeviceId d) const { return time_[static_cast<size_t>(kind_of_[d]) * num_units() + u]; }
+  bool allowed(int32_t u, DeviceId d) const {
+    return time(u, d) != kCannotRun && (pinned_[u] == kNone || pinned_[u] == d);
+  }
+  // Devices the unit may use, in id order.
+  absl::Span<const DeviceId> allowed_devices(int32_t u) const {
+    return absl::MakeConstSpan(allowed_).subspan(allowed_begin_[u], allowed_begin_[u + 1] - allowed_begin_[u]);
+  }
+  int64_t param_bytes(int32_t u) const { return param_bytes_[u]; }
+  // Parameters, scratch and outputs: what the unit can add to a device's peak memory on its own.
+  int64_t footprint_bytes(int32_t u) const { return footprint_bytes_[u]; }
+  // Distinct units that exchange a tensor with u, in id order.
+  absl::Span<const int32_t> neighbours(int32_t u) const {
+    return absl::MakeConstSpan(neighbours_).subspan(neighbour_begin_[u], neighbour_begin_[u + 1] - neighbour_begin_[u]);
+  }
+  // Position of the unit's first operator in the graph's topological order.
+  int32_t topo_rank(int32_t u) const { return topo_rank_[u]; }
+
+  // "operator 'x'" or "colocation group 'g' (12 operators)".
+  std::string Describe(const Graph& g, int32_t u) const;
+
+  // Whether every operator of each unit sits on one device (the unit's device is then device_of()).
+  DeviceId device_of(const Placement& p, int32_t u) const { return p.device[ops(u).front()]; }
+  void Assign(Placement& p, int32_t u, DeviceId d) const {
+    for (OpId v : ops(u)) p.device[v] = d;
+  }
+
+ private:
+  std::vector<int32_t> unit_of_;
+  std::vector<int32_t> begin_;
+  std::vector<OpId> ops_;
+  std::vector<DeviceId> pinned_;
+  std::vector<int32_t> kind_of_;
+  std::vector<double> time_;  // kinds x units
+  std::vector<int32_t> allowed_begin_;
+  std::vector<DeviceId> allowed_;
+  std::vector<int64_t> param_bytes_;
+  std::vector<int64_t> footprint_bytes_;
+  std::vector<int32_t> neighbour_begin_;
+  std::vector<int32_t> neighbours_;
+  std::vector<int32_t> topo_rank_;
+};
+
+}  // namespace placement::search

@@ -1,0 +1,133 @@
+// Instances for the search and AUTO tests: seeded layered DAGs and families on preset clusters, memory limits,
+// pins, and the shared Tarnawski inputs when present.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "absl/status/statusor.h"
+#include "graph/cost_model.h"
+#include "graph/generators.h"
+#include "graph/graph.h"
+#include "graph/placement.h"
+#include "graph/problem.h"
+#include "graph/topology.h"
+#include "graph/topology_json.h"
+#include "policy/placer.h"
+
+namespace placement::search::testing {
+
+// A graph, its cluster and their cost model, kept together so the model's pointers stay valid.
+struct Instance {
+  Graph graph;
+  Topology topology;
+  std::unique_ptr<CostModel> costs;
+
+  PlacementProblem Problem(Objective objective, uint64_t seed = 1) const {
+    PlacementProblem p;
+    p.costs = costs.get();
+    p.objective = objective;
+    p.seed = seed;
+    return p;
+  }
+};
+
+inline std::unique_ptr<Instance> MakeInstance(Graph graph, Topology topology) {
+  auto x = std::make_unique<Instance>();
+  x->graph = std::move(graph);
+  x->topology = std::move(topology);
+  absl::StatusOr<CostModel> costs = CostModel::Create(x->graph, x->topology);
+  EXPECT_TRUE(costs.ok()) << costs.status();
+  if (costs.ok()) x->costs = std::make_unique<CostModel>(*std::move(costs));
+  return x;
+}
+
+inline Topology Shorthand(const std::string& spec) {
+  absl::StatusOr<Topology> t = ParseTopologyShorthand(spec);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return *std::move(t);
+}
+
+inline Graph Layered(int32_t ops, uint64_t seed, int32_t colocation_groups = 0) {
+  LayeredDagOptions o;
+  o.num_ops = ops;
+  o.seed = seed;
+  o.num_colocation_groups = colocation_groups;
+  absl::StatusOr<Graph> g = LayeredRandomDag(o);
+  EXPECT_TRUE(g.ok()) << g.status();
+  return *std::move(g);
+}
+
+// The same graph with some operators pinned: op id -> device name.
+inline Graph WithPins(const Graph& g, const std::map<OpId, std::string>& pins) {
+  GraphBuilder b;
+  for (OpId v = 0; v < g.num_ops(); ++v) {
+    OpSpec s;
+    s.name = std::string(g.name(v));
+    s.op_type = std::string(g.op_type(v));
+    for (const MeasuredTime& m : g.measured(v)) s.measured_seconds.emplace_back(g.device_kinds()[m.kind], m.seconds);
+    s.flops = g.flops(v);
+    s.bytes_accessed = g.bytes_accessed(v);
+    s.param_bytes = g.param_bytes(v);
+    s.temp_bytes = g.temp_bytes(v);
+    for (int32_t o = 0; o < g.num_outputs(v); ++o) s.outputs.push_back(g.tensor(g.first_output(v) + o));
+    if (g.colocation_group(v) != kNone) s.colocation_group = g.colocation_groups()[g.colocation_group(v)];
+    if (g.pinned(v) != kNone) s.pinned_device = g.pinned_devices()[g.pinned(v)];
+    if (auto it = pins.find(v); it != pins.end()) s.pinned_device = it->second;
+    s.is_backward = g.is_backward(v);
+    b.AddOp(std::move(s));
+  }
+  for (EdgeId e = 0; e < g.num_edges(); ++e) b.AddEdge(g.edge(e).src, g.edge(e).src_output, g.edge(e).dst, g.edge(e).bytes);
+  absl::StatusOr<Graph> out = std::move(b).Build();
+  EXPECT_TRUE(out.ok()) << out.status();
+  return *std::move(out);
+}
+
+// The same cluster with every device's memory set to `bytes` (0 = unlimited).
+inline Topology WithMemory(const Topology& t, int64_t bytes) {
+  TopologySpec s;
+  s.name = t.name();
+  for (const Device& d : t.devices()) {
+    s.devices.push_back(d);
+    s.devices.back().memory_bytes = bytes;
+  }
+  for (int32_t r = 0; r < t.num_resources(); ++r) s.resources.push_back(t.resource(r));
+  const size_t n = t.num_devices();
+  s.latency.assign(n * n, 0);
+  s.path_resources.assign(n * n, {});
+  for (DeviceId a = 0; a < t.num_devices(); ++a) {
+    for (DeviceId b = 0; b < t.num_devices(); ++b) {
+      if (a == b) continue;
+      const Path& p = t.path(a, b);
+      s.latency[a * n + b] = p.latency;
+      auto res = t.path_resources(p);
+      s.path_resources[a * n + b].assign(res.begin(), res.end());
+    }
+  }
+  absl::StatusOr<Topology> out = Topology::Create(std::move(s));
+  EXPECT_TRUE(out.ok()) << out.status();
+  return *std::move(out);
+}
+
+inline Placement AllOn(const Graph& g, DeviceId d) { return Placement{std::vector<DeviceId>(g.num_ops(), d)}; }
+
+inline std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline std::filesystem::path TarnawskiRoot() {
+  return std::filesystem::path(PLACEMENT_SHARED_DIR) / "bench" / "tarnawski" / "throughput-inputs";
+}
+
+}  // namespace placement::search::testing
