@@ -4,18 +4,20 @@
 //   dur_v = sum_d time(v,d) x[u(v),d]
 //   edge v->w carrying t:     s_w >= s_v + dur_v, and for every pair of devices a != b
 //                             s_w >= s_v + dur_v + c(t,a,b) (x[u(v),a] + x[u(w),b] - 1)
-//   same device, no path between v and w (o_vw in {0,1} picks the order, same_uw >= x[u,d] + x[w,d] - 1):
-//                             s_w >= s_v + dur_v + gap - M (1 - o_vw) - M (1 - same_uw), and symmetrically
+//   no path between v and w (o_vw in {0,1} picks the order; same >= x[u(v),d] + x[u(w),d] - 1 for every d, or
+//   1 when v and w share a unit):
+//                             s_w >= s_v + dur_v + gap - M (1 - o_vw) - M (1 - same), and symmetrically
 //   C >= s_v + dur_v for every sink;  memory of each device within its capacity
 //
-// The gap (SimulatorConfig::op_gap) separates operators that no path orders; along a path the precedence rows
-// leave it out, which only relaxes the model. It matches the simulator's transfer model (a tensor is sent once per destination device, starting when its
-// producer ends, so every reader there sees it after c(t,a,b)) except that links carry transfers in parallel:
-// the simulator queues transfers that share a link. The simulator's schedule of any placement satisfies every
-// row, so the MILP's bound is a lower bound on the simulated latency of every placement that fits. Memory is
-// first the parameters alone (as the simulator holds them resident); when the simulator then reports an
-// out-of-memory device the model is solved again charging every buffer a unit could ever hold (parameters,
-// scratch, outputs and one received copy of every input from another unit), which never overflows.
+// The model follows the simulator's transfer model: a tensor goes once to each device that reads it, leaving
+// when its producer ends, so every reader there can start c(t,a,b) later. What it leaves out: links carry
+// transfers in parallel (the simulator queues transfers that share a link), and the gap after an operator
+// (SimulatorConfig::op_gap) separates only operators that no path orders. Both only relax the model, and the
+// simulator's own schedule of any placement satisfies every row, so the MILP's bound is a lower bound on the
+// simulated latency of every placement whose parameters fit. Memory is first the parameters alone (which the
+// simulator holds resident throughout); when the simulator then reports a device out of memory, the model is
+// solved again charging every buffer a unit could ever hold (parameters, scratch, outputs and one received
+// copy of every input from another unit), whose placements never overflow.
 #pragma once
 
 #include <string>

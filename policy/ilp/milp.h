@@ -3,9 +3,8 @@
 // The placers build their models here column by column and row by row, then hand them to SolveMilp, which
 // runs CBC (CbcModel over OsiClpSolverInterface, not the CbcMain driver, which keeps global state) with the cut
 // generators of CBC's standalone solver, the rounding, local-search and RINS heuristics (and the feasibility
-// pump when there is no warm start), pseudo-cost branching, the caller's warm start, and the budget checked
-// at every node and every simplex iteration, so that deadlines and cancellations hold on large models too.
-// CBC prints nothing.
+// pump when there is no warm start), the caller's warm start, and the budget checked at every node and every
+// simplex iteration, so that deadlines and cancellations hold on large models too. CBC prints nothing.
 #pragma once
 
 #include <cstdint>

@@ -9,8 +9,12 @@
 //
 // out and in are continuous: at integral x their lower bounds are 0 or 1 and nothing pushes them higher. Among
 // interchangeable devices (same kind, type and memory, no pins) the run with the lower first unit comes
-// first: x[i,e_p] <= sum_{j<i} x[j,e_(p-1)], written with running sums. The warm start is the better of the
-// problem's start and the best contiguous split in unit order, improved by a local search of moves and swaps.
+// first: x[i,e_p] <= sum_{j<i} x[j,e_(p-1)], written with running sums. T starts at the generic THROUGHPUT
+// lower bound. The warm start is the better of the problem's start and the best contiguous split in unit order
+// (a greedy split when neither exists), improved by a local search of moves and swaps for up to a quarter of
+// the budget; CBC gets the rest (kDefaultIlpSeconds in all without a deadline). The answer is the better of
+// CBC's incumbent and the warm start; best_bound is the larger of CBC's bound and the generic one, and
+// proven_optimal is set when CBC closes the tree (both only when the model is exact, see throughput_model.h).
 #pragma once
 
 #include "absl/status/statusor.h"
