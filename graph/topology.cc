@@ -217,4 +217,27 @@ absl::StatusOr<Topology> BuildSharedBus(std::string name, std::vector<Device> de
   return Topology::Create(std::move(out));
 }
 
+absl::StatusOr<Topology> WithMemoryCapacity(const Topology& t, int64_t bytes) {
+  TopologySpec s;
+  s.name = t.name();
+  for (const Device& d : t.devices()) {
+    s.devices.push_back(d);
+    s.devices.back().memory_bytes = bytes;
+  }
+  for (int32_t r = 0; r < t.num_resources(); ++r) s.resources.push_back(t.resource(r));
+  const size_t n = t.num_devices();
+  s.latency.assign(n * n, 0);
+  s.path_resources.assign(n * n, {});
+  for (DeviceId a = 0; a < t.num_devices(); ++a) {
+    for (DeviceId b = 0; b < t.num_devices(); ++b) {
+      if (a == b) continue;
+      const Path& p = t.path(a, b);
+      s.latency[a * n + b] = p.latency;
+      absl::Span<const int32_t> res = t.path_resources(p);
+      s.path_resources[a * n + b].assign(res.begin(), res.end());
+    }
+  }
+  return Topology::Create(std::move(s));
+}
+
 }  // namespace placement

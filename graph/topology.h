@@ -119,6 +119,10 @@ absl::StatusOr<Topology> BuildMatrix(std::string name, std::vector<Device> devic
                                      const std::vector<std::vector<double>>& bandwidth,
                                      const std::vector<std::vector<double>>& latency);
 
+// The same cluster (devices, links, paths) with every device's memory capacity set to `bytes` (0 = unlimited):
+// what-if questions about memory, and tests that squeeze a placement.
+absl::StatusOr<Topology> WithMemoryCapacity(const Topology& topology, int64_t bytes);
+
 // Placeto's simulated cluster: every device has one outgoing bus shared by all its transfers.
 absl::StatusOr<Topology> BuildSharedBus(std::string name, std::vector<Device> devices, double bus_bandwidth,
                                         double latency);

@@ -79,26 +79,7 @@ inline Graph Build(GraphBuilder&& builder) {
 
 // The same cluster with every device's memory set to `bytes` (0 = unlimited).
 inline Topology WithMemory(const Topology& t, int64_t bytes) {
-  TopologySpec s;
-  s.name = t.name();
-  for (const Device& d : t.devices()) {
-    s.devices.push_back(d);
-    s.devices.back().memory_bytes = bytes;
-  }
-  for (int32_t r = 0; r < t.num_resources(); ++r) s.resources.push_back(t.resource(r));
-  const size_t n = t.num_devices();
-  s.latency.assign(n * n, 0);
-  s.path_resources.assign(n * n, {});
-  for (DeviceId a = 0; a < t.num_devices(); ++a) {
-    for (DeviceId b = 0; b < t.num_devices(); ++b) {
-      if (a == b) continue;
-      const Path& p = t.path(a, b);
-      s.latency[a * n + b] = p.latency;
-      auto res = t.path_resources(p);
-      s.path_resources[a * n + b].assign(res.begin(), res.end());
-    }
-  }
-  absl::StatusOr<Topology> out = Topology::Create(std::move(s));
+  absl::StatusOr<Topology> out = WithMemoryCapacity(t, bytes);
   EXPECT_TRUE(out.ok()) << out.status();
   return *std::move(out);
 }
