@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "policy/auto/portfolio.h"
 #include "policy/registry.h"
+#include "policy/search/local_search.h"
 
 namespace placement {
 namespace portfolio {
@@ -148,17 +149,32 @@ class Session {
   // Local search from the best few distinct answers, best first, while the budget lasts: searches from different
   // starts end in different local optima, and one that has converged stops early and leaves time for the next.
   // Skipped once the best meets a proven bound.
+  //
+  // The second search starts where local_search on its own would (its start placers' best, with the problem's
+  // seed), unless the first already did: a converged search is a function of its start and seed, so AUTO then
+  // lands at least where a separate local_search run lands.
   void RunSearches() {
     const double bound = GlobalBound(problem_, outcomes_);
-    const std::vector<size_t> starts = SearchStarts(outcomes_);
-    const size_t runs = std::max<size_t>(1, starts.size());  // with no answer yet, one search from its own start
-    outcomes_.reserve(outcomes_.size() + runs);  // the starts point into outcomes_
-    for (size_t i = 0; i < runs && !Settled(bound) && !budget_.Expired(); ++i) {
+    std::vector<SearchRun> plan;
+    for (size_t i : SearchStarts(outcomes_)) plan.push_back(SearchRun{i, problem_.seed + plan.size()});
+    if (const std::optional<size_t> own = OwnStart(); own && (plan.empty() || !SamePlacement(plan[0].start, *own))) {
+      // On a tie with the best start it goes first: a search cut short by the deadline then matches local_search's.
+      const bool tie = !plan.empty() && outcomes_[*own].result->evaluation.value <= outcomes_[plan[0].start].result->evaluation.value;
+      std::erase_if(plan, [&](const SearchRun& r) { return SamePlacement(r.start, *own); });
+      plan.insert(plan.begin() + (tie ? 0 : std::min<size_t>(1, plan.size())), SearchRun{*own, problem_.seed});
+    }
+    outcomes_.reserve(outcomes_.size() + std::max<size_t>(1, plan.size()));  // the starts point into outcomes_
+    if (plan.empty()) {  // no answer yet: one search from its own start
+      Record(Run(**registry_.Find(kSearchPlacer), problem_, Listened(budget_)), "");
+      return;
+    }
+    for (const SearchRun& run : plan) {
+      if (Settled(bound) || budget_.Expired()) break;
       PlacementProblem from = problem_;
-      from.start = starts.empty() ? nullptr : &outcomes_[starts[i]].result->placement;
-      from.seed = problem_.seed + i;
+      from.start = &outcomes_[run.start].result->placement;
+      from.seed = run.seed;
       Outcome searched = Run(**registry_.Find(kSearchPlacer), from, Listened(budget_));
-      Record(std::move(searched), starts.empty() ? "" : absl::StrCat(" (from ", outcomes_[starts[i]].name, ")"));
+      Record(std::move(searched), absl::StrCat(" (from ", outcomes_[run.start].name, ")"));
     }
   }
 
@@ -197,6 +213,28 @@ class Session {
                           : Beats(last, outcomes_[*best_]))) {
       best_ = outcomes_.size() - 1;
     }
+  }
+
+  struct SearchRun {
+    size_t start;  // index into outcomes_
+    uint64_t seed;
+  };
+
+  bool SamePlacement(size_t a, size_t b) const {
+    return outcomes_[a].result->placement.device == outcomes_[b].result->placement.device;
+  }
+
+  // The answer local_search would start from on its own: the first of its start placers with the lowest
+  // feasible value among those AUTO ran (search::ChooseStart's rule).
+  std::optional<size_t> OwnStart() const {
+    std::optional<size_t> own;
+    for (const std::string& name : search::LocalSearchOptions{}.start_placers) {
+      for (size_t i = 0; i < outcomes_.size(); ++i) {
+        if (outcomes_[i].name != name || !Feasible(outcomes_[i])) continue;
+        if (!own || outcomes_[i].result->evaluation.value < outcomes_[*own].result->evaluation.value) own = i;
+      }
+    }
+    return own;
   }
 
   bool Settled(double bound) const {
