@@ -4,6 +4,7 @@
 #   runtime-packages.sh BINARY...
 set -euo pipefail
 [ $# -gt 0 ] || { echo "usage: $0 BINARY..." >&2; exit 2; }
+libraries=()
 for binary in "$@"; do
   [ -x "$binary" ] || { echo "runtime-packages: $binary is not an executable" >&2; exit 1; }
   if ldd "$binary" | grep -q "not found"; then
@@ -11,16 +12,31 @@ for binary in "$@"; do
     ldd "$binary" | grep "not found" >&2
     exit 1
   fi
-  ldd "$binary" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }'
-done | sort -u | while read -r library; do
+  mapfile -t -O "${#libraries[@]}" libraries < <(ldd "$binary" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }')
+done
+mapfile -t libraries < <(printf '%s\n' "${libraries[@]}" | sort -u)
+
+# Packages register /lib/... or /usr/lib/... (merged /usr), and the real file rather than the soname link: ask
+# for each library as loaded, as resolved, and resolved without /usr, all in one dpkg-query call.
+candidates=()
+for library in "${libraries[@]}"; do
   real="$(readlink -f "$library")"
-  # Packages register /lib/... or /usr/lib/... (merged /usr); ask for the path as loaded, then as resolved.
+  candidates+=("$library" "$real" "${real#/usr}")
+done
+declare -A owner_of
+while IFS= read -r line; do
+  owner_of["${line#*: }"]="${line%%: *}"
+done < <(dpkg-query -S "${candidates[@]}" 2>/dev/null || true)
+
+for library in "${libraries[@]}"; do
+  real="$(readlink -f "$library")"
+  package=""
   for candidate in "$library" "$real" "${real#/usr}"; do
-    if owner="$(dpkg-query -S "$candidate" 2>/dev/null)"; then
-      echo "${owner%%:*}"
-      continue 2
-    fi
+    if [ -n "${owner_of[$candidate]:-}" ]; then package="${owner_of[$candidate]}"; break; fi
   done
-  echo "runtime-packages: no package holds $library ($real)" >&2
-  exit 1
+  if [ -z "$package" ]; then
+    echo "runtime-packages: no package holds $library ($real)" >&2
+    exit 1
+  fi
+  echo "${package%%:*}"
 done | sort -u
