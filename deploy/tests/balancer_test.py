@@ -255,7 +255,7 @@ def run(args, work):
             print(f"  {os.path.basename(g):28s} -> {answered.name} (moved from {victim.name}; repeat: cache hit)")
         print("PASS")
         return 0
-    except Failure:
+    except (Failure, TimeUp, subprocess.TimeoutExpired):
         for r in replicas:
             with open(r.log) as f:
                 print(f"--- {r.name} log (tail)\n" + "".join(f.readlines()[-15:]), file=sys.stderr)
