@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages the build needs, only those missing; safe to run again.
+# Installs the Debian 12 packages the build and the tests need, only those missing; safe to run again.
 set -euo pipefail
 
 PACKAGES=(
@@ -8,9 +8,18 @@ PACKAGES=(
   libabsl-dev libtorch-dev prometheus-cpp-dev librocksdb-dev libonnx-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libssl-dev
   coinor-libcbc-dev coinor-libclp-dev libscotch-dev libmetis-dev
-  chromium libpng-dev  # the schedule chart's browser test: headless Chromium, and libpng to read its screenshot
-  prometheus  # promtool: the server tests check the /metrics exposition with it
 )
+# Programs only the tests run. PLACEMENT_DEPS=build (the Dockerfile's build stage) leaves them out.
+TEST_PACKAGES=(
+  chromium libpng-dev  # the schedule chart's browser test: headless Chromium, and libpng to read its screenshot
+  prometheus  # promtool: the server tests check the /metrics exposition with it, deploy/ checks prometheus.yml
+  nginx yamllint  # deploy/: the gRPC balancer in front of real replicas, and the YAML lint
+)
+# kubectl renders deploy/k8s (Debian's 1.20 has kustomize built in); a kubectl already installed is kept.
+command -v kubectl >/dev/null 2>&1 || TEST_PACKAGES+=(kubernetes-client)
+if [ "${PLACEMENT_DEPS:-all}" != build ]; then
+  PACKAGES+=("${TEST_PACKAGES[@]}")
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -33,3 +42,8 @@ echo "placement: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The tests start nginx themselves, as a non-root process on 127.0.0.1; the system service the package starts
+# on port 80 is not wanted on a build machine.
+if [[ " ${missing[*]} " == *" nginx "* ]] && [ -d /run/systemd/system ]; then
+  $SUDO systemctl disable --now nginx >/dev/null 2>&1 || true
+fi

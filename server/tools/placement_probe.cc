@@ -6,6 +6,10 @@
 //   placement_probe [--server HOST:PORT] info | algorithms
 //
 // GRAPH is an ONNX model or a JSON graph (placement.graph/v1 or Tarnawski), sent as bytes: the server reads it.
+// place sends the `x-graph-hash` metadata (lower-case hex SHA-256 of those bytes, as placectl does), so that a
+// balancer hashing on it (deploy/nginx) sends repeats of a graph to the replica whose cache holds the answer.
+#include <openssl/evp.h>
+
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -17,6 +21,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
@@ -32,6 +37,8 @@ ABSL_FLAG(bool, training, false, "place one training step");
 ABSL_FLAG(int64_t, batch, 0, "ONNX batch size");
 ABSL_FLAG(int64_t, seq, 0, "ONNX sequence length");
 ABSL_FLAG(bool, stream, false, "place: use PlaceStream and print the progress");
+ABSL_FLAG(bool, graph_hash_header, true,
+          "place: send the x-graph-hash metadata (SHA-256 hex of the graph bytes) that balancers route on");
 ABSL_FLAG(std::string, service, "placement.v1.PlacementService", "health: the service to ask about (\"\" = liveness)");
 
 namespace {
@@ -40,7 +47,7 @@ namespace pb = ::placement::v1;
 
 constexpr char kUsage[] =
     "placement_probe [--server HOST:PORT] place GRAPH [--devices SPEC | --topology FILE] [--objective O] "
-    "[--algorithm A] [--budget_ms N] [--training] [--stream]\n"
+    "[--algorithm A] [--budget_ms N] [--training] [--stream] [--nograph_hash_header]\n"
     "placement_probe [--server HOST:PORT] health [--service NAME] | info | algorithms";
 
 bool ReadFile(const std::string& path, std::string* out) {
@@ -50,6 +57,14 @@ bool ReadFile(const std::string& path, std::string* out) {
   buffer << in.rdbuf();
   *out = buffer.str();
   return !in.bad();
+}
+
+// The routing key a balancer hashes on: lower-case hex SHA-256 of the graph payload exactly as sent.
+std::string GraphPayloadHash(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), length));
 }
 
 void Deadline(grpc::ClientContext* context) {
@@ -111,6 +126,7 @@ int Place(pb::PlacementService::Stub& stub, const std::string& graph_path) {
 
   grpc::ClientContext context;
   Deadline(&context);
+  if (absl::GetFlag(FLAGS_graph_hash_header)) context.AddMetadata("x-graph-hash", GraphPayloadHash(bytes));
   if (!absl::GetFlag(FLAGS_stream)) {
     pb::PlaceResponse response;
     const grpc::Status status = stub.Place(&context, request, &response);
