@@ -9,47 +9,14 @@
 #include "graph/units.h"
 
 namespace placement::heuristics {
-namespace {
-
-std::string DeviceNames(const Topology& t) {
-  std::vector<std::string> names;
-  for (const Device& d : t.devices()) names.push_back(d.name);
-  if (names.size() > 8) {
-    names.resize(8);
-    names.push_back("...");
-  }
-  return absl::StrJoin(names, ", ");
-}
-
-}  // namespace
-
 absl::StatusOr<UnitIndex> UnitIndex::Build(const CostModel& costs) {
   const Graph& g = costs.graph();
   const Topology& topo = costs.topology();
-  const int32_t n = g.num_ops();
-  UnitIndex x;
-  x.unit_of_.assign(n, kNone);
+  absl::StatusOr<ColocationUnits> core = ColocationUnits::Build(costs);
+  if (!core.ok()) return core.status();
+  UnitIndex x(*std::move(core));
+  const int32_t num_units = x.num_units();
 
-  // Unit ids follow the topological order of their first operator.
-  std::vector<int32_t> group_unit(g.colocation_groups().size(), kNone);
-  int32_t num_units = 0;
-  for (OpId v : g.topo_order()) {
-    const int32_t grp = g.colocation_group(v);
-    if (grp == kNone) {
-      x.unit_of_[v] = num_units++;
-    } else {
-      if (group_unit[grp] == kNone) group_unit[grp] = num_units++;
-      x.unit_of_[v] = group_unit[grp];
-    }
-  }
-  x.begin_.assign(num_units + 1, 0);
-  for (OpId v = 0; v < n; ++v) ++x.begin_[x.unit_of_[v] + 1];
-  for (int32_t u = 0; u < num_units; ++u) x.begin_[u + 1] += x.begin_[u];
-  x.ops_.resize(n);
-  {
-    std::vector<int32_t> fill(x.begin_.begin(), x.begin_.end() - 1);
-    for (OpId v : g.topo_order()) x.ops_[fill[x.unit_of_[v]]++] = v;
-  }
   // Where each unit's work happens: its first operator that computes or reads something. A colocation group
   // that starts with a weight (a free source, as profiled operator graphs have) sits at its first consumer;
   // a unit of free sources alone sits just before its first reader.
@@ -62,7 +29,7 @@ absl::StatusOr<UnitIndex> UnitIndex::Build(const CostModel& costs) {
         break;
       }
       for (const Edge& e : g.out_edges(v)) {
-        if (x.unit_of_[e.dst] != u) first_reader = std::min<int64_t>(first_reader, 2 * static_cast<int64_t>(g.topo_rank(e.dst)));
+        if (x.unit_of(e.dst) != u) first_reader = std::min<int64_t>(first_reader, 2 * static_cast<int64_t>(g.topo_rank(e.dst)));
       }
     }
     if (position[u] < 0) {
@@ -73,73 +40,34 @@ absl::StatusOr<UnitIndex> UnitIndex::Build(const CostModel& costs) {
   for (int32_t u = 0; u < num_units; ++u) x.order_[u] = u;
   std::stable_sort(x.order_.begin(), x.order_.end(), [&](int32_t a, int32_t b) { return position[a] < position[b]; });
 
-  // Pins: resolve each pinned name once, then give every unit at most one device.
-  std::vector<DeviceId> pin_device(g.pinned_devices().size(), kNone);
-  for (size_t p = 0; p < pin_device.size(); ++p) {
-    pin_device[p] = topo.FindDevice(g.pinned_devices()[p]);
-  }
-  x.pinned_.assign(num_units, kNone);
-  std::vector<OpId> pinned_by(num_units, kNone);
-  for (OpId v = 0; v < n; ++v) {
-    if (g.pinned(v) == kNone) continue;
-    const DeviceId d = pin_device[g.pinned(v)];
-    if (d == kNone) {
-      return absl::InvalidArgumentError(absl::StrCat("operator '", g.name(v), "' is pinned to device '",
-                                                     g.pinned_devices()[g.pinned(v)], "', which the topology does not have (it has ",
-                                                     DeviceNames(topo), ")"));
-    }
-    const int32_t u = x.unit_of_[v];
-    if (x.pinned_[u] != kNone && x.pinned_[u] != d) {
-      return absl::InvalidArgumentError(absl::StrCat("colocation group '", g.colocation_groups()[g.colocation_group(v)],
-                                                     "' must share one device, but operator '", g.name(pinned_by[u]), "' is pinned to '",
-                                                     topo.device(x.pinned_[u]).name, "' and operator '", g.name(v), "' to '",
-                                                     topo.device(d).name, "'"));
-    }
-    x.pinned_[u] = d;
-    pinned_by[u] = v;
-  }
-
-  // Unit times per device kind.
-  const int32_t num_kinds = static_cast<int32_t>(topo.kinds().size());
-  std::vector<DeviceId> kind_device(num_kinds, kNone);
-  x.kind_of_.resize(topo.num_devices());
+  // One device of each kind stands for its kind.
+  std::vector<DeviceId> kind_device(topo.kinds().size(), kNone);
   for (DeviceId d = 0; d < topo.num_devices(); ++d) {
-    x.kind_of_[d] = topo.kind_index(d);
-    if (kind_device[x.kind_of_[d]] == kNone) kind_device[x.kind_of_[d]] = d;
-  }
-  x.time_.assign(static_cast<size_t>(num_kinds) * num_units, 0.0);
-  for (int32_t k = 0; k < num_kinds; ++k) {
-    double* row = x.time_.data() + static_cast<size_t>(k) * num_units;
-    for (OpId v = 0; v < n; ++v) row[x.unit_of_[v]] += costs.op_time(v, kind_device[k]);  // inf stays inf
+    if (kind_device[topo.kind_index(d)] == kNone) kind_device[topo.kind_index(d)] = d;
   }
   x.fastest_.assign(num_units, kCannotRun);
   for (int32_t u = 0; u < num_units; ++u) {
-    if (x.pinned_[u] != kNone) {
-      x.fastest_[u] = x.time(u, x.pinned_[u]);
+    const DeviceId pin = x.pinned(u);
+    if (pin != kNone) {
+      x.fastest_[u] = x.time(u, pin);
       if (x.fastest_[u] == kCannotRun) {
         OpId bad = kNone;
         for (OpId v : x.ops(u)) {
-          if (!costs.can_run(v, x.pinned_[u])) bad = v;
+          if (!costs.can_run(v, pin)) bad = v;
         }
-        return absl::InvalidArgumentError(absl::StrCat("operator '", g.name(pinned_by[u]), "' is pinned to '",
-                                                       topo.device(x.pinned_[u]).name, "' (kind ", topo.device(x.pinned_[u]).kind,
+        return absl::InvalidArgumentError(absl::StrCat("operator '", g.name(x.pinned_by(u)), "' is pinned to '",
+                                                       topo.device(pin).name, "' (kind ", topo.device(pin).kind,
                                                        "), which cannot run operator '", g.name(bad), "' of the same unit"));
       }
       continue;
     }
-    for (int32_t k = 0; k < num_kinds; ++k) x.fastest_[u] = std::min(x.fastest_[u], x.time_[static_cast<size_t>(k) * num_units + u]);
+    for (DeviceId d : kind_device) x.fastest_[u] = std::min(x.fastest_[u], x.time(u, d));
     if (x.fastest_[u] == kCannotRun) {
       return absl::InvalidArgumentError(absl::StrCat(x.Describe(g, u), " cannot run whole on any device kind of the topology (",
                                                      absl::StrJoin(topo.kinds(), ", "), "): its operators need different kinds"));
     }
   }
   return x;
-}
-
-std::string UnitIndex::Describe(const Graph& g, int32_t u) const {
-  const OpId v = first_op(u);
-  if (ops(u).size() == 1 || g.colocation_group(v) == kNone) return absl::StrCat("operator '", g.name(v), "'");
-  return absl::StrCat("colocation group '", g.colocation_groups()[g.colocation_group(v)], "' (", ops(u).size(), " operators)");
 }
 
 MemoryModel MemoryModelFor(Objective objective) {

@@ -16,51 +16,36 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "policy/colocation_units.h"
 #include "policy/placer.h"
 
 namespace placement::heuristics {
 
 inline constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
 
-class UnitIndex {
+class UnitIndex : public ColocationUnits {
  public:
   // Fails with INVALID_ARGUMENT naming the operator when a pin names a device the topology lacks, when a pinned
   // operator cannot run on its device, when a group carries two different pins, or when no device can run a
   // whole group.
   static absl::StatusOr<UnitIndex> Build(const CostModel& costs);
 
-  int32_t num_units() const { return static_cast<int32_t>(pinned_.size()); }
-  int32_t unit_of(OpId op) const { return unit_of_[op]; }
-  // Operators of a unit in topological order.
-  absl::Span<const OpId> ops(int32_t u) const {
-    return absl::MakeConstSpan(ops_).subspan(begin_[u], begin_[u + 1] - begin_[u]);
-  }
-  OpId first_op(int32_t u) const { return ops_[begin_[u]]; }
-  DeviceId pinned(int32_t u) const { return pinned_[u]; }
-  // Sum of the unit's operator times on d (kCannotRun where some operator cannot run there).
-  double time(int32_t u, DeviceId d) const { return time_[static_cast<size_t>(kind_of_[d]) * num_units() + u]; }
-  bool allowed(int32_t u, DeviceId d) const { return time(u, d) != kCannotRun && (pinned_[u] == kNone || pinned_[u] == d); }
   // Time on the quickest device the unit may run on.
   double fastest_time(int32_t u) const { return fastest_[u]; }
   // Units in the topological order of where their work happens: the first operator that computes or has an
   // input (a group led by a free source, such as a weight, is placed with its first real operator).
   absl::Span<const int32_t> order() const { return order_; }
-  // "operator 'x'" or "colocation group 'g' (12 operators)".
-  std::string Describe(const Graph& g, int32_t u) const;
 
  private:
-  std::vector<int32_t> unit_of_;
-  std::vector<int32_t> begin_;
-  std::vector<OpId> ops_;
-  std::vector<DeviceId> pinned_;
-  std::vector<int32_t> kind_of_;  // device -> topology kind
-  std::vector<double> time_;      // kinds x units
+  explicit UnitIndex(ColocationUnits core) : ColocationUnits(std::move(core)) {}
+
   std::vector<double> fastest_;
   std::vector<int32_t> order_;
 };

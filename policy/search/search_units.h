@@ -5,33 +5,23 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "graph/cost_model.h"
 #include "graph/placement.h"
+#include "policy/colocation_units.h"
 
 namespace placement::search {
 
-class SearchUnits {
+class SearchUnits : public ColocationUnits {
  public:
   // Fails with INVALID_ARGUMENT naming the operator when a pin names a device the topology lacks, when a group
   // carries two different pins, or when no device may run a whole unit.
   static absl::StatusOr<SearchUnits> Build(const CostModel& costs);
 
-  int32_t num_units() const { return static_cast<int32_t>(pinned_.size()); }
-  int32_t unit_of(OpId op) const { return unit_of_[op]; }
-  // Operators of a unit in topological order.
-  absl::Span<const OpId> ops(int32_t u) const {
-    return absl::MakeConstSpan(ops_).subspan(begin_[u], begin_[u + 1] - begin_[u]);
-  }
-  DeviceId pinned(int32_t u) const { return pinned_[u]; }
-  // Sum of the unit's operator times on d; kCannotRun where one of them cannot run there.
-  double time(int32_t u, DeviceId d) const { return time_[static_cast<size_t>(kind_of_[d]) * num_units() + u]; }
-  bool allowed(int32_t u, DeviceId d) const {
-    return time(u, d) != kCannotRun && (pinned_[u] == kNone || pinned_[u] == d);
-  }
   // Devices the unit may use, in id order.
   absl::Span<const DeviceId> allowed_devices(int32_t u) const {
     return absl::MakeConstSpan(allowed_).subspan(allowed_begin_[u], allowed_begin_[u + 1] - allowed_begin_[u]);
@@ -46,22 +36,15 @@ class SearchUnits {
   // Position of the unit's first operator in the graph's topological order.
   int32_t topo_rank(int32_t u) const { return topo_rank_[u]; }
 
-  // "operator 'x'" or "colocation group 'g' (12 operators)".
-  std::string Describe(const Graph& g, int32_t u) const;
-
   // Whether every operator of each unit sits on one device (the unit's device is then device_of()).
-  DeviceId device_of(const Placement& p, int32_t u) const { return p.device[ops(u).front()]; }
+  DeviceId device_of(const Placement& p, int32_t u) const { return p.device[first_op(u)]; }
   void Assign(Placement& p, int32_t u, DeviceId d) const {
     for (OpId v : ops(u)) p.device[v] = d;
   }
 
  private:
-  std::vector<int32_t> unit_of_;
-  std::vector<int32_t> begin_;
-  std::vector<OpId> ops_;
-  std::vector<DeviceId> pinned_;
-  std::vector<int32_t> kind_of_;
-  std::vector<double> time_;  // kinds x units
+  explicit SearchUnits(ColocationUnits core) : ColocationUnits(std::move(core)) {}
+
   std::vector<int32_t> allowed_begin_;
   std::vector<DeviceId> allowed_;
   std::vector<int64_t> param_bytes_;
