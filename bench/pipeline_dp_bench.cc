@@ -18,41 +18,24 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "graph/cost_model.h"
 #include "graph/tarnawski.h"
 #include "policy/exact/pipeline_dp.h"
+#include "tests/support/shared_inputs.h"
 
 namespace placement {
 namespace {
 
-struct Reference {
-  std::string input;
-  std::string k, dp_optimal, dp_seconds, dp_peak_mb;
-};
+using test_support::TarnawskiReference;
 
-std::vector<Reference> ReadReference(const std::string& path) {
-  std::vector<Reference> rows;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#' || line.rfind("input\t", 0) == 0) continue;
-    std::vector<std::string> f = absl::StrSplit(line, '\t');
-    if (f.size() < 5) continue;
-    rows.push_back(Reference{f[0], f[1], f[2], f[3], f[4]});
-  }
-  return rows;
-}
-
-double Number(const std::string& s) { return s.empty() ? 0 : std::atof(s.c_str()); }
+// A published figure as printed, blank where the reference has none.
+std::string Figure(double v, const char* format) { return v < 0 ? "" : absl::StrFormat(format, v); }
 
 // Solves one input in this (child) process and prints its row.
-int SolveAndPrint(const std::string& dir, const Reference& ref, int repeats) {
-  std::ifstream in(dir + "/" + ref.input);
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<Problem> problem = ParseTarnawskiGraph(text.str());
+int SolveAndPrint(const std::string& dir, const TarnawskiReference& ref, int repeats) {
+  absl::StatusOr<Problem> problem = ParseTarnawskiGraph(test_support::ReadFileToString(dir + "/" + ref.input));
   if (!problem.ok()) {
     std::cout << ref.input << "\t" << problem.status() << "\n";
     return 1;
@@ -77,11 +60,12 @@ int SolveAndPrint(const std::string& dir, const Reference& ref, int repeats) {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   const double peak_mb = usage.ru_maxrss / 1024.0;
-  const double reference = Number(ref.dp_optimal), theirs = Number(ref.dp_seconds);
-  std::printf("%s\t%s\t%.4f\t%s\t%.4f\t%.4f\t%s\t%s\t%.1f\t%s\t%s\t%d+%d\t%lld\t%d\n", ref.input.c_str(), ref.k.c_str(), sol->max_load,
-              ref.dp_optimal.c_str(), reference > 0 ? sol->max_load / reference : 0.0, best_seconds, ref.dp_seconds.c_str(),
+  const double reference = ref.dp_optimal, theirs = ref.dp_seconds;
+  std::printf("%s\t%d\t%.4f\t%s\t%.4f\t%.4f\t%s\t%s\t%.1f\t%s\t%s\t%d+%d\t%lld\t%d\n", ref.input.c_str(), ref.k, sol->max_load,
+              Figure(ref.dp_optimal, "%.2f").c_str(), reference > 0 ? sol->max_load / reference : 0.0, best_seconds,
+              Figure(ref.dp_seconds, "%g").c_str(),
               theirs > 0 ? absl::StrCat(static_cast<int64_t>(theirs / best_seconds), "x").c_str() : "", peak_mb,
-              ref.dp_peak_mb.c_str(), sol->proven_optimal ? "yes" : "no", sol->accelerators_used, sol->cpus_used,
+              Figure(ref.dp_peak_mb, "%g").c_str(), sol->proven_optimal ? "yes" : "no", sol->accelerators_used, sol->cpus_used,
               static_cast<long long>(sol->stats.ideals),
               sol->stats.dp_runs);
   std::fflush(stdout);
@@ -104,7 +88,7 @@ int main(int argc, char** argv) {
   std::cout << "input\tk\tours\tdp_optimal\tratio\tour_s\tdp_s\tspeed-up\tour_peak_mb\tdp_peak_mb\tproven\tacc+cpu\tideals\tdp_runs\n";
   std::fflush(stdout);
   int failures = 0;
-  for (const placement::Reference& ref : placement::ReadReference(dir + "/reference.tsv")) {
+  for (const placement::test_support::TarnawskiReference& ref : placement::test_support::ReadTarnawskiReference(dir)) {
     const pid_t pid = fork();
     if (pid == 0) _exit(placement::SolveAndPrint(dir, ref, /*repeats=*/3));
     int status = 0;

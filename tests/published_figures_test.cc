@@ -1,57 +1,22 @@
 // The throughput model reproduces the figures published with the Tarnawski inputs: the max-load of every
 // human-expert split and of everything on one accelerator (../shared/bench/tarnawski/reference.tsv).
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
 #include "graph/tarnawski.h"
 #include "simulator/objectives.h"
+#include "tests/support/shared_inputs.h"
 
 namespace placement {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kRoot = fs::path(PLACEMENT_SHARED_DIR) / "bench" / "tarnawski";
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-struct Row {
-  std::string input;
-  int k = 0;
-  double expert = -1;  // -1: not published
-  double one_device = -1;
-};
-
-std::vector<Row> ReadReference() {
-  std::vector<Row> rows;
-  std::ifstream in(kRoot / "reference.tsv");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#' || line.rfind("input", 0) == 0) continue;
-    std::vector<std::string> f = absl::StrSplit(line, '\t');
-    Row r;
-    r.input = f.at(0);
-    EXPECT_TRUE(absl::SimpleAtoi(f.at(1), &r.k));
-    if (!f.at(5).empty()) {
-      EXPECT_TRUE(absl::SimpleAtod(f.at(5), &r.expert));
-    }
-    EXPECT_TRUE(absl::SimpleAtod(f.at(7), &r.one_device));
-    rows.push_back(r);
-  }
-  return rows;
-}
+const fs::path kRoot = test_support::TarnawskiDir();
+using test_support::ReadFileToString;
 
 // Published figures are rounded to two decimals.
 constexpr double kRounding = 0.005 + 1e-9;
@@ -71,12 +36,12 @@ double MaxLoad(const Problem& p, const Placement& placement, bool must_fit) {
 
 TEST(PublishedFigures, OneDeviceAndExpertMaxLoadsMatchReference) {
   if (!fs::exists(kRoot / "reference.tsv")) GTEST_SKIP() << "shared inputs not found at " << kRoot << "; skipping";
-  const std::vector<Row> rows = ReadReference();
+  const std::vector<test_support::TarnawskiReference> rows = test_support::ReadTarnawskiReference();
   ASSERT_EQ(rows.size(), 9u);
   int experts = 0;
-  for (const Row& row : rows) {
+  for (const test_support::TarnawskiReference& row : rows) {
     SCOPED_TRACE(row.input);
-    absl::StatusOr<Problem> p = ParseTarnawskiGraph(ReadFile(kRoot / row.input));
+    absl::StatusOr<Problem> p = ParseTarnawskiGraph(ReadFileToString(kRoot / row.input));
     ASSERT_TRUE(p.ok()) << p.status();
     ASSERT_EQ(p->topology->num_devices(), row.k + 1);  // k accelerators and one CPU
 
@@ -91,7 +56,7 @@ TEST(PublishedFigures, OneDeviceAndExpertMaxLoadsMatchReference) {
     fs::path split = kRoot / "human-experts" / (model + "_expert.json");
     if (!fs::exists(split)) split = kRoot / "human-experts" / (inference + "_expert.json");
     ASSERT_TRUE(fs::exists(split)) << split;
-    absl::StatusOr<Placement> placement = ParseTarnawskiSplit(ReadFile(split), p->graph, *p->topology);
+    absl::StatusOr<Placement> placement = ParseTarnawskiSplit(ReadFileToString(split), p->graph, *p->topology);
     ASSERT_TRUE(placement.ok()) << placement.status();
     EXPECT_NEAR(MaxLoad(*p, *placement, /*must_fit=*/true), row.expert, kRounding);
     ++experts;

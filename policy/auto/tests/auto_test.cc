@@ -19,6 +19,7 @@
 #include "policy/registry.h"
 #include "policy/search/local_search.h"
 #include "policy/search/tests/search_test_util.h"
+#include "tests/support/shared_inputs.h"
 
 namespace placement::portfolio {
 namespace {
@@ -90,14 +91,14 @@ const PlacerRegistry& WithoutIlp() {
 }
 
 TEST(Auto, NoWorseThanAnyPlacerItRanOnTheSharedTarnawskiInputs) {
-  const std::filesystem::path root = search::testing::TarnawskiRoot();
+  const std::filesystem::path root = test_support::TarnawskiDir() / "throughput-inputs";
   if (!std::filesystem::exists(root)) GTEST_SKIP() << "shared inputs not found at " << root << "; skipping";
   AutoOptions options;
   options.registry = &WithoutIlp();
   for (const char* input : {"LayerGraphs/bert24_training.json", "LayerGraphs/gnmt_training.json",
                             "LayerGraphs/resnet50_inference.json", "OperatorGraphs/bert_l-3_inference.json"}) {
     SCOPED_TRACE(input);
-    absl::StatusOr<Problem> p = ParseTarnawskiGraph(search::testing::ReadFile(root / input));
+    absl::StatusOr<Problem> p = ParseTarnawskiGraph(test_support::ReadFileToString(root / input));
     ASSERT_TRUE(p.ok()) << p.status();
     auto x = MakeInstance(std::move(p->graph), *std::move(p->topology));
     ExpectNoWorseThanEachPlacer(*x, Objective::kThroughput, absl::Milliseconds(500), options);

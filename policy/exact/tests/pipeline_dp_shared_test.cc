@@ -3,57 +3,31 @@
 // far faster than the published implementation (InceptionV3 took 886 s there).
 #include <atomic>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "graph/tarnawski.h"
 #include "policy/exact/pipeline_dp.h"
 #include "policy/exact/tests/contiguity.h"
 #include "policy/registry.h"
 #include "simulator/objectives.h"
+#include "tests/support/shared_inputs.h"
 
 namespace placement {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kRoot = fs::path(PLACEMENT_SHARED_DIR) / "bench" / "tarnawski";
+const fs::path kRoot = test_support::TarnawskiDir();
 
 // Published figures are rounded to two decimals.
 constexpr double kRounding = 0.005 + 1e-9;
 
-struct Row {
-  std::string input;
-  double dp_optimal = 0;
-};
-
-std::vector<Row> ReadReference() {
-  std::vector<Row> rows;
-  std::ifstream in(kRoot / "reference.tsv");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#' || line.rfind("input", 0) == 0) continue;
-    std::vector<std::string> f = absl::StrSplit(line, '\t');
-    Row r;
-    r.input = f.at(0);
-    EXPECT_TRUE(absl::SimpleAtod(f.at(2), &r.dp_optimal)) << line;
-    rows.push_back(r);
-  }
-  return rows;
-}
-
 Problem Load(const std::string& input) {
-  std::ifstream in(kRoot / input, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  absl::StatusOr<Problem> p = ParseTarnawskiGraph(ss.str());
+  absl::StatusOr<Problem> p = ParseTarnawskiGraph(test_support::ReadFileToString(kRoot / input));
   EXPECT_TRUE(p.ok()) << input << ": " << p.status();
   return *std::move(p);
 }
@@ -66,9 +40,9 @@ class SharedInputs : public ::testing::Test {
 };
 
 TEST_F(SharedInputs, ReproducesThePublishedOptimumOnEveryInput) {
-  const std::vector<Row> rows = ReadReference();
+  const std::vector<test_support::TarnawskiReference> rows = test_support::ReadTarnawskiReference();
   ASSERT_EQ(rows.size(), 9u);
-  for (const Row& row : rows) {
+  for (const test_support::TarnawskiReference& row : rows) {
     SCOPED_TRACE(row.input);
     Problem p = Load(row.input);
     absl::StatusOr<CostModel> costs = CostModel::Create(p.graph, *p.topology);

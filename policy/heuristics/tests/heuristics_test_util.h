@@ -110,11 +110,4 @@ inline OpSpec Op(std::string name, std::vector<std::pair<std::string, double>> s
   return op;
 }
 
-inline std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace placement::heuristics::testing

@@ -15,44 +15,29 @@
 #include "absl/time/clock.h"
 #include "graph/tarnawski.h"
 #include "policy/heuristics/tests/heuristics_test_util.h"
+#include "tests/support/shared_inputs.h"
 
 namespace placement::heuristics::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kRoot = fs::path(PLACEMENT_SHARED_DIR) / "bench" / "tarnawski";
-
-struct Input {
-  std::string path;
-  std::string k;
-  std::string dp_optimal;
-};
-
-std::vector<Input> Inputs() {
-  std::vector<Input> inputs;
-  for (absl::string_view line : absl::StrSplit(ReadFile(kRoot / "reference.tsv"), '\n')) {
-    if (line.empty() || line[0] == '#' || absl::StartsWith(line, "input")) continue;
-    std::vector<std::string> f = absl::StrSplit(line, '\t');
-    if (f.size() >= 3) inputs.push_back({f[0], f[1], f[2]});
-  }
-  return inputs;
-}
+const fs::path kRoot = test_support::TarnawskiDir();
 
 TEST(HeuristicsOnTarnawskiInputs, EveryPlacerIsValidAndFitsUnderBothObjectives) {
   if (!fs::exists(kRoot / "reference.tsv")) GTEST_SKIP() << "shared inputs not found at " << kRoot << "; skipping";
-  const std::vector<Input> inputs = Inputs();
+  const std::vector<test_support::TarnawskiReference> inputs = test_support::ReadTarnawskiReference();
   ASSERT_EQ(inputs.size(), 9u);
   std::string table = absl::StrFormat("%-42s %3s %8s", "input (THROUGHPUT max-load, ms wall)", "k", "dp_opt");
   for (const std::string& placer : PlacerNames()) absl::StrAppendFormat(&table, " %16s", placer);
   table += "\n";
-  for (const Input& input : inputs) {
-    SCOPED_TRACE(input.path);
-    absl::StatusOr<Problem> p = ParseTarnawskiGraph(ReadFile(kRoot / input.path));
+  for (const test_support::TarnawskiReference& input : inputs) {
+    SCOPED_TRACE(input.input);
+    absl::StatusOr<Problem> p = ParseTarnawskiGraph(test_support::ReadFileToString(kRoot / input.input));
     ASSERT_TRUE(p.ok()) << p.status();
     ASSERT_TRUE(p->topology.has_value());
     const CostModel costs = Costs(p->graph, *p->topology);
-    absl::StrAppendFormat(&table, "%-42s %3s %8s", input.path.substr(input.path.find('/') + 1), input.k, input.dp_optimal);
+    absl::StrAppendFormat(&table, "%-42s %3d %8.2f", input.input.substr(input.input.find('/') + 1), input.k, input.dp_optimal);
     for (const std::string& placer : PlacerNames()) {
       const absl::Time start = absl::Now();
       const PlacerResult r = RunAndCheck(placer, costs, Objective::kThroughput);

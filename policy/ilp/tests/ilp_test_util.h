@@ -168,11 +168,4 @@ inline RandomCase MakeRandomCase(uint64_t seed, int ops, int devices_count, bool
   return RandomCase{*std::move(graph), *std::move(topology)};
 }
 
-inline std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace placement::ilp::testing

@@ -20,32 +20,17 @@
 #include "absl/strings/str_split.h"
 #include "graph/tarnawski.h"
 #include "policy/ilp/tests/ilp_test_util.h"
+#include "tests/support/shared_inputs.h"
 
 namespace placement::ilp::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kRoot = fs::path(PLACEMENT_SHARED_DIR) / "bench" / "tarnawski";
+const fs::path kRoot = test_support::TarnawskiDir();
+using Reference = test_support::TarnawskiReference;
 
-struct Reference {
-  std::string path;
-  double dp_optimal = 0;
-  double scotch = 0;
-};
-
-std::vector<Reference> References() {
-  std::vector<Reference> refs;
-  for (absl::string_view line : absl::StrSplit(ReadFile(kRoot / "reference.tsv"), '\n')) {
-    if (line.empty() || line[0] == '#' || absl::StartsWith(line, "input")) continue;
-    std::vector<std::string> f = absl::StrSplit(line, '\t');
-    Reference r;
-    if (f.size() < 7 || !absl::SimpleAtod(f[2], &r.dp_optimal) || !absl::SimpleAtod(f[6], &r.scotch)) continue;
-    r.path = f[0];
-    refs.push_back(r);
-  }
-  return refs;
-}
+std::vector<Reference> References() { return test_support::ReadTarnawskiReference(); }
 
 std::string Stem(const std::string& path) {
   const fs::path p(path);
@@ -54,8 +39,8 @@ std::string Stem(const std::string& path) {
 
 // Runs ilp_throughput within `seconds` and expects a max-load at most `target` (to the reference's rounding).
 void SolveAndCheck(const Reference& ref, double seconds, double target) {
-  SCOPED_TRACE(ref.path);
-  absl::StatusOr<Problem> p = ParseTarnawskiGraph(ReadFile(kRoot / ref.path));
+  SCOPED_TRACE(ref.input);
+  absl::StatusOr<Problem> p = ParseTarnawskiGraph(test_support::ReadFileToString(kRoot / ref.input));
   ASSERT_TRUE(p.ok()) << p.status();
   const CostModel costs = Costs(p->graph, *p->topology);
   const absl::Time start = absl::Now();
@@ -67,7 +52,7 @@ void SolveAndCheck(const Reference& ref, double seconds, double target) {
   EXPECT_LE(r->evaluation.value, target + 0.005);
   EXPECT_LE(r->best_bound, r->evaluation.value * (1 + 1e-9));
   EXPECT_LT(took, seconds + 5);
-  std::printf("%-42s value %8.2f  bound %8.2f  %s  dp_optimal %7.2f  scotch %7.2f  %.1f s\n  %s\n", Stem(ref.path).c_str(),
+  std::printf("%-42s value %8.2f  bound %8.2f  %s  dp_optimal %7.2f  scotch %7.2f  %.1f s\n  %s\n", Stem(ref.input).c_str(),
               r->evaluation.value, r->best_bound, r->proven_optimal ? "optimal" : "       ", ref.dp_optimal, ref.scotch,
               took, absl::StrJoin(r->notes, "\n  ").c_str());
 }
@@ -76,7 +61,7 @@ TEST(IlpThroughputOnTarnawskiInputs, Bert24InferenceAndGnmtTrainingInFiveSeconds
   if (!fs::exists(kRoot / "reference.tsv")) GTEST_SKIP() << "shared inputs not found at " << kRoot << "; skipping";
   int ran = 0;
   for (const Reference& ref : References()) {
-    const std::string stem = Stem(ref.path);
+    const std::string stem = Stem(ref.input);
     if (stem != "LayerGraphs/bert24_inference" && stem != "LayerGraphs/gnmt_training") continue;
     // gnmt_training: at or below Scotch's non-contiguous split, well below the contiguous optimum.
     SolveAndCheck(ref, 5, stem == "LayerGraphs/gnmt_training" ? ref.scotch : ref.dp_optimal);
@@ -95,7 +80,7 @@ TEST(IlpThroughputOnTarnawskiInputs, NamedInputsWithinTheirBudget) {
   }
   const std::vector<std::string> wanted = absl::StrSplit(names, ',');
   for (const Reference& ref : References()) {
-    const std::string stem = Stem(ref.path);
+    const std::string stem = Stem(ref.input);
     if (std::string(names) != "all" && std::find(wanted.begin(), wanted.end(), stem) == wanted.end()) continue;
     SolveAndCheck(ref, seconds, ref.dp_optimal);
   }

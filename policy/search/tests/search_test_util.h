@@ -100,15 +100,4 @@ inline Topology WithMemory(const Topology& t, int64_t bytes) {
 
 inline Placement AllOn(const Graph& g, DeviceId d) { return Placement{std::vector<DeviceId>(g.num_ops(), d)}; }
 
-inline std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-inline std::filesystem::path TarnawskiRoot() {
-  return std::filesystem::path(PLACEMENT_SHARED_DIR) / "bench" / "tarnawski" / "throughput-inputs";
-}
-
 }  // namespace placement::search::testing
