@@ -14,6 +14,7 @@
 #include "graph/topology_json.h"
 #include "server/answer.h"
 #include "server/request_decoder.h"
+#include "server/request_key.h"
 #include "server/request_log.h"
 
 namespace placement::server {
@@ -138,6 +139,16 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   absl::StatusOr<const Placer*> placer = FindPlacer(registry_, algorithm, *objective);
   if (!placer.ok()) return placer.status();
 
+  // A repeat of a request is answered before the graph is decoded: decoding and importing an ONNX model costs
+  // tens of milliseconds, the lookup tens of microseconds. The nominal budget does not depend on the graph.
+  const bool use_cache = cache_ != nullptr && !request.skip_cache();
+  const std::string request_key =
+      RequestCacheKey(request, algorithm, PlanBudget(request.budget_ms(), control, config_.limits, 0).nominal_ms,
+                      config_.policy_version);
+  if (use_cache) {
+    if (std::optional<pb::PlaceResponse> hit = Cached(request_key, control, /*count_miss=*/false)) return *std::move(hit);
+  }
+
   absl::StatusOr<DecodedInput> input =
       DecodeInput(SourceOf(request), request.options(), request.has_topology() ? &request.topology() : nullptr, config_.limits);
   if (!input.ok()) return input.status();
@@ -152,8 +163,16 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   CacheKeyParts parts = KeyParts(request, *input, *objective, algorithm, plan, config_.policy_version);
   parts.graph_hash = graph_hash;
   const std::string key = AnswerCache::Key(parts);
-  if (cache_ != nullptr && !request.skip_cache()) {
-    if (std::optional<pb::PlaceResponse> hit = Cached(key, control)) return *std::move(hit);
+  if (use_cache) {
+    // The same graph, cluster and options sent differently (another ONNX export, JSON spacing): the answer is
+    // the one cached for the canonical graph, now also stored under this request's key.
+    if (std::optional<pb::PlaceResponse> hit = Cached(key, control, /*count_miss=*/true)) {
+      pb::PlaceResponse stored = *hit;
+      stored.clear_cache_hit();
+      stored.clear_request_id();
+      Store(request_key, stored, control);
+      return *std::move(hit);
+    }
   }
 
   Budget budget{plan.deadline, control.cancelled};
@@ -189,13 +208,19 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   response.set_compute_seconds(took);
   metrics_->RatioToBound(result->evaluation.ratio);
   if (cache_ != nullptr && !plan.cut_by_client) {
-    if (absl::Status s = cache_->Insert(key, response); !s.ok()) LogLine(control.request_id, s.message());
+    Store(key, response, control);
+    Store(request_key, response, control);
   }
   response.set_request_id(control.request_id);
   return response;
 }
 
-std::optional<pb::PlaceResponse> PlacementEngine::Cached(const std::string& key, const CallControl& control) const {
+void PlacementEngine::Store(const std::string& key, const pb::PlaceResponse& response, const CallControl& control) const {
+  if (absl::Status s = cache_->Insert(key, response); !s.ok()) LogLine(control.request_id, s.message());
+}
+
+std::optional<pb::PlaceResponse> PlacementEngine::Cached(const std::string& key, const CallControl& control,
+                                                         bool count_miss) const {
   LookupResult found = cache_->Lookup(key);
   switch (found.outcome) {
     case LookupOutcome::kHit: {
@@ -205,7 +230,9 @@ std::optional<pb::PlaceResponse> PlacementEngine::Cached(const std::string& key,
       response.set_request_id(control.request_id);
       return response;
     }
-    case LookupOutcome::kMiss: metrics_->CacheMiss(); break;
+    case LookupOutcome::kMiss:
+      if (count_miss) metrics_->CacheMiss();
+      break;
     case LookupOutcome::kCorrupt:
       metrics_->CacheInvalidEntry("corrupt");
       LogLine(control.request_id, "answer cache: a damaged entry was ignored (computing afresh)");

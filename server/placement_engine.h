@@ -67,8 +67,12 @@ class PlacementEngine {
   const EngineConfig& config() const { return config_; }
 
  private:
-  // The cached answer for `key`, marked as a hit, with the metrics of the lookup counted.
-  std::optional<placement::v1::PlaceResponse> Cached(const std::string& key, const CallControl& control) const;
+  // The cached answer for `key`, marked as a hit, with the metrics of the lookup counted (an absent key only
+  // when `count_miss`: a request is one miss however many keys it tries).
+  std::optional<placement::v1::PlaceResponse> Cached(const std::string& key, const CallControl& control,
+                                                     bool count_miss) const;
+  // Best effort: a failed write is logged.
+  void Store(const std::string& key, const placement::v1::PlaceResponse& response, const CallControl& control) const;
 
   const PlacerRegistry& registry_;
   AnswerCache* cache_;
