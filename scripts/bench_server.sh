@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The service's throughput and latency (docs/BENCHMARKS.md, "Server: cached and uncached answers"): starts
+# placement_server on 127.0.0.1 (a free port, a fresh cache, no learned policy) and measures with placectl bench:
+#   1. cached answers: one model, every request a repeat (after one untimed warm-up), at concurrency 1, 16, 64;
+#   2. uncached answers against graph size: every request new to the cache (--unique_fraction 1), one at a time,
+#      for corpus models and generated graphs of 1k, 10k and 100k operators.
+#   scripts/bench_server.sh BUILD [SECONDS per cached run, default 10]
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${1:-$ROOT/build}"
+SECONDS_PER_RUN="${2:-10}"
+SERVER="$BUILD/server/placement_server"
+PLACECTL="$BUILD/client/placectl"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/placement_bench.XXXXXX")"
+PID=""
+
+cleanup() {
+  if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
+    kill -TERM "$PID" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$PID" 2>/dev/null || true
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+"$SERVER" --listen 127.0.0.1:0 --metrics_listen "" --data_dir "$WORK/data" --policy_device none \
+  > "$WORK/stdout" 2> "$WORK/server.log" &
+PID=$!
+ADDRESS=""
+for _ in $(seq 1 300); do
+  ADDRESS="$(sed -n 's/^listening on //p' "$WORK/stdout" | head -n 1)"
+  [ -n "$ADDRESS" ] && break
+  kill -0 "$PID" 2>/dev/null || { cat "$WORK/server.log" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$ADDRESS" ] || { echo "placement_server did not start listening within 30 s" >&2; exit 1; }
+for _ in $(seq 1 300); do "$PLACECTL" health --server "$ADDRESS" --timeout 2s > /dev/null 2>&1 && break; sleep 0.1; done
+echo "placement_server on $ADDRESS ($(nproc) cores), $("$PLACECTL" info --server "$ADDRESS" | sed -n 's/^workers *//p')"
+
+summary() {  # one line from placectl bench --output json
+  /usr/bin/python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+l = j["latency_ms"]
+errors = ", ".join("%s: %d" % kv for kv in j["errors"].items()) or "none"
+print("%-34s %7d %9.0f %9.3f %9.3f %9.3f %9.3f  hits %d, errors %s" % (sys.argv[1], j["requests"],
+      j["requests_per_second"], l["p50"], l["p90"], l["p99"], l["max"], j["cache_hits"], errors))' "$1"
+}
+header() { printf '%-34s %7s %9s %9s %9s %9s %9s\n' "$1" requests "req/s" "p50 ms" "p90 ms" "p99 ms" "max ms"; }
+
+CACHED="$ROOT/tests/data/corpus/resnet50.onnx"
+echo
+header "cached: resnet50.onnx, 4xA100, heft"
+for c in 1 16 64; do
+  "$PLACECTL" bench "$CACHED" --server "$ADDRESS" --devices 4xA100 --algorithm heft --concurrency "$c" \
+    --duration "${SECONDS_PER_RUN}s" --output json | summary "concurrency $c"
+done
+
+echo
+header "uncached (one at a time), 4xA100, heft"
+for model in vgg16 resnet50 inception_v3 transformer_encoder transformer_decoder; do
+  "$PLACECTL" bench "$ROOT/tests/data/corpus/$model.onnx" --server "$ADDRESS" --devices 4xA100 --algorithm heft \
+    --unique_fraction 1 --requests 10 --output json | summary "$model.onnx"
+done
+for ops in 1000 10000 100000; do
+  "$PLACECTL" generate layered --ops "$ops" --seed 1 > "$WORK/layered_$ops.json"
+  requests=$(( ops >= 100000 ? 3 : 10 ))
+  "$PLACECTL" bench "$WORK/layered_$ops.json" --server "$ADDRESS" --devices 4xA100 --algorithm heft \
+    --unique_fraction 1 --requests "$requests" --deadline 60s --output json | summary "layered, $ops ops (JSON)"
+done
