@@ -123,6 +123,13 @@ LookupResult AnswerCache::Lookup(absl::string_view key) {
   return result;
 }
 
+std::optional<placement::v1::PlaceResponse> AnswerCache::LookupRecent(absl::string_view key) {
+  std::shared_ptr<const placement::v1::PlaceResponse> recent = memo_->Find(key);
+  if (recent == nullptr) return std::nullopt;
+  hits_.fetch_add(1, std::memory_order_relaxed);
+  return *recent;
+}
+
 absl::Status AnswerCache::Insert(absl::string_view key, const placement::v1::PlaceResponse& response) {
   const std::string value = EncodeCacheEntry(response);
   const rocksdb::Status s = db_->Put(rocksdb::WriteOptions(), rocksdb::Slice(key.data(), key.size()), value);

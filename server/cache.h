@@ -87,6 +87,9 @@ class AnswerCache {
   static std::string Key(const CacheKeyParts& parts);
 
   LookupResult Lookup(absl::string_view key);
+  // Only the answers in memory: never blocks on the store. A hit is counted; an absent key is not a miss (the
+  // caller goes on to Lookup).
+  std::optional<placement::v1::PlaceResponse> LookupRecent(absl::string_view key);
   // Best effort: a failed write is counted and returned, never fatal to the request that made the answer.
   absl::Status Insert(absl::string_view key, const placement::v1::PlaceResponse& response);
 

@@ -56,6 +56,11 @@ class PlacementEngine {
 
   absl::StatusOr<placement::v1::PlaceResponse> Place(const placement::v1::PlaceRequest& request,
                                                      const CallControl& control) const;
+  // The answer when the cache holds it in memory under the request's key (AnswerCache::LookupRecent), without
+  // blocking: cheap enough for gRPC's own thread. nullopt otherwise (Place then does the full work), also for
+  // payloads too large to hash there.
+  std::optional<placement::v1::PlaceResponse> PlaceFromMemory(const placement::v1::PlaceRequest& request,
+                                                              const CallControl& control) const;
   absl::StatusOr<placement::v1::SimulateResponse> Simulate(const placement::v1::SimulateRequest& request,
                                                            const CallControl& control) const;
   placement::v1::ListAlgorithmsResponse ListAlgorithms() const;

@@ -210,6 +210,27 @@ TEST(Place, RepeatedOnnxRequestIsAnsweredWithoutDecodingAndOtherBytesOfTheSameGr
   EXPECT_EQ(DecodedCount(*server), decoded);
 }
 
+TEST(Place, AnAnswerInMemoryIsNotGivenToAnInvalidOrSkipCacheRequest) {
+  TempDir dir;
+  auto server = StartReadyServer(TestOptions(dir.path()));
+  ASSERT_NE(server, nullptr);
+  pb::PlaceRequest request = PlaceRequestFor(testing::ChainGraph(12), "2xA100", "m_topo");
+  ASSERT_TRUE(Place(server->port(), request).ok());
+  absl::StatusOr<pb::PlaceResponse> hit = Place(server->port(), request);
+  ASSERT_TRUE(hit.ok());
+  ASSERT_TRUE(hit->cache_hit());
+
+  // A negative budget plans the default budget, the same key as budget 0: it must still be refused.
+  request.set_budget_ms(-1);
+  absl::StatusOr<pb::PlaceResponse> negative = Place(server->port(), request);
+  EXPECT_EQ(negative.status().code(), absl::StatusCode::kInvalidArgument) << negative.status();
+  request.set_budget_ms(0);
+  request.set_skip_cache(true);
+  absl::StatusOr<pb::PlaceResponse> fresh = Place(server->port(), request);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_FALSE(fresh->cache_hit());
+}
+
 TEST(Place, TrainingExpansionOfAnOnnxModel) {
   TempDir dir;
   auto server = StartReadyServer(TestOptions(dir.path()));
