@@ -47,25 +47,34 @@ errors = ", ".join("%s: %d" % kv for kv in j["errors"].items()) or "none"
 print("%-34s %7d %9.0f %9.3f %9.3f %9.3f %9.3f  hits %d, errors %s" % (sys.argv[1], j["requests"],
       j["requests_per_second"], l["p50"], l["p90"], l["p99"], l["max"], j["cache_hits"], errors))' "$1"
 }
+run() {  # run LABEL placectl-bench-args...: one summary line, or the error, without stopping the script
+  local label="$1" out
+  shift
+  if out="$("$PLACECTL" bench "$@" --server "$ADDRESS" --output json 2>&1)"; then
+    summary "$label" <<< "$out"
+  else
+    printf '%-34s failed: %s\n' "$label" "$out"
+  fi
+}
 header() { printf '%-34s %7s %9s %9s %9s %9s %9s\n' "$1" requests "req/s" "p50 ms" "p90 ms" "p99 ms" "max ms"; }
 
 CACHED="$ROOT/tests/data/corpus/resnet50.onnx"
 echo
 header "cached: resnet50.onnx, 4xA100, heft"
 for c in 1 16 64; do
-  "$PLACECTL" bench "$CACHED" --server "$ADDRESS" --devices 4xA100 --algorithm heft --concurrency "$c" \
-    --duration "${SECONDS_PER_RUN}s" --output json | summary "concurrency $c"
+  run "concurrency $c" "$CACHED" --devices 4xA100 --algorithm heft --concurrency "$c" --duration "${SECONDS_PER_RUN}s"
 done
 
 echo
-header "uncached (one at a time), 4xA100, heft"
+header "uncached (one at a time), heft"
 for model in vgg16 resnet50 inception_v3 transformer_encoder transformer_decoder; do
-  "$PLACECTL" bench "$ROOT/tests/data/corpus/$model.onnx" --server "$ADDRESS" --devices 4xA100 --algorithm heft \
-    --unique_fraction 1 --requests 10 --output json | summary "$model.onnx"
+  run "$model.onnx, 4xA100" "$ROOT/tests/data/corpus/$model.onnx" --devices 4xA100 --algorithm heft \
+    --unique_fraction 1 --requests 10
 done
+# 100k layered operators need about 420 GiB: two hosts of eight A100s.
 for ops in 1000 10000 100000; do
   "$PLACECTL" generate layered --ops "$ops" --seed 1 > "$WORK/layered_$ops.json"
   requests=$(( ops >= 100000 ? 3 : 10 ))
-  "$PLACECTL" bench "$WORK/layered_$ops.json" --server "$ADDRESS" --devices 4xA100 --algorithm heft \
-    --unique_fraction 1 --requests "$requests" --deadline 60s --output json | summary "layered, $ops ops (JSON)"
+  run "layered $ops ops (JSON), 2x8xA100" "$WORK/layered_$ops.json" --devices 2x8xA100 --algorithm heft \
+    --unique_fraction 1 --requests "$requests" --deadline 60s
 done
