@@ -107,6 +107,18 @@ placement::cli::GraphLoadOptions LoadOptions() {
   return o;
 }
 
+// The flags every placing command (place, submit, bench) shares.
+template <typename Options>
+void SetPlacingFlags(Options* o) {
+  o->load = LoadOptions();
+  o->topology_file = absl::GetFlag(FLAGS_topology);
+  o->devices = absl::GetFlag(FLAGS_devices);
+  o->algorithm = absl::GetFlag(FLAGS_algorithm);
+  o->objective = absl::GetFlag(FLAGS_objective);
+  o->deadline = absl::GetFlag(FLAGS_deadline);
+  o->output = absl::GetFlag(FLAGS_output);
+}
+
 int Fail(const std::string& command, const absl::Status& status) {
   std::cerr << "placectl " << command << ": " << status.message() << "\n";
   return ExitCodeFor(status);
@@ -148,16 +160,8 @@ int main(int argc, char** argv) {
       absl::StatusOr<absl::Duration> timeout = CallTimeout();
       if (!timeout.ok()) return Fail(command, timeout.status());
       placement::cli::RemoteSimulateOptions r;
+      r.simulate = o;
       r.server = absl::GetFlag(FLAGS_server);
-      r.graph_path = o.graph_path;
-      r.load = o.load;
-      r.placement_path = o.placement_path;
-      r.topology_file = o.topology_file;
-      r.devices = o.devices;
-      r.objective = o.objective;
-      r.output = o.output;
-      r.priority = o.priority;
-      r.simulator = o.simulator;
       r.timeout = *timeout;
       return Print(command, placement::cli::RunRemoteSimulate(r));
     }
@@ -167,13 +171,7 @@ int main(int argc, char** argv) {
     if (operands != 1) return Usage("place takes exactly one GRAPH");
     placement::cli::PlaceOptions o;
     o.graph_path = args[2];
-    o.load = LoadOptions();
-    o.topology_file = absl::GetFlag(FLAGS_topology);
-    o.devices = absl::GetFlag(FLAGS_devices);
-    o.algorithm = absl::GetFlag(FLAGS_algorithm);
-    o.objective = absl::GetFlag(FLAGS_objective);
-    o.deadline = absl::GetFlag(FLAGS_deadline);
-    o.output = absl::GetFlag(FLAGS_output);
+    SetPlacingFlags(&o);
     o.seed = absl::GetFlag(FLAGS_seed);
     return Print(command, placement::cli::RunPlace(o));
   }
@@ -192,13 +190,7 @@ int main(int argc, char** argv) {
     placement::cli::SubmitOptions o;
     o.server = ServerOrDefault();
     o.graph_path = args[2];
-    o.load = LoadOptions();
-    o.topology_file = absl::GetFlag(FLAGS_topology);
-    o.devices = absl::GetFlag(FLAGS_devices);
-    o.objective = absl::GetFlag(FLAGS_objective);
-    o.algorithm = absl::GetFlag(FLAGS_algorithm);
-    o.deadline = absl::GetFlag(FLAGS_deadline);
-    o.output = absl::GetFlag(FLAGS_output);
+    SetPlacingFlags(&o);
     o.seed = absl::GetFlag(FLAGS_seed);
     o.skip_cache = absl::GetFlag(FLAGS_skip_cache);
     o.progress_overwrite = ::isatty(STDERR_FILENO) != 0;
@@ -218,18 +210,12 @@ int main(int argc, char** argv) {
     placement::cli::BenchOptions o;
     o.server = ServerOrDefault();
     o.graph_paths.assign(args.begin() + 2, args.end());
-    o.load = LoadOptions();
-    o.topology_file = absl::GetFlag(FLAGS_topology);
-    o.devices = absl::GetFlag(FLAGS_devices);
-    o.objective = absl::GetFlag(FLAGS_objective);
-    o.algorithm = absl::GetFlag(FLAGS_algorithm);
-    o.deadline = absl::GetFlag(FLAGS_deadline);
+    SetPlacingFlags(&o);
     o.concurrency = absl::GetFlag(FLAGS_concurrency);
     o.duration = absl::GetFlag(FLAGS_duration);
     o.requests = absl::GetFlag(FLAGS_requests);
     o.unique_fraction = absl::GetFlag(FLAGS_unique_fraction);
     o.warmup = absl::GetFlag(FLAGS_warmup);
-    o.output = absl::GetFlag(FLAGS_output);
     return Print(command, placement::cli::RunBench(o));
   }
   if (command == "import") {

@@ -140,7 +140,8 @@ absl::StatusOr<std::string> RunSubmit(const SubmitOptions& o) {
   return o.output == "json" ? PlaceAnswerJson(*answer) : PlaceAnswerTable(*answer);
 }
 
-absl::StatusOr<std::string> RunRemoteSimulate(const RemoteSimulateOptions& o) {
+absl::StatusOr<std::string> RunRemoteSimulate(const RemoteSimulateOptions& remote) {
+  const SimulateOptions& o = remote.simulate;
   if (absl::Status s = CheckOutput(o.output); !s.ok()) return s;
   if (o.placement_path.empty()) return absl::InvalidArgumentError("simulate needs --placement FILE");
   absl::StatusOr<pb::Objective> objective = ObjectiveFromFlag(o.objective);
@@ -158,13 +159,13 @@ absl::StatusOr<std::string> RunRemoteSimulate(const RemoteSimulateOptions& o) {
   request.mutable_simulator()->set_preset(o.simulator);
   request.mutable_simulator()->set_priority(o.priority);
 
-  std::unique_ptr<pb::PlacementService::Stub> stub = pb::PlacementService::NewStub(MakeServerChannel(o.server));
+  std::unique_ptr<pb::PlacementService::Stub> stub = pb::PlacementService::NewStub(MakeServerChannel(remote.server));
   grpc::ClientContext context;
-  SetDeadline(o.timeout, &context);
+  SetDeadline(remote.timeout, &context);
   AddGraphHashHeader(*payload, &context);
   pb::SimulateResponse response;
   const grpc::Status status = stub->Simulate(&context, request, &response);
-  if (!status.ok()) return FromGrpc(status, o.server);
+  if (!status.ok()) return FromGrpc(status, remote.server);
   return o.output == "json" ? SimulateAnswerJson(response) : SimulateAnswerTable(response);
 }
 

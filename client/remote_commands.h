@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/graph_loader.h"
+#include "client/simulate_command.h"
 
 namespace placement::cli {
 
@@ -33,16 +34,8 @@ struct SubmitOptions {
 absl::StatusOr<std::string> RunSubmit(const SubmitOptions& options);
 
 struct RemoteSimulateOptions {
+  SimulateOptions simulate;  // what `placectl simulate --local` takes
   std::string server;
-  std::string graph_path;
-  GraphLoadOptions load;
-  std::string placement_path;
-  std::string topology_file;
-  std::string devices;
-  std::string objective = "step_time";
-  std::string output = "table";
-  std::string priority = "topological";
-  std::string simulator = "default";
   absl::Duration timeout = absl::Seconds(60);
 };
 

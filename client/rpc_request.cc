@@ -10,8 +10,14 @@ namespace {
 
 namespace pb = ::placement::v1;
 
+// PlaceRequest and SimulateRequest name their graph fields alike.
 template <typename Request>
-void FillOptions(const GraphLoadOptions& load, Request* request) {
+void FillGraph(const GraphPayload& payload, const GraphLoadOptions& load, Request* request) {
+  if (payload.onnx) {
+    request->set_onnx(payload.bytes);
+  } else {
+    request->set_graph_json(payload.bytes);
+  }
   pb::GraphOptions* o = request->mutable_options();
   o->set_batch_size(load.batch);
   o->set_sequence_length(load.sequence_length);
@@ -35,21 +41,11 @@ absl::StatusOr<GraphPayload> ReadGraphPayload(const std::string& path) {
 }
 
 void SetGraph(const GraphPayload& payload, const GraphLoadOptions& load, pb::PlaceRequest* request) {
-  if (payload.onnx) {
-    request->set_onnx(payload.bytes);
-  } else {
-    request->set_graph_json(payload.bytes);
-  }
-  FillOptions(load, request);
+  FillGraph(payload, load, request);
 }
 
 void SetGraph(const GraphPayload& payload, const GraphLoadOptions& load, pb::SimulateRequest* request) {
-  if (payload.onnx) {
-    request->set_onnx(payload.bytes);
-  } else {
-    request->set_graph_json(payload.bytes);
-  }
-  FillOptions(load, request);
+  FillGraph(payload, load, request);
 }
 
 absl::Status SetTopology(const std::string& topology_file, const std::string& devices, pb::Topology* topology) {

@@ -12,29 +12,16 @@ SECONDS_PER_RUN="${2:-10}"
 SERVER="$BUILD/server/placement_server"
 PLACECTL="$BUILD/client/placectl"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/placement_bench.XXXXXX")"
-PID=""
+# shellcheck source=server_lib.sh
+source "$ROOT/scripts/server_lib.sh"
 
 cleanup() {
-  if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
-    kill -TERM "$PID" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$PID" 2>/dev/null || true
-  fi
+  stop_placement_server
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-"$SERVER" --listen 127.0.0.1:0 --metrics_listen "" --data_dir "$WORK/data" --policy_device none \
-  > "$WORK/stdout" 2> "$WORK/server.log" &
-PID=$!
-ADDRESS=""
-for _ in $(seq 1 300); do
-  ADDRESS="$(sed -n 's/^listening on //p' "$WORK/stdout" | head -n 1)"
-  [ -n "$ADDRESS" ] && break
-  kill -0 "$PID" 2>/dev/null || { cat "$WORK/server.log" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$ADDRESS" ] || { echo "placement_server did not start listening within 30 s" >&2; exit 1; }
+start_placement_server "$SERVER" "$WORK" --metrics_listen "" --policy_device none
 for _ in $(seq 1 300); do "$PLACECTL" health --server "$ADDRESS" --timeout 2s > /dev/null 2>&1 && break; sleep 0.1; done
 echo "placement_server on $ADDRESS ($(nproc) cores), $("$PLACECTL" info --server "$ADDRESS" | sed -n 's/^workers *//p')"
 

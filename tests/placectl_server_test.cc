@@ -15,6 +15,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/placectl_run.h"
+
 #include "server/tests/test_util.h"
 
 namespace {
@@ -26,34 +28,9 @@ using placement::server::testing::StartReadyServer;
 using placement::server::testing::TempDir;
 using placement::server::testing::TestOptions;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-Result RunPlacectl(const std::string& args) {
-  const fs::path err = fs::temp_directory_path() / ("placectl_server_err_" + std::to_string(::getpid()));
-  const std::string cmd = std::string(PLACECTL_PATH) + " " + args + " 2>" + err.string();
-  Result r;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = Slurp(err);
-  fs::remove(err);
-  return r;
-}
+using Result = placement::testing::PlacectlResult;
+using placement::testing::RunPlacectl;
+using placement::testing::Slurp;
 
 const std::string kSource = PLACEMENT_SOURCE_DIR;
 const std::string kVgg = kSource + "/tests/data/corpus/vgg16.onnx";
