@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "client/remote_commands.h"
 #include "client/rpc_request.h"
@@ -52,13 +52,10 @@ class LoadGenerator {
   absl::Duration Run(absl::Duration duration) {
     const absl::Time begin = absl::Now();
     end_ = options_.requests > 0 ? absl::InfiniteFuture() : begin + duration;
-    active_ = static_cast<int32_t>(slots_.size());
+    active_.store(static_cast<int32_t>(slots_.size()));
     for (Slot& slot : slots_) Next(&slot);
-    {
-      absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(
-          +[](int32_t* active) { return *active == 0; }, &active_));
-    }
+    // absl::Notification may be destroyed once seen notified, even while Notify is still returning.
+    finished_.WaitForNotification();
     return absl::Now() - begin;
   }
 
@@ -86,8 +83,7 @@ class LoadGenerator {
   void Next(Slot* slot) {
     const int64_t n = issued_.fetch_add(1, std::memory_order_relaxed);
     if ((options_.requests > 0 && n >= options_.requests) || absl::Now() >= end_) {
-      absl::MutexLock lock(&mu_);
-      --active_;
+      if (active_.fetch_sub(1) == 1) finished_.Notify();
       return;
     }
     const Prepared& p = prepared_[n % prepared_.size()];
@@ -128,8 +124,8 @@ class LoadGenerator {
   std::vector<Slot> slots_;
   std::atomic<int64_t> issued_{0};
   absl::Time end_;
-  absl::Mutex mu_;
-  int32_t active_ ABSL_GUARDED_BY(mu_) = 0;
+  std::atomic<int32_t> active_{0};  // slots still issuing calls
+  absl::Notification finished_;
 };
 
 double Percentile(const std::vector<double>& sorted, double q) {
