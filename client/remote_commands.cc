@@ -49,10 +49,13 @@ class ProgressLine {
   }
 
   void Show(const pb::PlaceProgress& p) {
+    // An improvement's own message repeats what the "best" part says; the line keeps the phase it came in.
     if (p.kind() == pb::PlaceProgress::KIND_IMPROVED) {
       best_ = absl::StrCat(" | best ", ValueText(p.answer().score()), " (", p.answer().algorithm(), ")");
+    } else {
+      phase_ = p.message();
     }
-    const std::string line = absl::StrFormat("[%6.1fs] %s%s", p.elapsed_seconds(), p.message(), best_);
+    const std::string line = absl::StrFormat("[%6.1fs] %s%s", p.elapsed_seconds(), phase_, best_);
     if (overwrite_) {
       std::cerr << "\r\033[K" << line << std::flush;
     } else {
@@ -68,6 +71,7 @@ class ProgressLine {
 
   const bool overwrite_;
   bool shown_ = false;
+  std::string phase_;
   std::string best_;
 };
 
