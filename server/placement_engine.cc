@@ -146,8 +146,10 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   // tens of milliseconds, the lookup tens of microseconds. The nominal budget does not depend on the graph.
   const bool use_cache = cache_ != nullptr && !request.skip_cache();
   const std::string request_key =
-      RequestCacheKey(request, algorithm, PlanBudget(request.budget_ms(), control, config_.limits, 0).nominal_ms,
-                      config_.policy_version);
+      !control.request_key.empty()
+          ? control.request_key
+          : RequestCacheKey(request, algorithm, PlanBudget(request.budget_ms(), control, config_.limits, 0).nominal_ms,
+                            config_.policy_version);
   if (use_cache) {
     if (std::optional<pb::PlaceResponse> hit = Cached(request_key, control, /*count_miss=*/false)) return *std::move(hit);
   }
@@ -223,18 +225,18 @@ void PlacementEngine::Store(const std::string& key, const pb::PlaceResponse& res
 }
 
 std::optional<pb::PlaceResponse> PlacementEngine::PlaceFromMemory(const pb::PlaceRequest& request,
-                                                                 const CallControl& control) const {
+                                                                 CallControl* control) const {
   // A negative budget must get Place's error rather than the answer of the default budget it would plan.
   if (cache_ == nullptr || request.skip_cache() || request.budget_ms() < 0) return std::nullopt;
   if (request.ByteSizeLong() > kMaxInlinePayloadBytes) return std::nullopt;
   const std::string algorithm = request.algorithm().empty() ? kDefaultAlgorithm : request.algorithm();
-  const std::string key = RequestCacheKey(
-      request, algorithm, PlanBudget(request.budget_ms(), control, config_.limits, 0).nominal_ms, config_.policy_version);
-  std::optional<pb::PlaceResponse> response = cache_->LookupRecent(key);
+  control->request_key = RequestCacheKey(
+      request, algorithm, PlanBudget(request.budget_ms(), *control, config_.limits, 0).nominal_ms, config_.policy_version);
+  std::optional<pb::PlaceResponse> response = cache_->LookupRecent(control->request_key);
   if (!response.has_value()) return std::nullopt;
   metrics_->CacheHit();
   response->set_cache_hit(true);
-  response->set_request_id(control.request_id);
+  response->set_request_id(control->request_id);
   return response;
 }
 

@@ -35,6 +35,8 @@ struct CallControl {
   std::function<void(absl::string_view)> on_phase;
   // PlaceStream: an answer better than every one before it, while the placer runs. May be empty.
   std::function<void(const placement::v1::PlaceResponse&)> on_improved;
+  // The request's cache key when PlaceFromMemory already computed it (Place then does not hash the payload again).
+  std::string request_key;
 };
 
 // How long the placer may run: the nominal budget (the request's budget_ms capped at the server's maximum, or
@@ -59,8 +61,9 @@ class PlacementEngine {
   // The answer when the cache holds it in memory under the request's key (AnswerCache::LookupRecent), without
   // blocking: cheap enough for gRPC's own thread. nullopt otherwise (Place then does the full work), also for
   // payloads too large to hash there.
+  // Sets control->request_key when it computed the key.
   std::optional<placement::v1::PlaceResponse> PlaceFromMemory(const placement::v1::PlaceRequest& request,
-                                                              const CallControl& control) const;
+                                                              CallControl* control) const;
   absl::StatusOr<placement::v1::SimulateResponse> Simulate(const placement::v1::SimulateRequest& request,
                                                            const CallControl& control) const;
   placement::v1::ListAlgorithmsResponse ListAlgorithms() const;

@@ -35,7 +35,7 @@ class PooledUnaryReactor final : public grpc::ServerUnaryReactor {
  public:
   using Work = std::function<absl::StatusOr<Response>(const Request&, const CallControl&)>;
   // An answer ready without blocking (an answer in memory), given on gRPC's thread without the pool's hop.
-  using InlineWork = std::function<std::optional<Response>(const Request&, const CallControl&)>;
+  using InlineWork = std::function<std::optional<Response>(const Request&, CallControl*)>;
 
   PooledUnaryReactor(grpc::CallbackServerContext* context, const ServiceDeps& deps, absl::string_view method,
                      const Request* request, Response* response)
@@ -45,7 +45,7 @@ class PooledUnaryReactor final : public grpc::ServerUnaryReactor {
     scope_.set_algorithm_label(std::move(algorithm_label));
     if (engine == nullptr) return Done(NotReady());
     if (inline_work) {
-      if (std::optional<Response> ready = inline_work(*request_, scope_.control())) return Done(*std::move(ready));
+      if (std::optional<Response> ready = inline_work(*request_, &scope_.control())) return Done(*std::move(ready));
     }
     work_ = std::move(work);
     if (!pool_->TrySubmit([this] { Done(work_(*request_, scope_.control())); })) {
@@ -94,7 +94,7 @@ grpc::ServerUnaryReactor* PlacementServiceImpl::Place(grpc::CallbackServerContex
   const PlacementEngine* engine = this->engine();
   reactor->Start(engine, engine != nullptr ? engine->AlgorithmLabel(request->algorithm()) : "none",
                  [engine](const pb::PlaceRequest& r, const CallControl& c) { return engine->Place(r, c); },
-                 [engine](const pb::PlaceRequest& r, const CallControl& c) { return engine->PlaceFromMemory(r, c); });
+                 [engine](const pb::PlaceRequest& r, CallControl* c) { return engine->PlaceFromMemory(r, c); });
   return reactor;
 }
 
