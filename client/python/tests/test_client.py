@@ -76,6 +76,7 @@ def main():
     except ImportError as e:
         print(f"SKIPPED: {e} (scripts/deps.sh installs python3-grpcio and python3-protobuf)")
         return 0
+    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
     package_dir = os.path.join(args.source, "client", "python")
     sys.path[:0] = [args.stubs, package_dir]
     from placement_client import PlacementClient, graph_hash
@@ -93,7 +94,7 @@ def main():
                 check(time.time() < deadline, "the server did not turn ready within 30 s")
                 time.sleep(0.1)
 
-            env = dict(os.environ, PYTHONPATH=os.pathsep.join([args.stubs, package_dir]))
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join([args.stubs, package_dir]), PYTHONDONTWRITEBYTECODE="1")
             example = subprocess.run(
                 [sys.executable, os.path.join(package_dir, "examples", "place_model.py"), model, "--server", address,
                  "--devices", "2xA100", "--algorithm", "m_topo", "--budget-ms", "2000"],
