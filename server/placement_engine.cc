@@ -146,10 +146,7 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   // tens of milliseconds, the lookup tens of microseconds. The nominal budget does not depend on the graph.
   const bool use_cache = cache_ != nullptr && !request.skip_cache();
   const std::string request_key =
-      !control.request_key.empty()
-          ? control.request_key
-          : RequestCacheKey(request, algorithm, PlanBudget(request.budget_ms(), control, config_.limits, 0).nominal_ms,
-                            config_.policy_version);
+      !control.request_key.empty() ? control.request_key : RequestKey(request, algorithm, control);
   if (use_cache) {
     if (std::optional<pb::PlaceResponse> hit = Cached(request_key, control, /*count_miss=*/false)) return *std::move(hit);
   }
@@ -220,6 +217,16 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   return response;
 }
 
+std::string PlacementEngine::RequestKey(const pb::PlaceRequest& request, const std::string& algorithm,
+                                        const CallControl& control) const {
+  const std::string payload_hash = PayloadHash(request);
+  metrics_->GraphHashHeaderChecked(control.graph_hash_header.empty()    ? Metrics::GraphHashHeader::kAbsent
+                                   : control.graph_hash_header == payload_hash ? Metrics::GraphHashHeader::kMatch
+                                                                              : Metrics::GraphHashHeader::kMismatch);
+  return RequestCacheKey(request, payload_hash, algorithm,
+                         PlanBudget(request.budget_ms(), control, config_.limits, 0).nominal_ms, config_.policy_version);
+}
+
 void PlacementEngine::Store(const std::string& key, const pb::PlaceResponse& response, const CallControl& control) const {
   if (absl::Status s = cache_->Insert(key, response); !s.ok()) LogLine(control.request_id, s.message());
 }
@@ -230,8 +237,7 @@ std::optional<pb::PlaceResponse> PlacementEngine::PlaceFromMemory(const pb::Plac
   if (cache_ == nullptr || request.skip_cache() || request.budget_ms() < 0) return std::nullopt;
   if (request.ByteSizeLong() > kMaxInlinePayloadBytes) return std::nullopt;
   const std::string algorithm = request.algorithm().empty() ? kDefaultAlgorithm : request.algorithm();
-  control->request_key = RequestCacheKey(
-      request, algorithm, PlanBudget(request.budget_ms(), *control, config_.limits, 0).nominal_ms, config_.policy_version);
+  control->request_key = RequestKey(request, algorithm, *control);
   std::optional<pb::PlaceResponse> response = cache_->LookupRecent(control->request_key);
   if (!response.has_value()) return std::nullopt;
   metrics_->CacheHit();

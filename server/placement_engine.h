@@ -37,6 +37,7 @@ struct CallControl {
   std::function<void(const placement::v1::PlaceResponse&)> on_improved;
   // The request's cache key when PlaceFromMemory already computed it (Place then does not hash the payload again).
   std::string request_key;
+  std::string graph_hash_header;  // the x-graph-hash metadata, when sent
 };
 
 // How long the placer may run: the nominal budget (the request's budget_ms capped at the server's maximum, or
@@ -79,6 +80,9 @@ class PlacementEngine {
   // when `count_miss`: a request is one miss however many keys it tries).
   std::optional<placement::v1::PlaceResponse> Cached(const std::string& key, const CallControl& control,
                                                      bool count_miss) const;
+  // The request's cache key; counts how its x-graph-hash metadata compares with the payload's hash.
+  std::string RequestKey(const placement::v1::PlaceRequest& request, const std::string& algorithm,
+                         const CallControl& control) const;
   // Best effort: a failed write is logged.
   void Store(const std::string& key, const placement::v1::PlaceResponse& response, const CallControl& control) const;
 

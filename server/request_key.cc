@@ -24,11 +24,11 @@ std::string DeterministicBytes(const pb::Graph& graph) {
   return out;
 }
 
-std::string PayloadPart(const pb::PlaceRequest& r) {
+std::string PayloadPart(const pb::PlaceRequest& r, const std::string& payload_hash) {
   switch (r.graph_source_case()) {
-    case pb::PlaceRequest::kOnnx: return absl::StrCat("request/onnx:", Sha256Hex(r.onnx()));
-    case pb::PlaceRequest::kGraphJson: return absl::StrCat("request/json:", Sha256Hex(r.graph_json()));
-    case pb::PlaceRequest::kGraph: return absl::StrCat("request/proto:", Sha256Hex(DeterministicBytes(r.graph())));
+    case pb::PlaceRequest::kOnnx: return absl::StrCat("request/onnx:", payload_hash);
+    case pb::PlaceRequest::kGraphJson: return absl::StrCat("request/json:", payload_hash);
+    case pb::PlaceRequest::kGraph: return absl::StrCat("request/proto:", payload_hash);
     default: return "request/none";
   }
 }
@@ -44,10 +44,19 @@ std::string TopologyPart(const pb::PlaceRequest& r) {
 
 }  // namespace
 
-std::string RequestCacheKey(const pb::PlaceRequest& request, const std::string& algorithm, int64_t budget_ms,
-                            const std::string& policy_version) {
+std::string PayloadHash(const pb::PlaceRequest& r) {
+  switch (r.graph_source_case()) {
+    case pb::PlaceRequest::kOnnx: return Sha256Hex(r.onnx());
+    case pb::PlaceRequest::kGraphJson: return Sha256Hex(r.graph_json());
+    case pb::PlaceRequest::kGraph: return Sha256Hex(DeterministicBytes(r.graph()));
+    default: return "";
+  }
+}
+
+std::string RequestCacheKey(const pb::PlaceRequest& request, const std::string& payload_hash,
+                            const std::string& algorithm, int64_t budget_ms, const std::string& policy_version) {
   CacheKeyParts parts;
-  parts.graph_hash = PayloadPart(request);
+  parts.graph_hash = PayloadPart(request, payload_hash);
   parts.topology = TopologyPart(request);
   parts.objective = absl::StrCat("proto:", static_cast<int>(request.objective()));
   parts.algorithm = algorithm;

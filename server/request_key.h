@@ -15,8 +15,13 @@
 
 namespace placement::server {
 
-// `algorithm` is the placer's name ("auto" for ""), `budget_ms` the nominal budget (PlanBudget).
-std::string RequestCacheKey(const placement::v1::PlaceRequest& request, const std::string& algorithm, int64_t budget_ms,
-                            const std::string& policy_version);
+// Lower-case hex SHA-256 of the graph payload: the onnx bytes, the graph_json text, or the Graph message's
+// deterministic serialization; what clients send as x-graph-hash. "" when the request has no graph.
+std::string PayloadHash(const placement::v1::PlaceRequest& request);
+
+// `payload_hash` is PayloadHash(request), `algorithm` the placer's name ("auto" for ""), `budget_ms` the
+// nominal budget (PlanBudget).
+std::string RequestCacheKey(const placement::v1::PlaceRequest& request, const std::string& payload_hash,
+                            const std::string& algorithm, int64_t budget_ms, const std::string& policy_version);
 
 }  // namespace placement::server

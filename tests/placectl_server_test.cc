@@ -83,6 +83,12 @@ TEST_F(PlacectlServer, SubmitPrintsJsonAndTheRepeatIsACacheHitWithTheSameAnswer)
   EXPECT_THAT(table.out, HasSubstr("algorithm    heft"));
   EXPECT_THAT(table.out, HasSubstr("from the server's cache"));
   EXPECT_THAT(table.out, HasSubstr("lower bound"));
+
+  // Every call carried x-graph-hash, the SHA-256 of the file's bytes, as the server found.
+  const std::string metrics = server_->metrics().Text();
+  EXPECT_THAT(metrics, HasSubstr("placement_graph_hash_header_total{result=\"absent\"} 0"));
+  EXPECT_THAT(metrics, HasSubstr("placement_graph_hash_header_total{result=\"mismatch\"} 0"));
+  EXPECT_THAT(metrics, ::testing::Not(HasSubstr("placement_graph_hash_header_total{result=\"match\"} 0")));
 }
 
 TEST_F(PlacectlServer, SubmitShowsProgressAndDrawsTheChartAndSimulateOnTheServerAgrees) {

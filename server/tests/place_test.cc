@@ -8,6 +8,7 @@
 #include <rocksdb/db.h>
 #include <google/protobuf/util/message_differencer.h>
 
+#include "graph/canonical.h"
 #include "server/tests/test_util.h"
 
 namespace placement::server {
@@ -229,6 +230,27 @@ TEST(Place, AnAnswerInMemoryIsNotGivenToAnInvalidOrSkipCacheRequest) {
   absl::StatusOr<pb::PlaceResponse> fresh = Place(server->port(), request);
   ASSERT_TRUE(fresh.ok());
   EXPECT_FALSE(fresh->cache_hit());
+}
+
+TEST(Place, TheGraphHashHeaderIsCheckedAgainstThePayload) {
+  TempDir dir;
+  auto server = StartReadyServer(TestOptions(dir.path()));
+  ASSERT_NE(server, nullptr);
+  pb::PlaceRequest request;
+  request.set_graph_json(testing::ReadSourceFile("examples/graphs/tiny_pipeline.json"));
+  request.set_objective(pb::OBJECTIVE_THROUGHPUT);
+  for (const std::string& header : {Sha256Hex(request.graph_json()), std::string(64, '0')}) {
+    auto context = ContextWithin();
+    context->AddMetadata("x-graph-hash", header);
+    pb::PlaceResponse response;
+    ASSERT_TRUE(StubFor(server->port())->Place(context.get(), request, &response).ok());
+  }
+  const std::string text = server->metrics().Text();
+  for (const char* expected : {"placement_graph_hash_header_total{result=\"match\"} 1",
+                               "placement_graph_hash_header_total{result=\"mismatch\"} 1",
+                               "placement_graph_hash_header_total{result=\"absent\"} 0"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
+  }
 }
 
 TEST(Place, TrainingExpansionOfAnOnnxModel) {
