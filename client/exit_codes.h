@@ -10,7 +10,8 @@ enum ExitCode : int {
   kExitInternal = 1,    // a bug or an unexpected failure
   kExitUsage = 2,       // wrong command line
   kExitBadInput = 3,    // a graph, topology or placement file that is missing or wrong
-  kExitInfeasible = 4,  // the request is well-formed but cannot be met (memory, deadline)
+  kExitInfeasible = 4,  // the request is well-formed but cannot be met (memory, deadline, a server limit)
+  kExitUnavailable = 5, // the server cannot be reached, is starting or stopping: worth retrying
 };
 
 inline int ExitCodeFor(const absl::Status& status) {
@@ -22,6 +23,7 @@ inline int ExitCodeFor(const absl::Status& status) {
     case absl::StatusCode::kFailedPrecondition:
     case absl::StatusCode::kResourceExhausted:
     case absl::StatusCode::kDeadlineExceeded: return kExitInfeasible;
+    case absl::StatusCode::kUnavailable: return kExitUnavailable;
     default: return kExitInternal;
   }
 }

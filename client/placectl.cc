@@ -1,4 +1,6 @@
 // placectl: the command line of the placement service. See kUsage below, or `placectl help`.
+#include <unistd.h>
+
 #include <iostream>
 #include <string>
 #include <vector>
@@ -9,7 +11,10 @@
 #include "absl/strings/numbers.h"
 #include "client/convert_commands.h"
 #include "client/exit_codes.h"
+#include "client/bench_command.h"
 #include "client/place_command.h"
+#include "client/remote_commands.h"
+#include "client/server_channel.h"
 #include "client/simulate_command.h"
 #include "graph/device_presets.h"
 
@@ -20,7 +25,7 @@ ABSL_FLAG(std::string, objective, "step_time", "step_time | throughput | latency
 ABSL_FLAG(std::string, output, "table", "table | json");
 ABSL_FLAG(std::string, priority, "topological", "simulator queue priority: topological | upward_rank");
 ABSL_FLAG(std::string, simulator, "default", "simulator constants: default | placeto");
-ABSL_FLAG(bool, local, true, "run in this process, without a server");
+ABSL_FLAG(bool, local, true, "simulate, place, algorithms: run in this process (unless --server is given)");
 ABSL_FLAG(int64_t, batch, 0, "ONNX: batch size bound to the batch dimension (default 1)");
 ABSL_FLAG(int64_t, seq, 0, "ONNX: length bound to dimensions named like a sequence (default 128)");
 ABSL_FLAG(bool, training, false, "place one training step: backward ops, gradients and optimizer updates");
@@ -31,6 +36,16 @@ ABSL_FLAG(uint64_t, seed, 1, "generate and place: the seed");
 ABSL_FLAG(std::string, algorithm, "auto", "place: a placer from `placectl algorithms`, or auto");
 ABSL_FLAG(std::string, deadline, "10s", "place: time the placer may take, e.g. 500ms, 2s, 1m");
 ABSL_FLAG(int64_t, width, 512, "generate: hidden size or channels");
+ABSL_FLAG(std::string, server, "", "host:port of a placement server (submit and bench default to 127.0.0.1:50051)");
+ABSL_FLAG(bool, progress, false, "submit: print progress on stderr (always on when stderr is a terminal)");
+ABSL_FLAG(std::string, chart, "", "submit: write the answer's schedule chart (HTML) to this file");
+ABSL_FLAG(bool, skip_cache, false, "submit: compute afresh even when the server has the answer cached");
+ABSL_FLAG(std::string, timeout, "30s", "simulate, algorithms, info, health with --server: how long a call may take");
+ABSL_FLAG(int32_t, concurrency, 1, "bench: calls in flight");
+ABSL_FLAG(std::string, duration, "10s", "bench: how long to run (unless --requests)");
+ABSL_FLAG(int64_t, requests, 0, "bench: how many requests to send (0: run for --duration)");
+ABSL_FLAG(double, unique_fraction, 0, "bench: share of requests made new to the cache (a fresh seed)");
+ABSL_FLAG(bool, warmup, true, "bench: send each graph once, untimed, before measuring");
 
 namespace {
 
@@ -57,7 +72,30 @@ constexpr char kUsage[] =
     "      print a synthetic graph: layered, nas_cells, blocks, fan_out or chain\n"
     "  presets\n"
     "      list the device presets and the published figures they use\n\n"
-    "exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input, 4 infeasible\n";
+    "with a server (--server HOST:PORT; submit and bench default to 127.0.0.1:50051):\n"
+    "  submit GRAPH [--server HOST:PORT] [--topology FILE | --devices SPEC] [--objective ...] [--algorithm NAME|auto]\n"
+    "               [--deadline 10s] [--training --batch N] [--output table|json] [--chart schedule.html]\n"
+    "               [--progress] [--skip_cache]\n"
+    "      place the graph on the server (PlaceStream), with a progress line on a terminal\n"
+    "  simulate GRAPH --placement FILE --server HOST:PORT ...   score on the server (Simulate)\n"
+    "  algorithms --server HOST:PORT                            the server's placers\n"
+    "  info [--server HOST:PORT] [--output table|json]          version, policy, device and limits\n"
+    "  health [--server HOST:PORT]                              liveness and readiness (exit 5 when not ready)\n"
+    "  bench GRAPH... [--server HOST:PORT] [--concurrency N] [--duration 10s | --requests N]\n"
+    "               [--unique_fraction F] [--output table|json]\n"
+    "      load generator: latency percentiles, requests/s and errors by code\n\n"
+    "exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input, 4 infeasible (memory, deadline, a server limit),\n"
+    "            5 server unavailable (cannot be reached, starting or stopping)\n";
+
+std::string ServerOrDefault() {
+  const std::string server = absl::GetFlag(FLAGS_server);
+  return server.empty() ? placement::cli::kDefaultServer : server;
+}
+
+// --timeout, or a usage error.
+absl::StatusOr<absl::Duration> CallTimeout() {
+  return placement::cli::ParsePositiveDuration("timeout", absl::GetFlag(FLAGS_timeout));
+}
 
 placement::cli::GraphLoadOptions LoadOptions() {
   placement::cli::GraphLoadOptions o;
@@ -67,6 +105,18 @@ placement::cli::GraphLoadOptions LoadOptions() {
   o.optimizer = absl::GetFlag(FLAGS_optimizer);
   o.backward_multiplier = absl::GetFlag(FLAGS_backward_multiplier);
   return o;
+}
+
+// The flags every placing command (place, submit, bench) shares.
+template <typename Options>
+void SetPlacingFlags(Options* o) {
+  o->load = LoadOptions();
+  o->topology_file = absl::GetFlag(FLAGS_topology);
+  o->devices = absl::GetFlag(FLAGS_devices);
+  o->algorithm = absl::GetFlag(FLAGS_algorithm);
+  o->objective = absl::GetFlag(FLAGS_objective);
+  o->deadline = absl::GetFlag(FLAGS_deadline);
+  o->output = absl::GetFlag(FLAGS_output);
 }
 
 int Fail(const std::string& command, const absl::Status& status) {
@@ -106,26 +156,67 @@ int main(int argc, char** argv) {
     o.output = absl::GetFlag(FLAGS_output);
     o.priority = absl::GetFlag(FLAGS_priority);
     o.simulator = absl::GetFlag(FLAGS_simulator);
+    if (!absl::GetFlag(FLAGS_server).empty()) {
+      absl::StatusOr<absl::Duration> timeout = CallTimeout();
+      if (!timeout.ok()) return Fail(command, timeout.status());
+      placement::cli::RemoteSimulateOptions r;
+      r.simulate = o;
+      r.server = absl::GetFlag(FLAGS_server);
+      r.timeout = *timeout;
+      return Print(command, placement::cli::RunRemoteSimulate(r));
+    }
     return Print(command, placement::cli::RunSimulate(o));
   }
   if (command == "place") {
     if (operands != 1) return Usage("place takes exactly one GRAPH");
     placement::cli::PlaceOptions o;
     o.graph_path = args[2];
-    o.load = LoadOptions();
-    o.topology_file = absl::GetFlag(FLAGS_topology);
-    o.devices = absl::GetFlag(FLAGS_devices);
-    o.algorithm = absl::GetFlag(FLAGS_algorithm);
-    o.objective = absl::GetFlag(FLAGS_objective);
-    o.deadline = absl::GetFlag(FLAGS_deadline);
-    o.output = absl::GetFlag(FLAGS_output);
+    SetPlacingFlags(&o);
     o.seed = absl::GetFlag(FLAGS_seed);
     return Print(command, placement::cli::RunPlace(o));
   }
   if (command == "algorithms") {
     if (operands != 0) return Usage("algorithms takes no arguments");
+    if (!absl::GetFlag(FLAGS_server).empty()) {
+      absl::StatusOr<absl::Duration> timeout = CallTimeout();
+      if (!timeout.ok()) return Fail(command, timeout.status());
+      return Print(command, placement::cli::RunRemoteAlgorithms(absl::GetFlag(FLAGS_server), *timeout));
+    }
     std::cout << placement::cli::ListAlgorithms();
     return kExitOk;
+  }
+  if (command == "submit") {
+    if (operands != 1) return Usage("submit takes exactly one GRAPH");
+    placement::cli::SubmitOptions o;
+    o.server = ServerOrDefault();
+    o.graph_path = args[2];
+    SetPlacingFlags(&o);
+    o.seed = absl::GetFlag(FLAGS_seed);
+    o.skip_cache = absl::GetFlag(FLAGS_skip_cache);
+    o.progress_overwrite = ::isatty(STDERR_FILENO) != 0;
+    o.progress = absl::GetFlag(FLAGS_progress) || o.progress_overwrite;
+    o.chart_path = absl::GetFlag(FLAGS_chart);
+    return Print(command, placement::cli::RunSubmit(o));
+  }
+  if (command == "info" || command == "health") {
+    if (operands != 0) return Usage(command + " takes no arguments");
+    absl::StatusOr<absl::Duration> timeout = CallTimeout();
+    if (!timeout.ok()) return Fail(command, timeout.status());
+    if (command == "health") return Print(command, placement::cli::RunHealth(ServerOrDefault(), *timeout));
+    return Print(command, placement::cli::RunInfo(ServerOrDefault(), absl::GetFlag(FLAGS_output), *timeout));
+  }
+  if (command == "bench") {
+    if (operands < 1) return Usage("bench takes one or more GRAPHs");
+    placement::cli::BenchOptions o;
+    o.server = ServerOrDefault();
+    o.graph_paths.assign(args.begin() + 2, args.end());
+    SetPlacingFlags(&o);
+    o.concurrency = absl::GetFlag(FLAGS_concurrency);
+    o.duration = absl::GetFlag(FLAGS_duration);
+    o.requests = absl::GetFlag(FLAGS_requests);
+    o.unique_fraction = absl::GetFlag(FLAGS_unique_fraction);
+    o.warmup = absl::GetFlag(FLAGS_warmup);
+    return Print(command, placement::cli::RunBench(o));
   }
   if (command == "import") {
     if (operands != 1) return Usage("import takes exactly one GRAPH");

@@ -135,4 +135,11 @@ std::string GraphHash(const Graph& graph) {
   return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), len));
 }
 
+std::string Sha256Hex(absl::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &len, EVP_sha256(), nullptr);
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), len));
+}
+
 }  // namespace placement

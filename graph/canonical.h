@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "absl/strings/string_view.h"
 #include "graph/graph.h"
 
 namespace placement {
@@ -16,5 +17,8 @@ std::string CanonicalSerialization(const Graph& graph);
 
 // Lower-case hex SHA-256 of CanonicalSerialization(graph), computed without materializing it.
 std::string GraphHash(const Graph& graph);
+
+// Lower-case hex SHA-256 of any bytes (cache keys, checksums, the x-graph-hash routing header).
+std::string Sha256Hex(absl::string_view bytes);
 
 }  // namespace placement

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Runs the benchmarks whose figures docs/BENCHMARKS.md reports, pinned to one core.
 #   scripts/bench.sh BUILD [NAME] [google-benchmark flags...]   NAME: simulator_bench, onnx_import_bench, ...
+#   scripts/bench.sh BUILD server [SECONDS]   the service under load (scripts/bench_server.sh; not pinned: the
+#                                             server and the load generator share the machine's cores)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
 shift || true
+if [ "${1:-}" = server ]; then
+  shift
+  exec "$ROOT/scripts/bench_server.sh" "$BUILD" "$@"
+fi
 PIN=""
 command -v taskset >/dev/null 2>&1 && PIN="taskset -c 0"
 if [ $# -gt 0 ] && [ -x "$BUILD/bench/$1" ]; then

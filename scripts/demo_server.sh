@@ -9,37 +9,16 @@ SERVER="$BUILD/server/placement_server"
 PROBE="$BUILD/server/placement_probe"
 GRAPH="$ROOT/tests/data/corpus/transformer_encoder.onnx"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/placement_demo.XXXXXX")"
-PID=""
+# shellcheck source=server_lib.sh
+source "$ROOT/scripts/server_lib.sh"
 
 cleanup() {
-  if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
-    kill -TERM "$PID" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$PID" 2>/dev/null || true
-  fi
+  stop_placement_server
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-"$SERVER" --listen 127.0.0.1:0 --metrics_listen 127.0.0.1:0 --data_dir "$WORK/data" --grace_period 10s \
-  > "$WORK/stdout" 2> "$WORK/server.log" &
-PID=$!
-
-ADDRESS=""
-for _ in $(seq 1 300); do  # 30 s for the "listening on HOST:PORT" line
-  ADDRESS="$(sed -n 's/^listening on //p' "$WORK/stdout" | head -n 1)"
-  [ -n "$ADDRESS" ] && break
-  if ! kill -0 "$PID" 2>/dev/null; then
-    echo "placement_server exited before listening:" >&2
-    cat "$WORK/server.log" >&2
-    exit 1
-  fi
-  sleep 0.1
-done
-if [ -z "$ADDRESS" ]; then
-  echo "placement_server did not start listening within 30 s" >&2
-  exit 1
-fi
+start_placement_server "$SERVER" "$WORK" --metrics_listen 127.0.0.1:0 --grace_period 10s
 echo "placement_server listening on $ADDRESS, cache in $WORK/data"
 
 for _ in $(seq 1 300); do  # readiness: the placers and the policy's device are loaded

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "server/answer_memo.h"
 #include "server/cache_entry.h"
 
 namespace placement::server {
@@ -30,8 +31,11 @@ absl::Status FromRocks(const rocksdb::Status& s, absl::string_view what) {
 
 }  // namespace
 
-AnswerCache::AnswerCache(std::unique_ptr<rocksdb::DB> db, int64_t max_bytes)
-    : db_(std::move(db)), max_bytes_(max_bytes) {}
+AnswerCache::AnswerCache(std::unique_ptr<rocksdb::DB> db, int64_t max_bytes, int64_t memory_bytes)
+    : db_(std::move(db)),
+      // A quarter of the store at most: the front holds a hot subset, not a second copy of the store.
+      memo_(std::make_unique<AnswerMemo>(std::min(memory_bytes, max_bytes / 4))),
+      max_bytes_(max_bytes) {}
 
 AnswerCache::~AnswerCache() {
   if (db_ != nullptr) {
@@ -43,6 +47,7 @@ AnswerCache::~AnswerCache() {
 absl::StatusOr<std::unique_ptr<AnswerCache>> AnswerCache::Open(const CacheOptions& options) {
   if (options.dir.empty()) return absl::InvalidArgumentError("answer cache: the data directory is empty");
   if (options.max_bytes <= 0) return absl::InvalidArgumentError("answer cache: the size bound must be positive");
+  if (options.memory_bytes < 0) return absl::InvalidArgumentError("answer cache: the memory bound must not be negative");
   std::error_code ec;
   std::filesystem::create_directories(options.dir, ec);
   if (ec) return absl::FailedPreconditionError(absl::StrCat("answer cache: cannot create '", options.dir, "': ", ec.message()));
@@ -59,7 +64,7 @@ absl::StatusOr<std::unique_ptr<AnswerCache>> AnswerCache::Open(const CacheOption
   if (!s.ok()) {
     return absl::FailedPreconditionError(absl::StrCat("answer cache: cannot open RocksDB in '", options.dir, "': ", s.ToString()));
   }
-  return std::unique_ptr<AnswerCache>(new AnswerCache(std::unique_ptr<rocksdb::DB>(raw), options.max_bytes));
+  return std::unique_ptr<AnswerCache>(new AnswerCache(std::unique_ptr<rocksdb::DB>(raw), options.max_bytes, options.memory_bytes));
 }
 
 std::string AnswerCache::Key(const CacheKeyParts& p) {
@@ -80,6 +85,12 @@ std::string AnswerCache::Key(const CacheKeyParts& p) {
 
 LookupResult AnswerCache::Lookup(absl::string_view key) {
   LookupResult result;
+  if (std::shared_ptr<const placement::v1::PlaceResponse> recent = memo_->Find(key)) {
+    hits_.fetch_add(1, std::memory_order_relaxed);
+    result.outcome = LookupOutcome::kHit;
+    result.response = *recent;
+    return result;
+  }
   std::string value;
   const rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), rocksdb::Slice(key.data(), key.size()), &value);
   if (s.IsNotFound()) {
@@ -97,6 +108,7 @@ LookupResult AnswerCache::Lookup(absl::string_view key) {
     case EntryState::kValid:
       hits_.fetch_add(1, std::memory_order_relaxed);
       result.outcome = LookupOutcome::kHit;
+      memo_->Put(key, std::make_shared<const placement::v1::PlaceResponse>(response));
       result.response = std::move(response);
       break;
     case EntryState::kCorrupt:
@@ -111,6 +123,13 @@ LookupResult AnswerCache::Lookup(absl::string_view key) {
   return result;
 }
 
+std::optional<placement::v1::PlaceResponse> AnswerCache::LookupRecent(absl::string_view key) {
+  std::shared_ptr<const placement::v1::PlaceResponse> recent = memo_->Find(key);
+  if (recent == nullptr) return std::nullopt;
+  hits_.fetch_add(1, std::memory_order_relaxed);
+  return *recent;
+}
+
 absl::Status AnswerCache::Insert(absl::string_view key, const placement::v1::PlaceResponse& response) {
   const std::string value = EncodeCacheEntry(response);
   const rocksdb::Status s = db_->Put(rocksdb::WriteOptions(), rocksdb::Slice(key.data(), key.size()), value);
@@ -119,6 +138,7 @@ absl::Status AnswerCache::Insert(absl::string_view key, const placement::v1::Pla
     return FromRocks(s, "insert");
   }
   inserts_.fetch_add(1, std::memory_order_relaxed);
+  memo_->Put(key, std::make_shared<const placement::v1::PlaceResponse>(response));
   return absl::OkStatus();
 }
 

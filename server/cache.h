@@ -14,6 +14,9 @@
 //
 // Entries carry a format version and a checksum (cache_entry.h). A damaged or old-format entry, or a RocksDB
 // read error, is a miss, counted; the cache can lose answers but never returns a wrong one or fails a request.
+//
+// In front of RocksDB, the answers most recently looked up or inserted are kept parsed in memory (AnswerMemo,
+// bounded by CacheOptions::memory_bytes): a hot answer is served without a read, a checksum or a parse.
 #pragma once
 
 #include <atomic>
@@ -32,9 +35,14 @@ class DB;
 
 namespace placement::server {
 
+class AnswerMemo;
+
 struct CacheOptions {
   std::string dir;                     // created when missing
   int64_t max_bytes = int64_t{1} << 30;  // approximate bound on the stored answers
+  // The recently used answers kept parsed in memory in front of RocksDB (answer_memo.h), at most a quarter of
+  // max_bytes; 0: none.
+  int64_t memory_bytes = int64_t{64} << 20;
 };
 
 // Everything a Place answer depends on. Strings are compared exactly, so callers pass canonical forms.
@@ -79,6 +87,9 @@ class AnswerCache {
   static std::string Key(const CacheKeyParts& parts);
 
   LookupResult Lookup(absl::string_view key);
+  // Only the answers in memory: never blocks on the store. A hit is counted; an absent key is not a miss (the
+  // caller goes on to Lookup).
+  std::optional<placement::v1::PlaceResponse> LookupRecent(absl::string_view key);
   // Best effort: a failed write is counted and returned, never fatal to the request that made the answer.
   absl::Status Insert(absl::string_view key, const placement::v1::PlaceResponse& response);
 
@@ -90,9 +101,10 @@ class AnswerCache {
   absl::Status Flush();
 
  private:
-  AnswerCache(std::unique_ptr<rocksdb::DB> db, int64_t max_bytes);
+  AnswerCache(std::unique_ptr<rocksdb::DB> db, int64_t max_bytes, int64_t memory_bytes);
 
   std::unique_ptr<rocksdb::DB> db_;
+  std::unique_ptr<AnswerMemo> memo_;
   const int64_t max_bytes_;
   std::atomic<int64_t> hits_{0}, misses_{0}, corrupt_{0}, other_version_{0}, inserts_{0}, insert_errors_{0};
 };

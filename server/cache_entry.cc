@@ -5,7 +5,6 @@
 #include <array>
 #include <cstring>
 
-#include "absl/strings/escaping.h"
 
 namespace placement::server {
 namespace {
@@ -34,11 +33,6 @@ uint32_t GetU32(const char* in) {
 }
 
 }  // namespace
-
-std::string Sha256Hex(absl::string_view bytes) {
-  const Digest d = Sha256(bytes);
-  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(d.data()), d.size()));
-}
 
 std::string EncodeCacheEntry(const placement::v1::PlaceResponse& response) {
   std::string payload;

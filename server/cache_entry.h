@@ -15,6 +15,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "graph/canonical.h"
 #include "placement/v1/placement.pb.h"
 
 namespace placement::server {
@@ -28,7 +29,7 @@ enum class EntryState { kValid, kCorrupt, kOtherVersion };
 // Fills *response only for kValid.
 EntryState DecodeCacheEntry(absl::string_view bytes, placement::v1::PlaceResponse* response);
 
-// Lower-case hex SHA-256 of the bytes; the cache key and the checksum use it.
-std::string Sha256Hex(absl::string_view bytes);
+// The cache key and the checksum use it.
+using ::placement::Sha256Hex;
 
 }  // namespace placement::server

@@ -23,6 +23,9 @@ CallScope::CallScope(grpc::CallbackServerContext* context, Metrics* metrics, abs
     client_id = absl::string_view(it->second.data(), it->second.size());
   }
   control_.request_id = RequestIdFrom(client_id);
+  if (auto it = metadata.find(kGraphHashHeader); it != metadata.end()) {
+    control_.graph_hash_header.assign(it->second.data(), it->second.size());
+  }
   control_.arrived = absl::Now();
   control_.client_deadline = DeadlineOf(*context);
   control_.cancelled = &cancelled_;

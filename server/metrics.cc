@@ -77,6 +77,14 @@ Metrics::Metrics(absl::string_view version) : registry_(std::make_shared<prometh
       .Add({{"version", std::string(version)}})
       .Set(1);
   // Series that exist before the first request, so dashboards and alerts see zeros rather than nothing.
+  auto& header = BuildCounter()
+                     .Name("placement_graph_hash_header_total")
+                     .Help("Place requests by their x-graph-hash metadata against the SHA-256 of the graph payload "
+                           "(a mismatch: the client's load-balancing key does not follow its graph)")
+                     .Register(*registry_);
+  graph_hash_header_[0] = &header.Add({{"result", "absent"}});
+  graph_hash_header_[1] = &header.Add({{"result", "match"}});
+  graph_hash_header_[2] = &header.Add({{"result", "mismatch"}});
   invalid_entries_->Add({{"reason", "corrupt"}});
   invalid_entries_->Add({{"reason", "other_version"}});
 }
@@ -107,6 +115,10 @@ void Metrics::CacheMiss() { cache_misses_->Increment(); }
 void Metrics::CacheInvalidEntry(absl::string_view reason) {
   invalid_entries_->Add({{"reason", std::string(reason)}}).Increment();
   cache_misses_->Increment();
+}
+
+void Metrics::GraphHashHeaderChecked(GraphHashHeader result) {
+  graph_hash_header_[static_cast<int>(result)]->Increment();
 }
 
 void Metrics::GraphOperators(int64_t operators) { operators_->Observe(static_cast<double>(operators)); }

@@ -62,6 +62,9 @@ class Metrics {
   void RatioToBound(double ratio);
   void PolicyInference(double seconds);
   void InflightChanged(int delta);
+  // A Place request's x-graph-hash metadata against the SHA-256 of its graph payload.
+  enum class GraphHashHeader { kAbsent, kMatch, kMismatch };
+  void GraphHashHeaderChecked(GraphHashHeader result);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -74,6 +77,7 @@ class Metrics {
   prometheus::Histogram* ratio_ = nullptr;
   prometheus::Histogram* policy_ = nullptr;
   prometheus::Gauge* inflight_ = nullptr;
+  prometheus::Counter* graph_hash_header_[3] = {};  // by GraphHashHeader
   std::unique_ptr<MetricsEndpoint> endpoint_;
 };
 

@@ -14,6 +14,7 @@
 #include "graph/topology_json.h"
 #include "server/answer.h"
 #include "server/request_decoder.h"
+#include "server/request_key.h"
 #include "server/request_log.h"
 
 namespace placement::server {
@@ -28,6 +29,9 @@ constexpr double kReplyReserveShare = 0.05;
 constexpr absl::Duration kMinReplyReserve = absl::Milliseconds(5);
 constexpr absl::Duration kMaxReplyReserve = absl::Milliseconds(250);
 constexpr absl::Duration kReplyReservePerOp = absl::Microseconds(2);
+
+// Requests hashed on gRPC's thread for PlaceFromMemory: SHA-256 takes about a millisecond per megabyte.
+constexpr size_t kMaxInlinePayloadBytes = size_t{1} << 20;
 
 absl::StatusOr<const Placer*> FindPlacer(const PlacerRegistry& registry, const std::string& name, Objective objective) {
   absl::StatusOr<const Placer*> placer = registry.Find(name);
@@ -138,6 +142,15 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   absl::StatusOr<const Placer*> placer = FindPlacer(registry_, algorithm, *objective);
   if (!placer.ok()) return placer.status();
 
+  // A repeat of a request is answered before the graph is decoded: decoding and importing an ONNX model costs
+  // tens of milliseconds, the lookup tens of microseconds. The nominal budget does not depend on the graph.
+  const bool use_cache = cache_ != nullptr && !request.skip_cache();
+  const std::string request_key =
+      !control.request_key.empty() ? control.request_key : RequestKey(request, algorithm, control);
+  if (use_cache) {
+    if (std::optional<pb::PlaceResponse> hit = Cached(request_key, control, /*count_miss=*/false)) return *std::move(hit);
+  }
+
   absl::StatusOr<DecodedInput> input =
       DecodeInput(SourceOf(request), request.options(), request.has_topology() ? &request.topology() : nullptr, config_.limits);
   if (!input.ok()) return input.status();
@@ -152,8 +165,16 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   CacheKeyParts parts = KeyParts(request, *input, *objective, algorithm, plan, config_.policy_version);
   parts.graph_hash = graph_hash;
   const std::string key = AnswerCache::Key(parts);
-  if (cache_ != nullptr && !request.skip_cache()) {
-    if (std::optional<pb::PlaceResponse> hit = Cached(key, control)) return *std::move(hit);
+  if (use_cache) {
+    // The same graph, cluster and options sent differently (another ONNX export, JSON spacing): the answer is
+    // the one cached for the canonical graph, now also stored under this request's key.
+    if (std::optional<pb::PlaceResponse> hit = Cached(key, control, /*count_miss=*/true)) {
+      pb::PlaceResponse stored = *hit;
+      stored.clear_cache_hit();
+      stored.clear_request_id();
+      Store(request_key, stored, control);
+      return *std::move(hit);
+    }
   }
 
   Budget budget{plan.deadline, control.cancelled};
@@ -189,13 +210,44 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   response.set_compute_seconds(took);
   metrics_->RatioToBound(result->evaluation.ratio);
   if (cache_ != nullptr && !plan.cut_by_client) {
-    if (absl::Status s = cache_->Insert(key, response); !s.ok()) LogLine(control.request_id, s.message());
+    Store(key, response, control);
+    Store(request_key, response, control);
   }
   response.set_request_id(control.request_id);
   return response;
 }
 
-std::optional<pb::PlaceResponse> PlacementEngine::Cached(const std::string& key, const CallControl& control) const {
+std::string PlacementEngine::RequestKey(const pb::PlaceRequest& request, const std::string& algorithm,
+                                        const CallControl& control) const {
+  const std::string payload_hash = PayloadHash(request);
+  metrics_->GraphHashHeaderChecked(control.graph_hash_header.empty()    ? Metrics::GraphHashHeader::kAbsent
+                                   : control.graph_hash_header == payload_hash ? Metrics::GraphHashHeader::kMatch
+                                                                              : Metrics::GraphHashHeader::kMismatch);
+  return RequestCacheKey(request, payload_hash, algorithm,
+                         PlanBudget(request.budget_ms(), control, config_.limits, 0).nominal_ms, config_.policy_version);
+}
+
+void PlacementEngine::Store(const std::string& key, const pb::PlaceResponse& response, const CallControl& control) const {
+  if (absl::Status s = cache_->Insert(key, response); !s.ok()) LogLine(control.request_id, s.message());
+}
+
+std::optional<pb::PlaceResponse> PlacementEngine::PlaceFromMemory(const pb::PlaceRequest& request,
+                                                                 CallControl* control) const {
+  // A negative budget must get Place's error rather than the answer of the default budget it would plan.
+  if (cache_ == nullptr || request.skip_cache() || request.budget_ms() < 0) return std::nullopt;
+  if (request.ByteSizeLong() > kMaxInlinePayloadBytes) return std::nullopt;
+  const std::string algorithm = request.algorithm().empty() ? kDefaultAlgorithm : request.algorithm();
+  control->request_key = RequestKey(request, algorithm, *control);
+  std::optional<pb::PlaceResponse> response = cache_->LookupRecent(control->request_key);
+  if (!response.has_value()) return std::nullopt;
+  metrics_->CacheHit();
+  response->set_cache_hit(true);
+  response->set_request_id(control->request_id);
+  return response;
+}
+
+std::optional<pb::PlaceResponse> PlacementEngine::Cached(const std::string& key, const CallControl& control,
+                                                         bool count_miss) const {
   LookupResult found = cache_->Lookup(key);
   switch (found.outcome) {
     case LookupOutcome::kHit: {
@@ -205,7 +257,9 @@ std::optional<pb::PlaceResponse> PlacementEngine::Cached(const std::string& key,
       response.set_request_id(control.request_id);
       return response;
     }
-    case LookupOutcome::kMiss: metrics_->CacheMiss(); break;
+    case LookupOutcome::kMiss:
+      if (count_miss) metrics_->CacheMiss();
+      break;
     case LookupOutcome::kCorrupt:
       metrics_->CacheInvalidEntry("corrupt");
       LogLine(control.request_id, "answer cache: a damaged entry was ignored (computing afresh)");

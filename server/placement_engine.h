@@ -35,6 +35,9 @@ struct CallControl {
   std::function<void(absl::string_view)> on_phase;
   // PlaceStream: an answer better than every one before it, while the placer runs. May be empty.
   std::function<void(const placement::v1::PlaceResponse&)> on_improved;
+  // The request's cache key when PlaceFromMemory already computed it (Place then does not hash the payload again).
+  std::string request_key;
+  std::string graph_hash_header;  // the x-graph-hash metadata, when sent
 };
 
 // How long the placer may run: the nominal budget (the request's budget_ms capped at the server's maximum, or
@@ -56,6 +59,12 @@ class PlacementEngine {
 
   absl::StatusOr<placement::v1::PlaceResponse> Place(const placement::v1::PlaceRequest& request,
                                                      const CallControl& control) const;
+  // The answer when the cache holds it in memory under the request's key (AnswerCache::LookupRecent), without
+  // blocking: cheap enough for gRPC's own thread. nullopt otherwise (Place then does the full work), also for
+  // payloads too large to hash there.
+  // Sets control->request_key when it computed the key.
+  std::optional<placement::v1::PlaceResponse> PlaceFromMemory(const placement::v1::PlaceRequest& request,
+                                                              CallControl* control) const;
   absl::StatusOr<placement::v1::SimulateResponse> Simulate(const placement::v1::SimulateRequest& request,
                                                            const CallControl& control) const;
   placement::v1::ListAlgorithmsResponse ListAlgorithms() const;
@@ -67,8 +76,15 @@ class PlacementEngine {
   const EngineConfig& config() const { return config_; }
 
  private:
-  // The cached answer for `key`, marked as a hit, with the metrics of the lookup counted.
-  std::optional<placement::v1::PlaceResponse> Cached(const std::string& key, const CallControl& control) const;
+  // The cached answer for `key`, marked as a hit, with the metrics of the lookup counted (an absent key only
+  // when `count_miss`: a request is one miss however many keys it tries).
+  std::optional<placement::v1::PlaceResponse> Cached(const std::string& key, const CallControl& control,
+                                                     bool count_miss) const;
+  // The request's cache key; counts how its x-graph-hash metadata compares with the payload's hash.
+  std::string RequestKey(const placement::v1::PlaceRequest& request, const std::string& algorithm,
+                         const CallControl& control) const;
+  // Best effort: a failed write is logged.
+  void Store(const std::string& key, const placement::v1::PlaceResponse& response, const CallControl& control) const;
 
   const PlacerRegistry& registry_;
   AnswerCache* cache_;

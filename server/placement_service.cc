@@ -1,6 +1,7 @@
 #include "server/placement_service.h"
 
 #include <functional>
+#include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -33,14 +34,19 @@ template <typename Request, typename Response>
 class PooledUnaryReactor final : public grpc::ServerUnaryReactor {
  public:
   using Work = std::function<absl::StatusOr<Response>(const Request&, const CallControl&)>;
+  // An answer ready without blocking (an answer in memory), given on gRPC's thread without the pool's hop.
+  using InlineWork = std::function<std::optional<Response>(const Request&, CallControl*)>;
 
   PooledUnaryReactor(grpc::CallbackServerContext* context, const ServiceDeps& deps, absl::string_view method,
                      const Request* request, Response* response)
       : scope_(context, deps.metrics, method), pool_(deps.pool), request_(request), response_(response) {}
 
-  void Start(const PlacementEngine* engine, std::string algorithm_label, Work work) {
+  void Start(const PlacementEngine* engine, std::string algorithm_label, Work work, InlineWork inline_work = nullptr) {
     scope_.set_algorithm_label(std::move(algorithm_label));
     if (engine == nullptr) return Done(NotReady());
+    if (inline_work) {
+      if (std::optional<Response> ready = inline_work(*request_, &scope_.control())) return Done(*std::move(ready));
+    }
     work_ = std::move(work);
     if (!pool_->TrySubmit([this] { Done(work_(*request_, scope_.control())); })) {
       Done(absl::ResourceExhaustedError(absl::StrCat("the server is busy: ", pool_->max_queued(),
@@ -87,7 +93,8 @@ grpc::ServerUnaryReactor* PlacementServiceImpl::Place(grpc::CallbackServerContex
   auto* reactor = new PooledUnaryReactor<pb::PlaceRequest, pb::PlaceResponse>(context, deps_, "Place", request, response);
   const PlacementEngine* engine = this->engine();
   reactor->Start(engine, engine != nullptr ? engine->AlgorithmLabel(request->algorithm()) : "none",
-                 [engine](const pb::PlaceRequest& r, const CallControl& c) { return engine->Place(r, c); });
+                 [engine](const pb::PlaceRequest& r, const CallControl& c) { return engine->Place(r, c); },
+                 [engine](const pb::PlaceRequest& r, CallControl* c) { return engine->PlaceFromMemory(r, c); });
   return reactor;
 }
 

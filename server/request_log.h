@@ -9,6 +9,8 @@
 namespace placement::server {
 
 inline constexpr char kRequestIdHeader[] = "x-request-id";
+// Clients' load-balancing key: the SHA-256 of the graph payload (docs/server.md); checked, never trusted.
+inline constexpr char kGraphHashHeader[] = "x-graph-hash";
 
 // The client's own id when it sent a usable one (1 to 64 characters of [A-Za-z0-9._:-]), else a new random
 // 16-hex-digit id.

@@ -82,7 +82,7 @@ absl::Status PlacementServer::Open() {
     if (absl::Status s = metrics_->Serve(options_.metrics_address); !s.ok()) return s;
   }
   absl::StatusOr<std::unique_ptr<AnswerCache>> cache =
-      AnswerCache::Open(CacheOptions{options_.data_dir, options_.cache_max_bytes});
+      AnswerCache::Open(CacheOptions{options_.data_dir, options_.cache_max_bytes, options_.cache_memory_bytes});
   if (!cache.ok()) return cache.status();
   cache_ = *std::move(cache);
   pool_ = std::make_unique<ThreadPool>(options_.worker_threads, options_.max_queued_requests);

@@ -49,6 +49,7 @@ struct ServerOptions {
   std::string metrics_address = "127.0.0.1:9464";  // "" serves no /metrics
   std::string data_dir = "./data";                 // the answer cache's RocksDB
   int64_t cache_max_bytes = int64_t{1} << 30;
+  int64_t cache_memory_bytes = int64_t{64} << 20;  // parsed answers in memory in front of RocksDB
   ServerLimits limits;
   int32_t worker_threads = 0;  // 0: one per core
   int32_t max_queued_requests = 256;

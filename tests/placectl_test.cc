@@ -11,39 +11,15 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/placectl_run.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-Result RunPlacectl(const std::string& args) {
-  const fs::path err = fs::temp_directory_path() / ("placectl_err_" + std::to_string(::getpid()));
-  const std::string cmd = std::string(PLACECTL_PATH) + " " + args + " 2>" + err.string();
-  Result r;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = Slurp(err);
-  fs::remove(err);
-  return r;
-}
+using Result = placement::testing::PlacectlResult;
+using placement::testing::RunPlacectl;
 
 const std::string kSource = PLACEMENT_SOURCE_DIR;
 const std::string kTiny = kSource + "/examples/graphs/tiny_pipeline.json";

@@ -8,6 +8,7 @@
 #include <rocksdb/db.h>
 
 #include "absl/strings/str_cat.h"
+#include "server/answer_memo.h"
 #include "server/cache_entry.h"
 #include "server/tests/test_util.h"
 
@@ -169,6 +170,65 @@ TEST(AnswerCache, StaysNearItsSizeBound) {
   CacheKeyParts oldest = Parts();
   oldest.seed = 0;
   EXPECT_EQ((*cache)->Lookup(AnswerCache::Key(oldest)).outcome, LookupOutcome::kMiss);
+}
+
+}  // namespace
+}  // namespace placement::server
+
+namespace placement::server {
+namespace {
+
+std::shared_ptr<const placement::v1::PlaceResponse> Shared(const std::string& algorithm, double value) {
+  return std::make_shared<const placement::v1::PlaceResponse>(Answer(algorithm, value));
+}
+
+TEST(AnswerMemo, KeepsTheMostRecentlyUsedWithinItsBound) {
+  AnswerMemo probe(int64_t{1} << 20);
+  probe.Put("a", Shared("heft", 1));
+  const int64_t one = probe.bytes();
+  ASSERT_GT(one, 0);
+
+  AnswerMemo memo(3 * one);
+  memo.Put("a", Shared("heft", 1));
+  memo.Put("b", Shared("heft", 2));
+  memo.Put("c", Shared("heft", 3));
+  ASSERT_NE(memo.Find("a"), nullptr);  // a is now the most recent; b the least
+  memo.Put("d", Shared("heft", 4));
+  EXPECT_EQ(memo.Find("b"), nullptr);
+  ASSERT_NE(memo.Find("a"), nullptr);
+  EXPECT_EQ(memo.Find("a")->score().value(), 1);
+  EXPECT_EQ(memo.Find("d")->score().value(), 4);
+  EXPECT_EQ(memo.entries(), 3);
+  EXPECT_LE(memo.bytes(), 3 * one);
+
+  memo.Put("a", Shared("heft", 5));  // replaced, not duplicated
+  EXPECT_EQ(memo.entries(), 3);
+  EXPECT_EQ(memo.Find("a")->score().value(), 5);
+
+  AnswerMemo none(0);
+  none.Put("a", Shared("heft", 1));
+  EXPECT_EQ(none.Find("a"), nullptr);
+  EXPECT_EQ(none.bytes(), 0);
+}
+
+TEST(AnswerCache, AnswersFromMemoryAndFromRocksDbAreTheSame) {
+  TempDir dir;
+  const std::string key = AnswerCache::Key(Parts());
+  placement::v1::PlaceResponse from_memory;
+  {
+    auto cache = AnswerCache::Open({dir.path(), 1 << 20});
+    ASSERT_TRUE(cache.ok());
+    ASSERT_TRUE((*cache)->Insert(key, Answer("heft", 2.5)).ok());
+    LookupResult hit = (*cache)->Lookup(key);
+    ASSERT_EQ(hit.outcome, LookupOutcome::kHit);
+    from_memory = *hit.response;
+  }
+  auto without_memory = AnswerCache::Open({dir.path(), 1 << 20, /*memory_bytes=*/0});
+  ASSERT_TRUE(without_memory.ok());
+  LookupResult hit = (*without_memory)->Lookup(key);
+  ASSERT_EQ(hit.outcome, LookupOutcome::kHit);
+  EXPECT_EQ(hit.response->SerializeAsString(), from_memory.SerializeAsString());
+  EXPECT_EQ((*without_memory)->stats().hits, 1);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <rocksdb/db.h>
 #include <google/protobuf/util/message_differencer.h>
 
+#include "graph/canonical.h"
 #include "server/tests/test_util.h"
 
 namespace placement::server {
@@ -101,7 +102,7 @@ TEST(Place, CacheSurvivesARestartAndDamageIsRecomputed) {
       ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), it->key(), "garbage, not an answer").ok());
       ++damaged;
     }
-    EXPECT_EQ(damaged, 1);
+    EXPECT_EQ(damaged, 2);  // under the request's key and under the canonical graph's key
     it.reset();
     ASSERT_TRUE(db->Close().ok());
   }
@@ -112,7 +113,7 @@ TEST(Place, CacheSurvivesARestartAndDamageIsRecomputed) {
   EXPECT_FALSE(recomputed->cache_hit());
   EXPECT_TRUE(MessageDifferencer::Equals(Comparable(original), Comparable(*recomputed)));
   const std::string metrics = server->metrics().Text();
-  EXPECT_NE(metrics.find("placement_cache_invalid_entries_total{reason=\"corrupt\"} 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("placement_cache_invalid_entries_total{reason=\"corrupt\"} 2"), std::string::npos) << metrics;
   absl::StatusOr<pb::PlaceResponse> hit = Place(server->port(), request);
   ASSERT_TRUE(hit.ok());
   EXPECT_TRUE(hit->cache_hit());
@@ -158,6 +159,98 @@ TEST(Place, JsonInputWithItsOwnDevicesAndSimulateAgrees) {
   ASSERT_TRUE(s.ok()) << s.error_message();
   EXPECT_DOUBLE_EQ(scored.score().value(), placed->score().value());
   EXPECT_EQ(scored.graph_hash(), placed->graph_hash());
+}
+
+// How many graphs the server decoded: each decoded request observes its operator count once.
+std::string DecodedCount(PlacementServer& server) {
+  const std::string text = server.metrics().Text();
+  const size_t at = text.find("placement_graph_operators_count ");
+  return at == std::string::npos ? "absent" : text.substr(at, text.find('\n', at) - at);
+}
+
+TEST(Place, RepeatedOnnxRequestIsAnsweredWithoutDecodingAndOtherBytesOfTheSameGraphHit) {
+  TempDir dir;
+  auto server = StartReadyServer(TestOptions(dir.path()));
+  ASSERT_NE(server, nullptr);
+  pb::PlaceRequest request;
+  request.set_onnx(testing::ReadSourceFile("tests/data/corpus/resnet50.onnx"));
+  request.mutable_topology()->set_shorthand("2xA100");
+  request.set_algorithm("m_topo");
+  absl::StatusOr<pb::PlaceResponse> first = Place(server->port(), request);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_FALSE(first->cache_hit());
+  const std::string decoded_once = DecodedCount(*server);
+  EXPECT_EQ(decoded_once, "placement_graph_operators_count 1");
+
+  absl::StatusOr<pb::PlaceResponse> repeat = Place(server->port(), request);
+  ASSERT_TRUE(repeat.ok()) << repeat.status();
+  EXPECT_TRUE(repeat->cache_hit());
+  EXPECT_TRUE(MessageDifferencer::Equals(Comparable(*first), Comparable(*repeat)));
+  EXPECT_EQ(DecodedCount(*server), decoded_once);  // answered from the request's key, before the import
+
+  // Changing what the request key holds changes the answer's key: another seed is computed afresh.
+  request.set_seed(7);
+  absl::StatusOr<pb::PlaceResponse> other_seed = Place(server->port(), request);
+  ASSERT_TRUE(other_seed.ok()) << other_seed.status();
+  EXPECT_FALSE(other_seed->cache_hit());
+
+  // The same JSON graph sent with different spacing: a miss on the request key, a hit on the canonical one,
+  // after which those bytes hit without decoding too.
+  pb::PlaceRequest json;
+  json.set_graph_json(testing::ReadSourceFile("examples/graphs/tiny_pipeline.json"));
+  json.set_objective(pb::OBJECTIVE_THROUGHPUT);
+  ASSERT_TRUE(Place(server->port(), json).ok());
+  json.set_graph_json("  \n" + json.graph_json());
+  absl::StatusOr<pb::PlaceResponse> respaced = Place(server->port(), json);
+  ASSERT_TRUE(respaced.ok()) << respaced.status();
+  EXPECT_TRUE(respaced->cache_hit());
+  const std::string decoded = DecodedCount(*server);
+  absl::StatusOr<pb::PlaceResponse> again = Place(server->port(), json);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->cache_hit());
+  EXPECT_EQ(DecodedCount(*server), decoded);
+}
+
+TEST(Place, AnAnswerInMemoryIsNotGivenToAnInvalidOrSkipCacheRequest) {
+  TempDir dir;
+  auto server = StartReadyServer(TestOptions(dir.path()));
+  ASSERT_NE(server, nullptr);
+  pb::PlaceRequest request = PlaceRequestFor(testing::ChainGraph(12), "2xA100", "m_topo");
+  ASSERT_TRUE(Place(server->port(), request).ok());
+  absl::StatusOr<pb::PlaceResponse> hit = Place(server->port(), request);
+  ASSERT_TRUE(hit.ok());
+  ASSERT_TRUE(hit->cache_hit());
+
+  // A negative budget plans the default budget, the same key as budget 0: it must still be refused.
+  request.set_budget_ms(-1);
+  absl::StatusOr<pb::PlaceResponse> negative = Place(server->port(), request);
+  EXPECT_EQ(negative.status().code(), absl::StatusCode::kInvalidArgument) << negative.status();
+  request.set_budget_ms(0);
+  request.set_skip_cache(true);
+  absl::StatusOr<pb::PlaceResponse> fresh = Place(server->port(), request);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_FALSE(fresh->cache_hit());
+}
+
+TEST(Place, TheGraphHashHeaderIsCheckedAgainstThePayload) {
+  TempDir dir;
+  auto server = StartReadyServer(TestOptions(dir.path()));
+  ASSERT_NE(server, nullptr);
+  pb::PlaceRequest request;
+  request.set_graph_json(testing::ReadSourceFile("examples/graphs/tiny_pipeline.json"));
+  request.set_objective(pb::OBJECTIVE_THROUGHPUT);
+  for (const std::string& header : {Sha256Hex(request.graph_json()), std::string(64, '0')}) {
+    auto context = ContextWithin();
+    context->AddMetadata("x-graph-hash", header);
+    pb::PlaceResponse response;
+    ASSERT_TRUE(StubFor(server->port())->Place(context.get(), request, &response).ok());
+  }
+  const std::string text = server->metrics().Text();
+  for (const char* expected : {"placement_graph_hash_header_total{result=\"match\"} 1",
+                               "placement_graph_hash_header_total{result=\"mismatch\"} 1",
+                               "placement_graph_hash_header_total{result=\"absent\"} 0"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
+  }
 }
 
 TEST(Place, TrainingExpansionOfAnOnnxModel) {

@@ -1,0 +1,25 @@
+// `placectl submit --chart FILE`: the schedule chart of a server's answer, drawn here. The graph and cluster
+// are loaded locally with the options the request was sent with (so the server and this process see the same
+// placed graph), the returned assignment is simulated with the timeline recorded, and client/chart renders it.
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "client/graph_loader.h"
+#include "placement/v1/placement.pb.h"
+
+namespace placement::cli {
+
+struct AnswerChartInput {
+  std::string graph_path;
+  GraphLoadOptions load;
+  std::string topology_file;
+  std::string devices;
+};
+
+// The HTML page. Errors: the graph or topology cannot be loaded here, or the answer names an operator or
+// device the local graph does not have (a server of another version, say).
+absl::StatusOr<std::string> RenderAnswerChart(const AnswerChartInput& input, const placement::v1::PlaceResponse& answer);
+
+}  // namespace placement::cli

@@ -1,0 +1,140 @@
+#include "client/answer_report.h"
+
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "graph/units.h"
+
+namespace placement::cli {
+namespace {
+
+namespace pb = ::placement::v1;
+
+std::string ObjectiveText(pb::Objective o) {
+  switch (o) {
+    case pb::OBJECTIVE_THROUGHPUT: return "throughput";
+    case pb::OBJECTIVE_LATENCY: return "latency";
+    default: return "step_time";
+  }
+}
+
+// Times in seconds read best with a unit; times in an input's own unit are printed as plain numbers.
+std::string Time(double t, const std::string& unit) {
+  if (unit == "s") return FormatSeconds(t);
+  return absl::StrFormat("%.2f", t);
+}
+
+void ScoreJson(const pb::Score& s, nlohmann::ordered_json* out) {
+  (*out)["objective"] = ObjectiveText(s.objective());
+  (*out)["value"] = s.value();
+  (*out)["time_unit"] = s.time_unit();
+  (*out)["lower_bound"] = s.lower_bound();
+  (*out)["ratio"] = s.ratio();
+  (*out)["fits_memory"] = s.fits_memory();
+}
+
+void BoundAndDevicesJson(const pb::Score& s, nlohmann::ordered_json* out) {
+  (*out)["bound"] = {{"critical_path", s.critical_path()},
+                     {"work_per_device", s.work_per_device()},
+                     {"largest_unit", s.largest_unit()},
+                     {"min_devices_for_memory", s.min_devices_for_memory()}};
+  nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+  for (const pb::DeviceScore& d : s.devices()) {
+    devices.push_back({{"name", d.device()},
+                       {"busy", d.busy_seconds()},
+                       {"load", d.load_seconds()},
+                       {"peak_memory", d.peak_memory_bytes()},
+                       {"capacity", d.capacity_bytes()},
+                       {"oom", d.out_of_memory()},
+                       {"utilization", d.utilization()}});
+  }
+  (*out)["devices"] = std::move(devices);
+}
+
+std::string ScoreTable(const pb::Score& s, const std::map<std::string, int>& ops_on) {
+  const std::string& unit = s.time_unit();
+  std::string out;
+  absl::StrAppend(&out, "objective    ", ObjectiveText(s.objective()), "\n");
+  absl::StrAppend(&out, "value        ", Time(s.value(), unit), unit == "s" ? "" : " (input time units)", "\n");
+  absl::StrAppend(&out, "lower bound  ", Time(s.lower_bound(), unit), "  (ratio ", absl::StrFormat("%.3f", s.ratio()), ")\n");
+  absl::StrAppend(&out, "memory       ", s.fits_memory() ? "fits" : "OUT OF MEMORY on at least one device", "\n");
+  std::string rows;
+  const bool throughput = s.objective() == pb::OBJECTIVE_THROUGHPUT;
+  absl::StrAppend(&rows, absl::StrFormat("%-14s %6s %12s %12s %12s %12s %6s  %s\n", "device", "ops", "busy",
+                                         throughput ? "load" : "", "peak mem", "capacity", "util", ""));
+  for (const pb::DeviceScore& d : s.devices()) {
+    const auto it = ops_on.find(d.device());
+    absl::StrAppend(&rows, absl::StrFormat("%-14s %6s %12s %12s %12s %12s %5.0f%%  %s\n", d.device(),
+                                           ops_on.empty() ? "" : absl::StrCat(it == ops_on.end() ? 0 : it->second),
+                                           Time(d.busy_seconds(), unit), throughput ? Time(d.load_seconds(), unit) : "",
+                                           FormatBytes(static_cast<double>(d.peak_memory_bytes())),
+                                           d.capacity_bytes() > 0 ? FormatBytes(static_cast<double>(d.capacity_bytes())) : "unlimited",
+                                           100 * d.utilization(), d.out_of_memory() ? "OOM" : ""));
+  }
+  return absl::StrCat(out, "\n", rows);
+}
+
+}  // namespace
+
+std::string PlaceAnswerJson(const pb::PlaceResponse& a) {
+  nlohmann::ordered_json out;
+  ScoreJson(a.score(), &out);
+  out["graph_hash"] = a.graph_hash();
+  out["algorithm"] = a.algorithm();
+  out["proven_optimal"] = a.proven_optimal();
+  out["best_bound"] = a.best_bound();
+  BoundAndDevicesJson(a.score(), &out);
+  nlohmann::ordered_json assignment = nlohmann::ordered_json::object();
+  for (const pb::Assignment& x : a.assignment()) assignment[x.op()] = x.device();
+  out["assignment"] = std::move(assignment);
+  out["warnings"] = std::vector<std::string>(a.warnings().begin(), a.warnings().end());
+  out["notes"] = std::vector<std::string>(a.notes().begin(), a.notes().end());
+  out["num_operators"] = a.num_operators();
+  out["cache_hit"] = a.cache_hit();
+  out["compute_seconds"] = a.compute_seconds();
+  out["policy_version"] = a.policy_version();
+  out["request_id"] = a.request_id();
+  return out.dump(2) + "\n";
+}
+
+std::string PlaceAnswerTable(const pb::PlaceResponse& a) {
+  std::string out = absl::StrCat("algorithm    ", a.algorithm(), a.proven_optimal() ? " (proven optimal)" : "", "\n");
+  std::map<std::string, int> ops_on;
+  for (const pb::Assignment& x : a.assignment()) ++ops_on[x.device()];
+  std::string score = ScoreTable(a.score(), ops_on);
+  const size_t rows = score.find("\n\n");
+  absl::StrAppend(&out, score.substr(0, rows + 1));
+  if (a.best_bound() > a.score().lower_bound()) {
+    absl::StrAppend(&out, "best bound   ", Time(a.best_bound(), a.score().time_unit()), "  (the placer's bound)\n");
+  }
+  absl::StrAppend(&out, "operators    ", a.num_operators(), ", graph ", a.graph_hash().substr(0, 16), "\n");
+  absl::StrAppend(&out, "answer       ",
+                  a.cache_hit() ? "from the server's cache"
+                                : absl::StrCat("computed in ", FormatSeconds(a.compute_seconds())),
+                  ", request ", a.request_id(), "\n");
+  absl::StrAppend(&out, score.substr(rows + 1));
+  for (const std::string& n : a.notes()) absl::StrAppend(&out, "note: ", n, "\n");
+  for (const std::string& w : a.warnings()) absl::StrAppend(&out, "warning: ", w, "\n");
+  return out;
+}
+
+std::string SimulateAnswerJson(const pb::SimulateResponse& a) {
+  nlohmann::ordered_json out;
+  ScoreJson(a.score(), &out);
+  out["graph_hash"] = a.graph_hash();
+  BoundAndDevicesJson(a.score(), &out);
+  out["warnings"] = std::vector<std::string>(a.warnings().begin(), a.warnings().end());
+  out["request_id"] = a.request_id();
+  return out.dump(2) + "\n";
+}
+
+std::string SimulateAnswerTable(const pb::SimulateResponse& a) {
+  std::string out = ScoreTable(a.score(), {});
+  for (const std::string& w : a.warnings()) absl::StrAppend(&out, "warning: ", w, "\n");
+  return absl::StrCat(out, "graph ", a.graph_hash().substr(0, 16), ", request ", a.request_id(), "\n");
+}
+
+}  // namespace placement::cli

@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""The Python client against a real placement_server on 127.0.0.1 (port picked by the kernel): the example
+places a corpus model, a repeat is a cache hit, every call carries x-graph-hash, a bad graph is
+INVALID_ARGUMENT. Prints "SKIPPED: ..." and exits 0 when python3-grpcio or python3-protobuf is missing."""
+
+import argparse
+import hashlib
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+
+def fail(message):
+    print(f"FAILED: {message}")
+    sys.exit(1)
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+
+
+def start_server(binary, data_dir):
+    proc = subprocess.Popen([binary, "--listen=127.0.0.1:0", "--metrics_listen=", f"--data_dir={data_dir}",
+                             "--policy_device=none", "--threads=2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(l) for l in proc.stdout], daemon=True).start()
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            line = lines.get(timeout=0.5)
+        except queue.Empty:
+            if proc.poll() is not None:
+                fail(f"placement_server exited with {proc.returncode} before listening")
+            continue
+        if line.startswith("listening on "):
+            return proc, line.split()[-1]
+    proc.kill()
+    fail("placement_server did not say where it listens within 30 s")
+
+
+class HeaderRecorder:
+    """A client interceptor that keeps the metadata of every call."""
+
+    def __init__(self, grpc):
+        recorder = self
+
+        class Interceptor(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
+            def intercept_unary_unary(self, continuation, details, request):
+                recorder.calls.append((details.method, dict(details.metadata or ())))
+                return continuation(details, request)
+
+            def intercept_unary_stream(self, continuation, details, request):
+                recorder.calls.append((details.method, dict(details.metadata or ())))
+                return continuation(details, request)
+
+        self.calls = []
+        self.interceptor = Interceptor()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--server-binary", required=True)
+    parser.add_argument("--stubs", required=True)
+    parser.add_argument("--source", required=True)
+    args = parser.parse_args()
+    try:
+        import grpc  # noqa: F401
+        import google.protobuf  # noqa: F401
+    except ImportError as e:
+        print(f"SKIPPED: {e} (scripts/deps.sh installs python3-grpcio and python3-protobuf)")
+        return 0
+    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+    package_dir = os.path.join(args.source, "client", "python")
+    sys.path[:0] = [args.stubs, package_dir]
+    from placement_client import PlacementClient, graph_hash
+    from placement.v1 import placement_pb2 as pb
+
+    model = os.path.join(args.source, "tests", "data", "corpus", "resnet50.onnx")
+    with tempfile.TemporaryDirectory() as data_dir:
+        proc, address = start_server(args.server_binary, data_dir)
+        try:
+            recorder = HeaderRecorder(grpc)
+            channel = grpc.intercept_channel(grpc.insecure_channel(address), recorder.interceptor)
+            client = PlacementClient(address, timeout=60, channel=channel)
+            deadline = time.time() + 30
+            while not client.info().ready:
+                check(time.time() < deadline, "the server did not turn ready within 30 s")
+                time.sleep(0.1)
+
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join([args.stubs, package_dir]), PYTHONDONTWRITEBYTECODE="1")
+            example = subprocess.run(
+                [sys.executable, os.path.join(package_dir, "examples", "place_model.py"), model, "--server", address,
+                 "--devices", "2xA100", "--algorithm", "m_topo", "--budget-ms", "2000"],
+                capture_output=True, text=True, env=env, timeout=90)
+            check(example.returncode == 0, f"the example failed ({example.returncode}): {example.stderr}")
+            check("algorithm   m_topo" in example.stdout, f"unexpected example output:\n{example.stdout}")
+            check("gpu" in example.stdout.lower() or "a100" in example.stdout.lower(),
+                  f"no device rows in the example's output:\n{example.stdout}")
+
+            request = client.place_request(model, devices="2xA100", algorithm="m_topo", budget_ms=2000)
+            repeat = client.place(request)
+            check(repeat.cache_hit, "the example's request repeated was not a cache hit")
+            check(len(repeat.assignment) == repeat.num_operators > 0, "the answer does not place every operator")
+
+            with open(model, "rb") as f:
+                expected = hashlib.sha256(f.read()).hexdigest()
+            check(graph_hash(request.onnx) == expected, "graph_hash differs from SHA-256 of the file")
+            place_calls = [m for method, m in recorder.calls if method.endswith("/Place")]
+            check(place_calls and place_calls[-1].get("x-graph-hash") == expected,
+                  f"Place did not carry x-graph-hash={expected}: {recorder.calls}")
+
+            bad = pb.PlaceRequest(graph_json='{"format": "placement.graph/v1", "operators": [{"name": 3}]}')
+            bad.topology.shorthand = "2xA100"
+            try:
+                client.place(bad)
+                fail("a bad graph was accepted")
+            except grpc.RpcError as e:
+                check(e.code() == grpc.StatusCode.INVALID_ARGUMENT, f"a bad graph gave {e.code()}: {e.details()}")
+            client.close()
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    print("PASSED")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

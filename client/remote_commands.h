@@ -1,0 +1,53 @@
+// The placectl commands that talk to a placement server: submit (PlaceStream, with progress), simulate
+// (Simulate), algorithms (ListAlgorithms), info (GetServerInfo) and health (grpc.health.v1). Each returns the
+// text to print; a failed call comes back as an absl::Status with the server's code and message (UNAVAILABLE
+// naming the address when nothing answers there), which placectl maps to its exit code.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "client/graph_loader.h"
+#include "client/simulate_command.h"
+
+namespace placement::cli {
+
+struct SubmitOptions {
+  std::string server;
+  std::string graph_path;
+  GraphLoadOptions load;
+  std::string topology_file;
+  std::string devices;
+  std::string objective = "step_time";
+  std::string algorithm = "auto";
+  std::string deadline = "10s";  // the placer's budget; the call may take this plus transfer and decoding time
+  std::string output = "table";  // table | json
+  uint64_t seed = 1;
+  bool skip_cache = false;
+  bool progress = false;         // a progress line on stderr (overwritten in place on a terminal)
+  bool progress_overwrite = false;
+  std::string chart_path;        // when set, the schedule chart of the answer is written there
+};
+
+absl::StatusOr<std::string> RunSubmit(const SubmitOptions& options);
+
+struct RemoteSimulateOptions {
+  SimulateOptions simulate;  // what `placectl simulate --local` takes
+  std::string server;
+  absl::Duration timeout = absl::Seconds(60);
+};
+
+absl::StatusOr<std::string> RunRemoteSimulate(const RemoteSimulateOptions& options);
+
+absl::StatusOr<std::string> RunRemoteAlgorithms(const std::string& server, absl::Duration timeout);
+absl::StatusOr<std::string> RunInfo(const std::string& server, const std::string& output, absl::Duration timeout);
+
+// Liveness and readiness; UNAVAILABLE when the server is not ready (or cannot be reached).
+absl::StatusOr<std::string> RunHealth(const std::string& server, absl::Duration timeout);
+
+// absl::ParseDuration, refusing what is not positive; `flag` names the option in the message.
+absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& flag, const std::string& text);
+
+}  // namespace placement::cli

@@ -1,0 +1,90 @@
+#include "client/rpc_request.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "graph/canonical.h"
+#include "graph/onnx/onnx_import.h"
+
+namespace placement::cli {
+namespace {
+
+namespace pb = ::placement::v1;
+
+// PlaceRequest and SimulateRequest name their graph fields alike.
+template <typename Request>
+void FillGraph(const GraphPayload& payload, const GraphLoadOptions& load, Request* request) {
+  if (payload.onnx) {
+    request->set_onnx(payload.bytes);
+  } else {
+    request->set_graph_json(payload.bytes);
+  }
+  pb::GraphOptions* o = request->mutable_options();
+  o->set_batch_size(load.batch);
+  o->set_sequence_length(load.sequence_length);
+  o->set_training(load.training);
+  if (load.training) {
+    o->set_optimizer(load.optimizer);
+    o->set_backward_multiplier(load.backward_multiplier);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<GraphPayload> ReadGraphPayload(const std::string& path) {
+  absl::StatusOr<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  GraphPayload payload;
+  payload.onnx = LooksLikeOnnx(*bytes);
+  payload.bytes = *std::move(bytes);
+  payload.sha256 = Sha256Hex(payload.bytes);
+  return payload;
+}
+
+void SetGraph(const GraphPayload& payload, const GraphLoadOptions& load, pb::PlaceRequest* request) {
+  FillGraph(payload, load, request);
+}
+
+void SetGraph(const GraphPayload& payload, const GraphLoadOptions& load, pb::SimulateRequest* request) {
+  FillGraph(payload, load, request);
+}
+
+absl::Status SetTopology(const std::string& topology_file, const std::string& devices, pb::Topology* topology) {
+  if (!topology_file.empty() && !devices.empty()) {
+    return absl::InvalidArgumentError("give either --topology FILE or --devices SPEC, not both");
+  }
+  if (!devices.empty()) {
+    topology->set_shorthand(devices);
+  } else if (!topology_file.empty()) {
+    absl::StatusOr<std::string> text = ReadFile(topology_file);
+    if (!text.ok()) return text.status();
+    topology->set_json(*std::move(text));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<pb::Objective> ObjectiveFromFlag(const std::string& name) {
+  const std::string n = absl::AsciiStrToLower(name);
+  if (n == "step_time") return pb::OBJECTIVE_STEP_TIME;
+  if (n == "throughput") return pb::OBJECTIVE_THROUGHPUT;
+  if (n == "latency") return pb::OBJECTIVE_LATENCY;
+  return absl::InvalidArgumentError(absl::StrCat("--objective '", name, "' is not one of step_time, throughput, latency"));
+}
+
+void AddGraphHashHeader(const GraphPayload& payload, grpc::ClientContext* context) {
+  context->AddMetadata(kGraphHashHeader, payload.sha256);
+}
+
+absl::Status FromGrpc(const grpc::Status& status, const std::string& address) {
+  const auto code = static_cast<absl::StatusCode>(status.error_code());
+  switch (status.error_code()) {
+    case grpc::StatusCode::OK: return absl::OkStatus();
+    case grpc::StatusCode::UNAVAILABLE:
+      return absl::UnavailableError(absl::StrCat("cannot reach the server at ", address, ": ", status.error_message()));
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return absl::DeadlineExceededError(
+          absl::StrCat("no answer from ", address, " before the deadline: ", status.error_message()));
+    default: return absl::Status(code, status.error_message());
+  }
+}
+
+}  // namespace placement::cli

@@ -1,0 +1,188 @@
+// placectl against a real server: the placectl binary run as a user would, a placement server in this process
+// on 127.0.0.1 with a port picked by the kernel and a real RocksDB cache in a temporary directory.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/placectl_run.h"
+
+#include "server/tests/test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using placement::server::PlacementServer;
+using placement::server::testing::StartReadyServer;
+using placement::server::testing::TempDir;
+using placement::server::testing::TestOptions;
+
+using Result = placement::testing::PlacectlResult;
+using placement::testing::RunPlacectl;
+using placement::testing::Slurp;
+
+const std::string kSource = PLACEMENT_SOURCE_DIR;
+const std::string kVgg = kSource + "/tests/data/corpus/vgg16.onnx";
+
+// One server for the suite: each test uses its own requests, so they do not see each other's cache entries
+// unless they mean to.
+class PlacectlServer : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    server_ = StartReadyServer(TestOptions(dir_->path())).release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    delete dir_;
+  }
+  void SetUp() override { ASSERT_NE(server_, nullptr); }
+
+  static std::string Server() { return "--server 127.0.0.1:" + std::to_string(server_->port()); }
+
+  static TempDir* dir_;
+  static PlacementServer* server_;
+};
+
+TempDir* PlacectlServer::dir_ = nullptr;
+PlacementServer* PlacectlServer::server_ = nullptr;
+
+TEST_F(PlacectlServer, SubmitPrintsJsonAndTheRepeatIsACacheHitWithTheSameAnswer) {
+  const std::string args = "submit " + kVgg + " " + Server() + " --devices 2xA100 --algorithm heft --deadline 5s";
+  Result first = RunPlacectl(args + " --output json");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  nlohmann::json a = nlohmann::json::parse(first.out);
+  EXPECT_EQ(a["algorithm"], "heft");
+  EXPECT_EQ(a["objective"], "step_time");
+  EXPECT_FALSE(a["cache_hit"].get<bool>());
+  EXPECT_GT(a["value"].get<double>(), 0);
+  EXPECT_EQ(a["assignment"].size(), a["num_operators"].get<size_t>());
+  EXPECT_EQ(a["devices"].size(), 2u);
+  EXPECT_EQ(a["graph_hash"].get<std::string>().size(), 64u);
+
+  Result again = RunPlacectl(args + " --output json");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  nlohmann::json b = nlohmann::json::parse(again.out);
+  EXPECT_TRUE(b["cache_hit"].get<bool>());
+  EXPECT_EQ(b["assignment"], a["assignment"]);
+  EXPECT_EQ(b["value"], a["value"]);
+
+  Result table = RunPlacectl(args);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("algorithm    heft"));
+  EXPECT_THAT(table.out, HasSubstr("from the server's cache"));
+  EXPECT_THAT(table.out, HasSubstr("lower bound"));
+
+  // Every call carried x-graph-hash, the SHA-256 of the file's bytes, as the server found.
+  const std::string metrics = server_->metrics().Text();
+  EXPECT_THAT(metrics, HasSubstr("placement_graph_hash_header_total{result=\"absent\"} 0"));
+  EXPECT_THAT(metrics, HasSubstr("placement_graph_hash_header_total{result=\"mismatch\"} 0"));
+  EXPECT_THAT(metrics, ::testing::Not(HasSubstr("placement_graph_hash_header_total{result=\"match\"} 0")));
+}
+
+TEST_F(PlacectlServer, SubmitShowsProgressAndDrawsTheChartAndSimulateOnTheServerAgrees) {
+  TempDir out;
+  const std::string chart = out.path() + "/schedule.html";
+  const std::string placement = out.path() + "/placement.json";
+  Result placed = RunPlacectl("submit " + kVgg + " " + Server() +
+                              " --devices 4xV100 --algorithm m_topo --progress --output json --chart " + chart);
+  ASSERT_EQ(placed.exit_code, 0) << placed.err;
+  EXPECT_THAT(placed.err, HasSubstr("started"));
+  const std::string html = Slurp(chart);
+  EXPECT_THAT(html, HasSubstr("<svg"));
+  EXPECT_THAT(html, HasSubstr("m_topo"));
+  std::ofstream(placement) << placed.out;
+
+  Result scored = RunPlacectl("simulate " + kVgg + " --placement " + placement + " --devices 4xV100 " + Server() +
+                              " --output json");
+  ASSERT_EQ(scored.exit_code, 0) << scored.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(scored.out)["value"].get<double>(),
+                   nlohmann::json::parse(placed.out)["value"].get<double>());
+}
+
+TEST_F(PlacectlServer, BadGraphIsABadInputExitWithTheServersMessage) {
+  TempDir out;
+  const std::string bad = out.path() + "/bad.json";
+  std::ofstream(bad) << R"({"format": "placement.graph/v1", "operators": [{"name": "a", "op_type": 7}]})";
+  Result r = RunPlacectl("submit " + bad + " " + Server() + " --devices 2xA100");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("placectl submit: graph_json:"));
+}
+
+TEST_F(PlacectlServer, HealthInfoAndAlgorithmsComeFromTheServer) {
+  Result health = RunPlacectl("health " + Server());
+  ASSERT_EQ(health.exit_code, 0) << health.err;
+  EXPECT_THAT(health.out, HasSubstr("liveness   SERVING"));
+  EXPECT_THAT(health.out, HasSubstr("readiness  SERVING"));
+
+  Result info = RunPlacectl("info " + Server() + " --output json");
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  nlohmann::json j = nlohmann::json::parse(info.out);
+  EXPECT_TRUE(j["ready"].get<bool>());
+  EXPECT_EQ(j["limits"]["worker_threads"], 2);
+  EXPECT_THAT(RunPlacectl("info " + Server()).out, HasSubstr("ready          yes"));
+
+  Result algorithms = RunPlacectl("algorithms " + Server());
+  ASSERT_EQ(algorithms.exit_code, 0) << algorithms.err;
+  EXPECT_THAT(algorithms.out, HasSubstr("heft"));
+  EXPECT_THAT(algorithms.out, HasSubstr("default: auto"));
+}
+
+TEST_F(PlacectlServer, BenchReportsFiguresForRepeatsAndTheUniqueShare) {
+  Result r = RunPlacectl("bench " + kVgg + " " + Server() +
+                         " --devices 2xA100 --algorithm heft --concurrency 4 --requests 40 --unique_fraction 0.25 "
+                         "--output json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["requests"], 40);
+  EXPECT_EQ(j["ok"], 40) << r.out;
+  EXPECT_EQ(j["unique_requests"], 10);
+  EXPECT_EQ(j["cache_hits"], 30);  // the warm-up filled the cache for the repeats; unique ones never hit
+  EXPECT_GT(j["requests_per_second"].get<double>(), 0);
+  EXPECT_GT(j["latency_ms"]["p50"].get<double>(), 0);
+  EXPECT_GE(j["latency_ms"]["p99"].get<double>(), j["latency_ms"]["p50"].get<double>());
+  EXPECT_TRUE(j["errors"].empty());
+
+  Result timed = RunPlacectl("bench " + kVgg + " " + Server() + " --devices 2xA100 --algorithm heft --duration 1s");
+  ASSERT_EQ(timed.exit_code, 0) << timed.err;
+  EXPECT_THAT(timed.out, HasSubstr("requests/s"));
+  EXPECT_THAT(timed.out, HasSubstr("p99"));
+  EXPECT_THAT(timed.out, HasSubstr("errors       none"));
+}
+
+// A port nothing listens on: bound, then closed.
+int ClosedPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+TEST(PlacectlUnreachable, EveryServerCommandSaysItCannotReachTheServerWithExitCode5) {
+  const std::string address = "127.0.0.1:" + std::to_string(ClosedPort());
+  for (const std::string& command : {"submit " + kVgg + " --devices 2xA100", std::string("health"), std::string("info"),
+                                     "bench " + kVgg + " --devices 2xA100 --requests 1"}) {
+    Result r = RunPlacectl(command + " --server " + address + " --timeout 5s");
+    EXPECT_EQ(r.exit_code, 5) << command << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("cannot reach the server at " + address)) << command;
+  }
+}
+
+}  // namespace
