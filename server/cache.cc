@@ -44,7 +44,10 @@ absl::StatusOr<std::unique_ptr<AnswerCache>> AnswerCache::Open(const CacheOption
   if (options.dir.empty()) return absl::InvalidArgumentError("answer cache: the data directory is empty");
   if (options.max_bytes <= 0) return absl::InvalidArgumentError("answer cache: the size bound must be positive");
   std::error_code ec;
-  std::filesystem::create_directories(options.dir, ec);
+  // The answers describe the users' models: a directory this call creates is private to the server's user.
+  if (std::filesystem::create_directories(options.dir, ec)) {
+    std::filesystem::permissions(options.dir, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace, ec);
+  }
   if (ec) return absl::FailedPreconditionError(absl::StrCat("answer cache: cannot create '", options.dir, "': ", ec.message()));
 
   rocksdb::Options db_options;
