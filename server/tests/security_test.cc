@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/security/channel_credentials.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "server/placement_service.h"
 #include "server/security.h"
 #include "server/tests/test_util.h"
 
