@@ -157,7 +157,7 @@ const std::vector<Case>& Catalogue() {
        Code::INVALID_ARGUMENT, {"operator 'op2'", "negative"}},
       {"NegativeOutputBytes",
        [] { return Graph3([](pb::Graph& g) { g.mutable_operators(0)->mutable_outputs(0)->set_bytes(-8); }); },
-       Code::INVALID_ARGUMENT, {"op0", "outputs[0]"}},
+       Code::INVALID_ARGUMENT, {"operator 'op0'", "output 0 bytes is negative"}},
       {"InfiniteTransferTime",
        [] {
          return Graph3([](pb::Graph& g) { g.mutable_operators(0)->mutable_outputs(0)->set_transfer_seconds(kInf); });
@@ -200,7 +200,7 @@ const std::vector<Case>& Catalogue() {
       {"OverTheDeviceLimit", [] { return Place(PlaceRequestFor(ChainGraph(3), "2x40xA100", "heft")); },
        Code::RESOURCE_EXHAUSTED, {"80 devices", "--max_devices"}},
       {"TopologyWithNoDevices", [] { return OnTopology(R"({"devices": [], "links": {"bandwidth": [], "latency": []}})"); },
-       Code::INVALID_ARGUMENT, {"topology.json", "no devices"}},
+       Code::INVALID_ARGUMENT, {"topology.json", "non-empty list of devices"}},
       {"TopologyNotJson", [] { return OnTopology("{\"devices\": [ oops"); }, Code::INVALID_ARGUMENT,
        {"topology.json", "not valid JSON"}},
       {"TopologyUnknownKey", [] { return OnTopology(R"({"devices": [{"name": "g", "preset": "A100"}], "colour": 1})"); },
@@ -245,7 +245,9 @@ const std::vector<Case>& Catalogue() {
        Code::RESOURCE_EXHAUSTED, {"117 edges", "--max_edges"}},
       {"TrainingExpansionOverTheLimit",
        [] {
-         pb::PlaceRequest r = PlaceRequestFor(ChainGraph(3000), "2xA100", "heft");
+         pb::Graph g = ChainGraph(3000);
+         g.clear_edges();  // under the edge limit; the expansion passes the operator limit
+         pb::PlaceRequest r = PlaceRequestFor(g, "2xA100", "heft");
          r.mutable_options()->set_training(true);
          return Place(r);
        },
@@ -303,16 +305,18 @@ const std::vector<Case>& Catalogue() {
       {"GraphJsonCycle",
        [] {
          return GraphJson(R"({"format": "placement.graph/v1",
-            "operators": [{"name": "a", "flops": 1}, {"name": "b", "flops": 1}],
+            "operators": [{"name": "a", "flops": 1, "outputs": [{"bytes": 8}]},
+                          {"name": "b", "flops": 1, "outputs": [{"bytes": 8}]}],
             "edges": [{"src": "a", "dst": "b"}, {"src": "b", "dst": "a"}]})");
        },
        Code::INVALID_ARGUMENT, {"graph_json: ", "cycle"}},
       {"TarnawskiNegativeCost",
        [] {
          return GraphJson(R"({"maxFPGAs": 2, "maxCPUs": 0, "maxSizePerFPGA": 100,
-            "nodes": [{"id": 1, "cpuLatency": 1, "fpgaLatency": -3, "size": 1}], "edges": []})");
+            "nodes": [{"id": 1, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": -3, "isBackwardNode": 0,
+                       "colorClass": 1, "size": 1}], "edges": []})");
        },
-       Code::INVALID_ARGUMENT, {"graph_json: "}},
+       Code::INVALID_ARGUMENT, {"graph_json: ", "fpgaLatency"}},
 
       // --- the request's options ---
       {"NoGraph",
@@ -397,6 +401,9 @@ const std::vector<Case>& Catalogue() {
   };
   return *cases;
 }
+
+// gtest prints a failing case's parameter: its name, not its bytes.
+void PrintTo(const Case& c, std::ostream* out) { *out << c.name; }
 
 class BadInput : public ::testing::TestWithParam<Case> {
  protected:
