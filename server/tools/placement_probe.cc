@@ -19,7 +19,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
-#include "client/security/channel_credentials.h"
+#include "client/security/security_flags.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
 
@@ -34,12 +34,6 @@ ABSL_FLAG(bool, training, false, "place one training step");
 ABSL_FLAG(int64_t, batch, 0, "ONNX batch size");
 ABSL_FLAG(int64_t, seq, 0, "ONNX sequence length");
 ABSL_FLAG(bool, stream, false, "place: use PlaceStream and print the progress");
-ABSL_FLAG(bool, tls, false, "use TLS (on by itself when --tls_ca or --tls_cert is given)");
-ABSL_FLAG(std::string, tls_ca, "", "PEM CA that signed the server's certificate (default: the system's roots)");
-ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate, for mutual TLS (with --tls_key)");
-ABSL_FLAG(std::string, tls_key, "", "PEM key of --tls_cert");
-ABSL_FLAG(std::string, tls_server_name, "", "the name the server's certificate must carry (default: the host of --server)");
-ABSL_FLAG(std::string, token_file, "", "file holding the bearer token (default: $PLACEMENT_AUTH_TOKEN, if set)");
 ABSL_FLAG(std::string, service, "placement.v1.PlacementService", "health: the service to ask about (\"\" = liveness)");
 
 namespace {
@@ -160,15 +154,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string command = args[1];
-  placement::client::ClientSecurityOptions security;
-  security.tls = absl::GetFlag(FLAGS_tls);
-  security.ca_file = absl::GetFlag(FLAGS_tls_ca);
-  security.cert_file = absl::GetFlag(FLAGS_tls_cert);
-  security.key_file = absl::GetFlag(FLAGS_tls_key);
-  security.server_name = absl::GetFlag(FLAGS_tls_server_name);
-  security.token_file = absl::GetFlag(FLAGS_token_file);
-  // Answers for 100k-operator graphs are megabytes.
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> secure = placement::client::MakeSecureChannel(absl::GetFlag(FLAGS_server), security);
+  // Answers for 100k-operator graphs are megabytes (MakeSecureChannel receives up to 256 MiB).
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> secure = placement::client::MakeSecureChannel(
+      absl::GetFlag(FLAGS_server), placement::client::ClientSecurityOptionsFromFlags());
   if (!secure.ok()) {
     std::cerr << "placement_probe: " << secure.status().message() << "\n";
     return 2;
