@@ -21,6 +21,7 @@ namespace placement::server {
 namespace {
 
 namespace pb = ::placement::v1;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using testing::ChainGraph;
 using testing::ContextWithin;
@@ -445,6 +446,19 @@ TEST_P(BadInput, AnsweredWithTheRightCodeAndServingOn) {
 
 INSTANTIATE_TEST_SUITE_P(Catalogue, BadInput, ::testing::ValuesIn(Catalogue()),
                          [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+
+// Not errors: an absurd budget is capped at --max_budget_ms with a warning, and a deadline a century away is
+// honoured like any other (the budget, not the deadline, ends the placer).
+TEST_F(BadInput, AbsurdBudgetAndDeadlineAreCapped) {
+  Call call = Place(PlaceRequestFor(ChainGraph(4), "2xA100", "heft"));
+  call.place.set_budget_ms(std::numeric_limits<int64_t>::max());
+  call.deadline = std::chrono::hours(24 * 365 * 100);
+  auto context = ContextWithin(call.deadline);
+  pb::PlaceResponse response;
+  const grpc::Status s = StubFor(server_->port())->Place(context.get(), call.place, &response);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_THAT(response.warnings(), ::testing::Contains(AllOf(HasSubstr("capped"), HasSubstr("--max_budget_ms"))));
+}
 
 TEST(BadInputCatalogue, HasAtLeastFortyCases) { EXPECT_GE(Catalogue().size(), 40u); }
 
