@@ -116,6 +116,12 @@ absl::Status PlacementServer::Open() {
   if (server_ == nullptr || port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on '", options_.listen_address, "'"));
   }
+  // Says how the port is protected, never with what (no token, no key material).
+  const ServerSecurityOptions& sec = options_.security;
+  LogLine("", absl::StrCat("transport: ", sec.tls_cert_file.empty()        ? "plaintext"
+                                          : sec.tls_client_ca_file.empty() ? "TLS"
+                                                                           : "mutual TLS",
+                           "; bearer token ", token_check_->required() ? "required" : "not required"));
   // Liveness ("") is SERVING from here on; readiness waits for Load.
   server_->GetHealthCheckService()->SetServingStatus(kServiceName, false);
   return absl::OkStatus();
