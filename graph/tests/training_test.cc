@@ -272,7 +272,9 @@ TEST(Training, ExpandsALongChainInLinearTime) {
   EXPECT_EQ(size.ops, t.num_ops());
   EXPECT_EQ(size.edges, t.num_edges());
   EXPECT_EQ(t.num_edges(), 3 * (kOps - 1) + kOps + (kOps / 2) * (1 + 2 + 1) - 1);
+#ifndef PLACEMENT_SANITIZED  // instrumented builds run several times slower; the bound is for real builds
   EXPECT_LT(seconds, 1.0);
+#endif
 }
 
 }  // namespace
