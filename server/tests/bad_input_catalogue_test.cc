@@ -1,4 +1,5 @@
-// The bad-input catalogue: malformed requests and files a scheduler may pass on from its users. Each is
+// The bad-input catalogue: malformed requests and files a scheduler may pass on from its users (it grew out of
+// the first handful of error tests, which it contains). Each is
 // answered with the right gRPC status and a message naming the problem, and the server places a good request
 // right after it (it neither crashed nor hung). One parameterized test per case, so a failure names the case.
 #include <chrono>
@@ -195,7 +196,7 @@ const std::vector<Case>& Catalogue() {
       {"EmptyShorthand", [] { return Place(PlaceRequestFor(ChainGraph(3), "", "heft")); }, Code::INVALID_ARGUMENT,
        {"topology.shorthand", "empty topology"}},
       {"UnknownDevicePreset", [] { return Place(PlaceRequestFor(ChainGraph(3), "4xZ9000", "heft")); },
-       Code::INVALID_ARGUMENT, {"topology.shorthand", "Z9000"}},
+       Code::INVALID_ARGUMENT, {"topology.shorthand", "Z9000", "A100"}},
       {"AbsurdDeviceCount", [] { return Place(PlaceRequestFor(ChainGraph(3), "4000000000xA100", "heft")); },
        Code::INVALID_ARGUMENT, {"topology.shorthand", "4000000000"}},
       {"OverTheDeviceLimit", [] { return Place(PlaceRequestFor(ChainGraph(3), "2x40xA100", "heft")); },
