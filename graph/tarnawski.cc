@@ -52,6 +52,15 @@ absl::StatusOr<int64_t> Integer(const json& obj, const char* key, absl::string_v
   return static_cast<int64_t>(*v);
 }
 
+// A byte count: a number that also fits int64 (a larger one would overflow the conversion, found by fuzzing).
+absl::StatusOr<double> Bytes(const json& obj, const char* key, absl::string_view where, bool required = true) {
+  absl::StatusOr<double> v = Number(obj, key, where, required);
+  if (v.ok() && *v > 9.0e18) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": field '", key, "' is too large for a byte count (got ", *v, ")"));
+  }
+  return v;
+}
+
 std::string AcceleratorName(int64_t i) { return absl::StrCat("acc", i); }
 std::string CpuName(int64_t i) { return absl::StrCat("cpu", i); }
 
@@ -103,7 +112,7 @@ absl::StatusOr<Problem> ParseTarnawskiGraph(absl::string_view json_text) {
     if (!dst.ok()) return dst.status();
     absl::StatusOr<double> cost = Number(edges[i], "cost", where);
     if (!cost.ok()) return cost.status();
-    absl::StatusOr<double> size = Number(edges[i], "size", where, /*required=*/false);
+    absl::StatusOr<double> size = Bytes(edges[i], "size", where, /*required=*/false);
     if (!size.ok()) return size.status();
     OutInfo& info = out_info[*src];
     if (info.cost >= 0 && info.cost != *cost) {
@@ -132,7 +141,7 @@ absl::StatusOr<Problem> ParseTarnawskiGraph(absl::string_view json_text) {
     if (!fpga.ok()) return fpga.status();
     absl::StatusOr<double> backward = Number(node, "isBackwardNode", node_where, /*required=*/false);
     if (!backward.ok()) return backward.status();
-    absl::StatusOr<double> size = Number(node, "size", node_where);
+    absl::StatusOr<double> size = Bytes(node, "size", node_where);
     if (!size.ok()) return size.status();
     if (*size > 9.0e18) return absl::InvalidArgumentError(absl::StrCat(node_where, ": size is too large"));
 

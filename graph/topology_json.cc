@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/casts.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
@@ -549,21 +550,38 @@ std::string TopologyToJson(const Topology& t) {
     nlohmann::ordered_json j = {{"name", t.resource(r).name}, {"bandwidth", t.resource(r).bandwidth}};
     absl::StrAppend(&out, "    ", Dump(j), r + 1 < t.num_resources() ? ",\n" : "\n");
   }
+  // The n x n path matrices are written directly, in the text Dump() gives (compact arrays), with each distinct
+  // latency formatted once: building a Json value per pair made a 1,024-device topology take a large share of
+  // a request's time (the server writes the topology into every cache key).
   std::string latency, resources;
+  absl::flat_hash_map<uint64_t, std::string> latency_text;  // by bit pattern: -0.0 and NaN stay exact
   for (DeviceId a = 0; a < n; ++a) {
-    Json lat_row = Json::array(), res_row = Json::array();
+    latency.append("      [");
+    resources.append("      [");
     for (DeviceId b = 0; b < n; ++b) {
       const Path& p = t.path(a, b);
-      lat_row.push_back(a == b ? 0.0 : p.latency);
-      Json ids = Json::array();
-      if (a != b) {
-        for (int32_t r : t.path_resources(p)) ids.push_back(r);
+      const double value = a == b ? 0.0 : p.latency;
+      auto [it, inserted] = latency_text.try_emplace(absl::bit_cast<uint64_t>(value));
+      if (inserted) it->second = Dump(Json(value));
+      if (b > 0) {
+        latency.push_back(',');
+        resources.push_back(',');
       }
-      res_row.push_back(std::move(ids));
+      latency.append(it->second);
+      resources.push_back('[');
+      if (a != b) {
+        bool first = true;
+        for (int32_t r : t.path_resources(p)) {
+          if (!first) resources.push_back(',');
+          first = false;
+          absl::StrAppend(&resources, r);
+        }
+      }
+      resources.push_back(']');
     }
-    const char* sep = a + 1 < n ? ",\n" : "\n";
-    absl::StrAppend(&latency, "      ", Dump(lat_row), sep);
-    absl::StrAppend(&resources, "      ", Dump(res_row), sep);
+    const char* end = a + 1 < n ? "],\n" : "]\n";
+    latency.append(end);
+    resources.append(end);
   }
   absl::StrAppend(&out, "  ],\n  \"paths\": {\n    \"latency\": [\n", latency, "    ],\n    \"resources\": [\n",
                   resources, "    ]\n  }\n}\n");

@@ -15,6 +15,7 @@ TEST_PACKAGES=(
   prometheus  # promtool: the server tests check the /metrics exposition with it, deploy/ checks prometheus.yml
   nginx yamllint  # deploy/: the gRPC balancer in front of real replicas, and the YAML lint
   python3-grpcio  # the Python client (client/python) and its test against a running server
+  openssl  # the server tests make their TLS certificates with it
 )
 # kubectl renders deploy/k8s (Debian's 1.20 has kustomize built in); a kubectl already installed is kept.
 command -v kubectl >/dev/null 2>&1 || TEST_PACKAGES+=(kubernetes-client)

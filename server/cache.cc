@@ -49,7 +49,10 @@ absl::StatusOr<std::unique_ptr<AnswerCache>> AnswerCache::Open(const CacheOption
   if (options.max_bytes <= 0) return absl::InvalidArgumentError("answer cache: the size bound must be positive");
   if (options.memory_bytes < 0) return absl::InvalidArgumentError("answer cache: the memory bound must not be negative");
   std::error_code ec;
-  std::filesystem::create_directories(options.dir, ec);
+  // The answers describe the users' models: a directory this call creates is private to the server's user.
+  if (std::filesystem::create_directories(options.dir, ec)) {
+    std::filesystem::permissions(options.dir, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace, ec);
+  }
   if (ec) return absl::FailedPreconditionError(absl::StrCat("answer cache: cannot create '", options.dir, "': ", ec.message()));
 
   rocksdb::Options db_options;

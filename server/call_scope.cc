@@ -14,8 +14,10 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext& context) {
   return absl::FromChrono(deadline);
 }
 
-CallScope::CallScope(grpc::CallbackServerContext* context, Metrics* metrics, absl::string_view method)
+CallScope::CallScope(grpc::CallbackServerContext* context, Metrics* metrics, absl::string_view method,
+                     const BearerTokenCheck* token_check)
     : metrics_(metrics), method_(method) {
+  if (token_check != nullptr) admission_ = token_check->Check(*context);
   metrics_->InflightChanged(+1);
   absl::string_view client_id;
   const auto& metadata = context->client_metadata();

@@ -12,13 +12,16 @@
 #include <grpcpp/grpcpp.h>
 #include "server/metrics.h"
 #include "server/placement_engine.h"
+#include "server/security.h"
 
 namespace placement::server {
 
 class CallScope {
  public:
-  // Call on the RPC's own thread, before anything is sent (it adds initial metadata).
-  CallScope(grpc::CallbackServerContext* context, Metrics* metrics, absl::string_view method);
+  // Call on the RPC's own thread, before anything is sent (it adds initial metadata). `token_check` (null: none)
+  // decides admission(), which every handler checks before it does anything else.
+  CallScope(grpc::CallbackServerContext* context, Metrics* metrics, absl::string_view method,
+            const BearerTokenCheck* token_check = nullptr);
   ~CallScope();  // a scope that was never finished still leaves the in-flight count
   CallScope(const CallScope&) = delete;
   CallScope& operator=(const CallScope&) = delete;
@@ -27,6 +30,8 @@ class CallScope {
   CallControl& control() { return control_; }
   const CallControl& control() const { return control_; }
   const std::string& request_id() const { return control_.request_id; }
+  // OK, or UNAUTHENTICATED when the call lacks the bearer token this server requires.
+  const absl::Status& admission() const { return admission_; }
   void Cancel() { cancelled_.store(true, std::memory_order_relaxed); }
 
   void set_algorithm_label(std::string label) { algorithm_ = std::move(label); }
@@ -43,6 +48,7 @@ class CallScope {
   std::string algorithm_ = "none";
   std::atomic<bool> cancelled_{false};
   CallControl control_;
+  absl::Status admission_;
 };
 
 // The gRPC deadline of a call; InfiniteFuture when the client set none.

@@ -19,9 +19,10 @@ namespace pb = ::placement::v1;
 class PlaceStreamReactor final : public grpc::ServerWriteReactor<pb::PlaceProgress> {
  public:
   PlaceStreamReactor(grpc::CallbackServerContext* context, const pb::PlaceRequest* request, const ServiceDeps& deps)
-      : scope_(context, deps.metrics, "PlaceStream"), deps_(deps), request_(request) {}
+      : scope_(context, deps.metrics, "PlaceStream", deps.token_check), deps_(deps), request_(request) {}
 
   void Start(const PlacementEngine* engine) {
+    if (!scope_.admission().ok()) return Complete(scope_.admission());
     if (engine == nullptr) {
       return Complete(absl::UnavailableError("the server is starting: the placers and policy are not loaded yet (retry)"));
     }

@@ -39,9 +39,10 @@ class PooledUnaryReactor final : public grpc::ServerUnaryReactor {
 
   PooledUnaryReactor(grpc::CallbackServerContext* context, const ServiceDeps& deps, absl::string_view method,
                      const Request* request, Response* response)
-      : scope_(context, deps.metrics, method), pool_(deps.pool), request_(request), response_(response) {}
+      : scope_(context, deps.metrics, method, deps.token_check), pool_(deps.pool), request_(request), response_(response) {}
 
   void Start(const PlacementEngine* engine, std::string algorithm_label, Work work, InlineWork inline_work = nullptr) {
+    if (!scope_.admission().ok()) return Done(scope_.admission());
     scope_.set_algorithm_label(std::move(algorithm_label));
     if (engine == nullptr) return Done(NotReady());
     if (inline_work) {
@@ -116,9 +117,13 @@ grpc::ServerUnaryReactor* PlacementServiceImpl::Simulate(grpc::CallbackServerCon
 grpc::ServerUnaryReactor* PlacementServiceImpl::ListAlgorithms(grpc::CallbackServerContext* context,
                                                                const pb::ListAlgorithmsRequest* /*request*/,
                                                                pb::ListAlgorithmsResponse* response) {
-  CallScope scope(context, deps_.metrics, "ListAlgorithms");
+  CallScope scope(context, deps_.metrics, "ListAlgorithms", deps_.token_check);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   const PlacementEngine* engine = this->engine();
+  if (!scope.admission().ok()) {
+    reactor->Finish(scope.Finish(scope.admission()));
+    return reactor;
+  }
   if (engine == nullptr) {
     reactor->Finish(scope.Finish(NotReady()));
     return reactor;
@@ -131,12 +136,16 @@ grpc::ServerUnaryReactor* PlacementServiceImpl::ListAlgorithms(grpc::CallbackSer
 grpc::ServerUnaryReactor* PlacementServiceImpl::GetServerInfo(grpc::CallbackServerContext* context,
                                                               const pb::GetServerInfoRequest* /*request*/,
                                                               pb::GetServerInfoResponse* response) {
-  CallScope scope(context, deps_.metrics, "GetServerInfo");
+  CallScope scope(context, deps_.metrics, "GetServerInfo", deps_.token_check);
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (!scope.admission().ok()) {
+    reactor->Finish(scope.Finish(scope.admission()));
+    return reactor;
+  }
   {
     absl::MutexLock lock(&info_mu_);
     *response = info_;
   }
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(scope.Finish(absl::OkStatus(), response->ready() ? "ready" : "not ready"));
   return reactor;
 }

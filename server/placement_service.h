@@ -15,6 +15,7 @@
 #include "placement/v1/placement.grpc.pb.h"
 #include "server/metrics.h"
 #include "server/placement_engine.h"
+#include "server/security.h"
 #include "server/thread_pool.h"
 #include "server/ticker.h"
 
@@ -28,6 +29,7 @@ struct ServiceDeps {
   ThreadPool* pool = nullptr;
   Metrics* metrics = nullptr;
   Ticker* ticker = nullptr;  // PlaceStream heartbeats
+  const BearerTokenCheck* token_check = nullptr;  // null: no token required
 };
 
 class PlacementServiceImpl final : public placement::v1::PlacementService::CallbackService {

@@ -93,12 +93,16 @@ absl::Status PlacementServer::Open() {
   info.set_policy_version(PolicyVersion());
   *info.mutable_limits() = LimitsToProto(options_, *pool_);
   info.set_cache_capacity_bytes(options_.cache_max_bytes);
-  service_ = std::make_unique<PlacementServiceImpl>(ServiceDeps{pool_.get(), metrics_.get(), ticker_.get()}, info);
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeServerCredentials(options_.security);
+  if (!credentials.ok()) return credentials.status();
+  token_check_ = std::make_unique<BearerTokenCheck>(options_.security.auth_token);
+  service_ = std::make_unique<PlacementServiceImpl>(
+      ServiceDeps{pool_.get(), metrics_.get(), ticker_.get(), token_check_.get()}, info);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options_.listen_address, grpc::InsecureServerCredentials(), &port_);
+  builder.AddListeningPort(options_.listen_address, *credentials, &port_);
   builder.RegisterService(service_.get());
   const int max_message = static_cast<int>(std::min<int64_t>(options_.limits.max_message_bytes, std::numeric_limits<int>::max()));
   builder.SetMaxReceiveMessageSize(max_message);
@@ -112,6 +116,12 @@ absl::Status PlacementServer::Open() {
   if (server_ == nullptr || port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on '", options_.listen_address, "'"));
   }
+  // Says how the port is protected, never with what (no token, no key material).
+  const ServerSecurityOptions& sec = options_.security;
+  LogLine("", absl::StrCat("transport: ", sec.tls_cert_file.empty()        ? "plaintext"
+                                          : sec.tls_client_ca_file.empty() ? "TLS"
+                                                                           : "mutual TLS",
+                           "; bearer token ", token_check_->required() ? "required" : "not required"));
   // Liveness ("") is SERVING from here on; readiness waits for Load.
   server_->GetHealthCheckService()->SetServingStatus(kServiceName, false);
   return absl::OkStatus();

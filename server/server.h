@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "policy/registry.h"
 #include "server/limits.h"
+#include "server/security.h"
 
 namespace grpc {
 class Server;
@@ -51,6 +52,7 @@ struct ServerOptions {
   int64_t cache_max_bytes = int64_t{1} << 30;
   int64_t cache_memory_bytes = int64_t{64} << 20;  // parsed answers in memory in front of RocksDB
   ServerLimits limits;
+  ServerSecurityOptions security;  // plaintext and no token unless set
   int32_t worker_threads = 0;  // 0: one per core
   int32_t max_queued_requests = 256;
   absl::Duration heartbeat_period = absl::Seconds(1);  // PlaceStream
@@ -95,6 +97,7 @@ class PlacementServer {
   std::unique_ptr<AnswerCache> cache_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<Ticker> ticker_;
+  std::unique_ptr<BearerTokenCheck> token_check_;
   std::unique_ptr<PlacementServiceImpl> service_;
   std::unique_ptr<PlacementEngine> engine_;
   std::unique_ptr<grpc::Server> server_;

@@ -1,9 +1,11 @@
 #include "server/server_flags.h"
 
 #include <cstdint>
+#include <cstdlib>
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -27,6 +29,13 @@ ABSL_FLAG(absl::Duration, grace_period, absl::Seconds(30),
           "on SIGTERM/SIGINT: how long calls in flight may take to finish before they are cancelled");
 ABSL_FLAG(absl::Duration, heartbeat, absl::Seconds(1), "PlaceStream heartbeat period");
 ABSL_FLAG(std::string, policy_device, "auto", "where the learned policy runs: auto, cpu, cuda, or none");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain of the server; with --tls_key turns TLS on");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA certificates; when set, clients must present a certificate this CA signed (mutual TLS)");
+ABSL_FLAG(std::string, auth_token_file, "",
+          "a private file (mode 600) holding the bearer token placement.v1 calls must carry; when empty the token "
+          "comes from $PLACEMENT_AUTH_TOKEN, and when that is unset too no token is required");
 ABSL_FLAG(std::string, config, "",
           "a flag file: one --flag=value per line, '#' comments (absl's --flagfile); command-line flags win over it");
 
@@ -99,6 +108,16 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   o.max_queued_requests = absl::GetFlag(FLAGS_max_queued_requests);
   o.heartbeat_period = absl::GetFlag(FLAGS_heartbeat);
   o.policy_device = absl::GetFlag(FLAGS_policy_device);
+  o.security.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  o.security.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  o.security.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
+  if (const std::string token_file = absl::GetFlag(FLAGS_auth_token_file); !token_file.empty()) {
+    absl::StatusOr<std::string> token = ReadAuthTokenFile(token_file);
+    if (!token.ok()) return token.status();
+    o.security.auth_token = *std::move(token);
+  } else if (const char* env = std::getenv(kAuthTokenEnv); env != nullptr) {
+    o.security.auth_token = std::string(absl::StripAsciiWhitespace(env));
+  }
   return o;
 }
 

@@ -78,6 +78,15 @@ TEST(Tarnawski, ErrorsNameTheBadField) {
       {"id": 2, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "size": 0}],
       "edges": [{"sourceId": 1, "destId": 2, "cost": 1}, {"sourceId": 2, "destId": 1, "cost": 1}]})").status().message(),
               HasSubstr("cycle"));
+  // Found by fuzzing: byte counts past int64 overflowed their conversion.
+  EXPECT_THAT(ParseTarnawskiGraph(R"({"maxSizePerFPGA": 1, "maxFPGAs": 1, "maxCPUs": 0, "nodes": [
+      {"id": 1, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "size": 0},
+      {"id": 2, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "size": 0}],
+      "edges": [{"sourceId": 1, "destId": 2, "cost": 1, "size": 1e79}]})").status().message(),
+              HasSubstr("edges[0]: field 'size' is too large for a byte count"));
+  EXPECT_THAT(ParseTarnawskiGraph(R"({"maxSizePerFPGA": 1, "maxFPGAs": 1, "maxCPUs": 0, "nodes": [
+      {"id": 1, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "size": 1e300}], "edges": []})").status().message(),
+              HasSubstr("nodes[0] (id 1): field 'size' is too large for a byte count"));
 }
 
 TEST(Tarnawski, SplitPlacesUnlistedNodesWithTheirColourClass) {

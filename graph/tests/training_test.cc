@@ -14,6 +14,14 @@
 namespace placement {
 namespace {
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitized = true;
+#elif defined(__has_feature)
+constexpr bool kAddressSanitized = __has_feature(address_sanitizer);
+#else
+constexpr bool kAddressSanitized = false;
+#endif
+
 using ::testing::HasSubstr;
 
 OpSpec Op(std::string name, double flops, int64_t param_bytes, std::vector<int64_t> outputs = {1000}) {
@@ -272,7 +280,7 @@ TEST(Training, ExpandsALongChainInLinearTime) {
   EXPECT_EQ(size.ops, t.num_ops());
   EXPECT_EQ(size.edges, t.num_edges());
   EXPECT_EQ(t.num_edges(), 3 * (kOps - 1) + kOps + (kOps / 2) * (1 + 2 + 1) - 1);
-  EXPECT_LT(seconds, 1.0);
+  if (!kAddressSanitized) EXPECT_LT(seconds, 1.0);  // instrumentation makes it several times slower
 }
 
 }  // namespace

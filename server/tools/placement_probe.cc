@@ -4,6 +4,7 @@
 //                   [--algorithm A] [--budget_ms N] [--training] [--batch N] [--seq N] [--stream]
 //   placement_probe [--server HOST:PORT] health [--service NAME]     exit 0 when SERVING
 //   placement_probe [--server HOST:PORT] info | algorithms
+//   with [--tls] [--tls_ca FILE] [--tls_cert FILE --tls_key FILE] [--token_file FILE | $PLACEMENT_AUTH_TOKEN]
 //
 // GRAPH is an ONNX model or a JSON graph (placement.graph/v1 or Tarnawski), sent as bytes: the server reads it.
 // place sends the `x-graph-hash` metadata (lower-case hex SHA-256 of those bytes, as placectl does), so that a
@@ -23,6 +24,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
+#include "client/security/security_flags.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
 
@@ -168,10 +170,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string command = args[1];
-  grpc::ChannelArguments arguments;
-  arguments.SetMaxReceiveMessageSize(256 << 20);  // answers for 100k-operator graphs are megabytes
-  arguments.SetMaxSendMessageSize(256 << 20);
-  auto channel = grpc::CreateCustomChannel(absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials(), arguments);
+  // Answers for 100k-operator graphs are megabytes (MakeSecureChannel receives up to 256 MiB).
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> secure = placement::client::MakeSecureChannel(
+      absl::GetFlag(FLAGS_server), placement::client::ClientSecurityOptionsFromFlags());
+  if (!secure.ok()) {
+    std::cerr << "placement_probe: " << secure.status().message() << "\n";
+    return 2;
+  }
+  std::shared_ptr<grpc::Channel> channel = *std::move(secure);
   auto stub = pb::PlacementService::NewStub(channel);
   if (command == "place" && args.size() == 3) return Place(*stub, args[2]);
   if (command == "health" && args.size() == 2) return Health(channel);

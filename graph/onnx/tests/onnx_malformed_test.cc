@@ -158,6 +158,24 @@ std::vector<BadCase> Catalogue() {
       {"unlisted_domain",
        [] { return Model([](onnx::ModelProto& m) { AddNode(m, "Foo", {"y"}, {"f"}, "foo").set_domain("com.x"); }); },
        "node 'foo' (Foo) uses domain 'com.x', which the model's opset_import does not list"},
+      // Found by fuzzing: ONNX's own inference crashed on these (tests/fuzz/corpus/onnx_import/regression_*).
+      {"conv_kernel_rank_differs_from_input",
+       [] {
+         onnx::ModelProto m = NewModel();
+         AddInput(m, "img", {1, 8});
+         AddInitializer(m, "k", {4, 3, 3, 3});
+         AddNode(m, "Conv", {"img", "k"}, {"c"}, "conv");
+         return Serialize(m);
+       },
+       "node 'conv' (Conv): input 'img' has rank 2 but weight 'k' has rank 4"},
+      {"pool_kernel_shape_of_wrong_length",
+       [] {
+         onnx::ModelProto m = NewModel();
+         AddInput(m, "img", {1, 3, 8});
+         SetInts(AddNode(m, "MaxPool", {"img"}, {"p"}, "pool"), "kernel_shape", {2, 2});
+         return Serialize(m);
+       },
+       "node 'pool' (MaxPool): attribute 'kernel_shape' has 2 values; an input of rank 3 needs 1"},
       {"control_flow",
        [] {
          return Model([](onnx::ModelProto& m) {

@@ -1,0 +1,107 @@
+#include "client/security/channel_credentials.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/support/channel_arguments.h>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+
+namespace placement::client {
+namespace {
+
+absl::StatusOr<std::string> ReadWhole(absl::string_view what, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::FailedPreconditionError(absl::StrCat(what, ": cannot read '", path, "'"));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// Adds "authorization: Bearer <token>" to every call of the channel.
+class BearerTokenPlugin final : public grpc::MetadataCredentialsPlugin {
+ public:
+  explicit BearerTokenPlugin(std::string token) : header_(absl::StrCat("Bearer ", token)) {}
+  bool IsBlocking() const override { return false; }
+  const char* GetType() const override { return "placement.bearer"; }
+  grpc::Status GetMetadata(grpc::string_ref /*service_url*/, grpc::string_ref /*method_name*/,
+                           const grpc::AuthContext& /*channel_auth_context*/,
+                           std::multimap<grpc::string, grpc::string>* metadata) override {
+    metadata->emplace("authorization", header_);
+    return grpc::Status::OK;
+  }
+  grpc::string DebugString() override { return "placement bearer token (not shown)"; }
+
+ private:
+  const std::string header_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::string> ResolveAuthToken(const ClientSecurityOptions& o) {
+  if (!o.token_file.empty()) {
+    absl::StatusOr<std::string> text = ReadWhole("token file", o.token_file);
+    if (!text.ok()) return text.status();
+    std::string token(absl::StripAsciiWhitespace(*text));
+    if (token.empty()) return absl::FailedPreconditionError(absl::StrCat("token file: '", o.token_file, "' is empty"));
+    return token;
+  }
+  const char* env = std::getenv(kAuthTokenEnv);
+  return env == nullptr ? std::string() : std::string(absl::StripAsciiWhitespace(env));
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials(const ClientSecurityOptions& o) {
+  if (o.cert_file.empty() != o.key_file.empty()) {
+    return absl::InvalidArgumentError("a client certificate and its key go together: give both or neither");
+  }
+  absl::StatusOr<std::string> token = ResolveAuthToken(o);
+  if (!token.ok()) return token.status();
+  const bool tls = o.tls || !o.ca_file.empty() || !o.cert_file.empty();
+
+  std::shared_ptr<grpc::ChannelCredentials> transport;
+  if (tls) {
+    grpc::SslCredentialsOptions ssl;
+    if (!o.ca_file.empty()) {
+      absl::StatusOr<std::string> ca = ReadWhole("CA file", o.ca_file);
+      if (!ca.ok()) return ca.status();
+      ssl.pem_root_certs = *std::move(ca);
+    }
+    if (!o.cert_file.empty()) {
+      absl::StatusOr<std::string> cert = ReadWhole("client certificate", o.cert_file);
+      if (!cert.ok()) return cert.status();
+      absl::StatusOr<std::string> key = ReadWhole("client key", o.key_file);
+      if (!key.ok()) return key.status();
+      ssl.pem_cert_chain = *std::move(cert);
+      ssl.pem_private_key = *std::move(key);
+    }
+    transport = grpc::SslCredentials(ssl);
+  } else if (!token->empty()) {
+    // Plaintext cannot carry call credentials; "local" credentials are plaintext on the wire too, but only
+    // connect to a loopback peer, so the token never crosses a network unencrypted.
+    transport = grpc::experimental::LocalCredentials(LOCAL_TCP);
+  } else {
+    return grpc::InsecureChannelCredentials();
+  }
+  if (token->empty()) return transport;
+  const grpc_security_level level = tls ? GRPC_PRIVACY_AND_INTEGRITY : GRPC_SECURITY_NONE;
+  std::shared_ptr<grpc::CallCredentials> call = grpc::experimental::MetadataCredentialsFromPlugin(
+      std::make_unique<BearerTokenPlugin>(*std::move(token)), level);
+  return grpc::CompositeChannelCredentials(transport, call);
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeSecureChannel(const std::string& target, const ClientSecurityOptions& o,
+                                                                 int max_message_bytes) {
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = MakeChannelCredentials(o);
+  if (!credentials.ok()) return credentials.status();
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(max_message_bytes);
+  if (!o.server_name.empty()) args.SetSslTargetNameOverride(o.server_name);
+  return grpc::CreateCustomChannel(target, *credentials, args);
+}
+
+}  // namespace placement::client
