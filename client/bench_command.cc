@@ -174,7 +174,9 @@ absl::StatusOr<std::string> RunBench(const BenchOptions& o) {
     prepared.push_back(std::move(p));
   }
 
-  std::unique_ptr<pb::PlacementService::Stub> stub = pb::PlacementService::NewStub(MakeServerChannel(o.server));
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = MakeServerChannel(o.server);
+  if (!channel.ok()) return channel.status();
+  std::unique_ptr<pb::PlacementService::Stub> stub = pb::PlacementService::NewStub(*channel);
   if (o.warmup) {
     // Untimed: fills the cache for the repeated requests, and fails fast when the server is not there.
     for (const Prepared& p : prepared) {

@@ -12,6 +12,7 @@ enum ExitCode : int {
   kExitBadInput = 3,    // a graph, topology or placement file that is missing or wrong
   kExitInfeasible = 4,  // the request is well-formed but cannot be met (memory, deadline, a server limit)
   kExitUnavailable = 5, // the server cannot be reached, is starting or stopping: worth retrying
+  kExitDenied = 6,      // the server refused who we are: a missing or wrong token, or certificate
 };
 
 inline int ExitCodeFor(const absl::Status& status) {
@@ -24,6 +25,8 @@ inline int ExitCodeFor(const absl::Status& status) {
     case absl::StatusCode::kResourceExhausted:
     case absl::StatusCode::kDeadlineExceeded: return kExitInfeasible;
     case absl::StatusCode::kUnavailable: return kExitUnavailable;
+    case absl::StatusCode::kUnauthenticated:
+    case absl::StatusCode::kPermissionDenied: return kExitDenied;
     default: return kExitInternal;
   }
 }

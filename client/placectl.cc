@@ -83,9 +83,11 @@ constexpr char kUsage[] =
     "  health [--server HOST:PORT]                              liveness and readiness (exit 5 when not ready)\n"
     "  bench GRAPH... [--server HOST:PORT] [--concurrency N] [--duration 10s | --requests N]\n"
     "               [--unique_fraction F] [--output table|json]\n"
-    "      load generator: latency percentiles, requests/s and errors by code\n\n"
+    "      load generator: latency percentiles, requests/s and errors by code\n"
+    "  security, for every server command: --tls, --tls_ca FILE, --tls_cert FILE --tls_key FILE (mutual TLS),\n"
+    "      --tls_server_name NAME, --token_file FILE (else $PLACEMENT_AUTH_TOKEN) for the bearer token\n\n"
     "exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input, 4 infeasible (memory, deadline, a server limit),\n"
-    "            5 server unavailable (cannot be reached, starting or stopping)\n";
+    "            5 server unavailable (cannot be reached, starting or stopping), 6 refused (token or certificate)\n";
 
 std::string ServerOrDefault() {
   const std::string server = absl::GetFlag(FLAGS_server);

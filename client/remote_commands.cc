@@ -112,7 +112,9 @@ absl::StatusOr<std::string> RunSubmit(const SubmitOptions& o) {
   request.set_seed(o.seed);
   request.set_skip_cache(o.skip_cache);
 
-  std::unique_ptr<pb::PlacementService::Stub> stub = pb::PlacementService::NewStub(MakeServerChannel(o.server));
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = MakeServerChannel(o.server);
+  if (!channel.ok()) return channel.status();
+  std::unique_ptr<pb::PlacementService::Stub> stub = pb::PlacementService::NewStub(*channel);
   grpc::ClientContext context;
   SetDeadline(*budget + kCallAllowance, &context);
   AddGraphHashHeader(*payload, &context);
@@ -163,7 +165,9 @@ absl::StatusOr<std::string> RunRemoteSimulate(const RemoteSimulateOptions& remot
   request.mutable_simulator()->set_preset(o.simulator);
   request.mutable_simulator()->set_priority(o.priority);
 
-  std::unique_ptr<pb::PlacementService::Stub> stub = pb::PlacementService::NewStub(MakeServerChannel(remote.server));
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = MakeServerChannel(remote.server);
+  if (!channel.ok()) return channel.status();
+  std::unique_ptr<pb::PlacementService::Stub> stub = pb::PlacementService::NewStub(*channel);
   grpc::ClientContext context;
   SetDeadline(remote.timeout, &context);
   AddGraphHashHeader(*payload, &context);
@@ -174,7 +178,9 @@ absl::StatusOr<std::string> RunRemoteSimulate(const RemoteSimulateOptions& remot
 }
 
 absl::StatusOr<std::string> RunRemoteAlgorithms(const std::string& server, absl::Duration timeout) {
-  std::unique_ptr<pb::PlacementService::Stub> stub = pb::PlacementService::NewStub(MakeServerChannel(server));
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = MakeServerChannel(server);
+  if (!channel.ok()) return channel.status();
+  std::unique_ptr<pb::PlacementService::Stub> stub = pb::PlacementService::NewStub(*channel);
   grpc::ClientContext context;
   SetDeadline(timeout, &context);
   pb::ListAlgorithmsResponse response;
@@ -193,7 +199,9 @@ absl::StatusOr<std::string> RunRemoteAlgorithms(const std::string& server, absl:
 
 absl::StatusOr<std::string> RunInfo(const std::string& server, const std::string& output, absl::Duration timeout) {
   if (absl::Status s = CheckOutput(output); !s.ok()) return s;
-  std::unique_ptr<pb::PlacementService::Stub> stub = pb::PlacementService::NewStub(MakeServerChannel(server));
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = MakeServerChannel(server);
+  if (!channel.ok()) return channel.status();
+  std::unique_ptr<pb::PlacementService::Stub> stub = pb::PlacementService::NewStub(*channel);
   grpc::ClientContext context;
   SetDeadline(timeout, &context);
   pb::GetServerInfoResponse info;
@@ -227,7 +235,9 @@ absl::StatusOr<std::string> RunInfo(const std::string& server, const std::string
 }
 
 absl::StatusOr<std::string> RunHealth(const std::string& server, absl::Duration timeout) {
-  std::unique_ptr<health::Health::Stub> stub = health::Health::NewStub(MakeServerChannel(server));
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = MakeServerChannel(server);
+  if (!channel.ok()) return channel.status();
+  std::unique_ptr<health::Health::Stub> stub = health::Health::NewStub(*channel);
   std::string out;
   bool ready = false;
   for (const char* service : {"", kReadinessService}) {

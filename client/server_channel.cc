@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "client/security/security_flags.h"
+
 namespace placement::cli {
 namespace {
 
@@ -10,11 +12,16 @@ int ClampToInt(int64_t v) { return static_cast<int>(std::min<int64_t>(v, std::nu
 
 }  // namespace
 
-std::shared_ptr<grpc::Channel> MakeServerChannel(const std::string& address, const ServerChannelOptions& options) {
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeServerChannel(const std::string& address,
+                                                                 const ServerChannelOptions& options) {
+  const client::ClientSecurityOptions security = client::ClientSecurityOptionsFromFlags();
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = client::MakeChannelCredentials(security);
+  if (!credentials.ok()) return credentials.status();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(ClampToInt(options.max_receive_bytes));
   args.SetMaxSendMessageSize(ClampToInt(options.max_send_bytes));
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  if (!security.server_name.empty()) args.SetSslTargetNameOverride(security.server_name);
+  return grpc::CreateCustomChannel(address, *credentials, args);
 }
 
 }  // namespace placement::cli

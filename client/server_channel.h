@@ -1,5 +1,6 @@
-// The one place placectl opens a connection to a placement server. Transport security and credentials (TLS,
-// bearer tokens) belong here, as fields of ServerChannelOptions, so every command gets them alike.
+// The one place placectl opens a connection to a placement server, so that every command gets transport
+// security and credentials alike: plaintext, TLS or mutual TLS and the bearer token, from the security flags
+// (--tls, --tls_ca, --tls_cert, --tls_key, --tls_server_name, --token_file; client/security/security_flags.h).
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,8 @@
 #include <string>
 
 #include <grpcpp/grpcpp.h>
+
+#include "absl/status/statusor.h"
 
 namespace placement::cli {
 
@@ -19,8 +22,10 @@ struct ServerChannelOptions {
   int64_t max_send_bytes = int64_t{1} << 30;
 };
 
-// An insecure channel to `address` (host:port). Creating it does not connect: the first call does, and fails
-// with UNAVAILABLE when nothing answers there.
-std::shared_ptr<grpc::Channel> MakeServerChannel(const std::string& address, const ServerChannelOptions& options = {});
+// A channel to `address` (host:port) secured as the flags say. Creating it does not connect: the first call
+// does, and fails with UNAVAILABLE when nothing answers there. FAILED_PRECONDITION or INVALID_ARGUMENT when a
+// certificate, key or token file named by the flags cannot be used.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeServerChannel(const std::string& address,
+                                                                 const ServerChannelOptions& options = {});
 
 }  // namespace placement::cli

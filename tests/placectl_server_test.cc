@@ -185,4 +185,34 @@ TEST(PlacectlUnreachable, EveryServerCommandSaysItCannotReachTheServerWithExitCo
   }
 }
 
+
+// The security flags reach every server command: a server that wants a bearer token refuses placectl without
+// it (exit 6, the server's word in the message) and answers with it, from a file or from the environment.
+TEST(PlacectlSecurity, TokenFromFileOrEnvironmentIsSentAndAMissingOneIsRefused) {
+  TempDir dir;
+  placement::server::ServerOptions options = TestOptions(dir.path());
+  options.security.auth_token = "placectl-test-token-5e4d";
+  std::unique_ptr<PlacementServer> server = StartReadyServer(options);
+  ASSERT_NE(server, nullptr);
+  const std::string address = "--server 127.0.0.1:" + std::to_string(server->port());
+  const std::string submit = "submit " + kVgg + " " + address + " --devices 2xV100 --algorithm heft --output json";
+
+  Result refused = RunPlacectl(submit);
+  EXPECT_EQ(refused.exit_code, 6) << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("requires a bearer token"));
+
+  const std::string token_file = dir.path() + "/token";
+  std::ofstream(token_file) << "placectl-test-token-5e4d\n";
+  fs::permissions(token_file, fs::perms::owner_read | fs::perms::owner_write);
+  Result with_file = RunPlacectl(submit + " --token_file " + token_file);
+  EXPECT_EQ(with_file.exit_code, 0) << with_file.err;
+
+  Result with_env = RunPlacectl("info " + address + " --output json");
+  EXPECT_EQ(with_env.exit_code, 6) << with_env.err;
+  ::setenv("PLACEMENT_AUTH_TOKEN", "placectl-test-token-5e4d", 1);
+  with_env = RunPlacectl("info " + address + " --output json");
+  ::unsetenv("PLACEMENT_AUTH_TOKEN");
+  EXPECT_EQ(with_env.exit_code, 0) << with_env.err;
+}
+
 }  // namespace
