@@ -7,6 +7,7 @@ load balancer can send repeats of a graph to the replica whose cache holds its a
 """
 
 import hashlib
+import os
 
 import grpc
 
@@ -56,13 +57,22 @@ def _set_topology(request, devices, topology_json):
 class PlacementClient:
     """One channel to a server; the methods return the response messages and raise grpc.RpcError on failure."""
 
-    def __init__(self, address, timeout=60.0, channel=None):
+    def __init__(self, address, timeout=60.0, channel=None, token=None, root_certificates=None,
+                 certificate_chain=None, private_key=None):
+        """TLS when root_certificates (PEM bytes of the CA) or a client certificate is given, mutual TLS with
+        certificate_chain and private_key; token: the bearer token (default: $PLACEMENT_AUTH_TOKEN), sent with
+        every call as "authorization: Bearer <token>"."""
         self.address = address
         self.timeout = timeout
-        self.channel = channel or grpc.insecure_channel(
-            address,
-            options=[("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
-                     ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES)])
+        token = token if token is not None else os.environ.get("PLACEMENT_AUTH_TOKEN", "")
+        self._auth = (("authorization", "Bearer " + token),) if token else ()
+        options = [("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
+                   ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES)]
+        if channel is None and (root_certificates or certificate_chain):
+            credentials = grpc.ssl_channel_credentials(root_certificates=root_certificates, private_key=private_key,
+                                                       certificate_chain=certificate_chain)
+            channel = grpc.secure_channel(address, credentials, options=options)
+        self.channel = channel or grpc.insecure_channel(address, options=options)
         self.stub = pb_grpc.PlacementServiceStub(self.channel)
 
     def close(self):
@@ -99,19 +109,21 @@ class PlacementClient:
             payload = request.graph.SerializeToString(deterministic=True)
         return ((GRAPH_HASH_HEADER, graph_hash(payload)),)
 
+    def _metadata(self, request=None):
+        return self._auth + (self.routing_metadata(request) if request is not None else ())
+
     def place(self, request, timeout=None):
-        return self.stub.Place(request, timeout=timeout or self.timeout, metadata=self.routing_metadata(request))
+        return self.stub.Place(request, timeout=timeout or self.timeout, metadata=self._metadata(request))
 
     def place_stream(self, request, timeout=None):
         """Yields PlaceProgress messages; the last one (KIND_RESULT) holds the answer."""
-        return self.stub.PlaceStream(request, timeout=timeout or self.timeout,
-                                     metadata=self.routing_metadata(request))
+        return self.stub.PlaceStream(request, timeout=timeout or self.timeout, metadata=self._metadata(request))
 
     def simulate(self, request, timeout=None):
-        return self.stub.Simulate(request, timeout=timeout or self.timeout, metadata=self.routing_metadata(request))
+        return self.stub.Simulate(request, timeout=timeout or self.timeout, metadata=self._metadata(request))
 
     def algorithms(self):
-        return self.stub.ListAlgorithms(pb.ListAlgorithmsRequest(), timeout=self.timeout)
+        return self.stub.ListAlgorithms(pb.ListAlgorithmsRequest(), timeout=self.timeout, metadata=self._metadata())
 
     def info(self):
-        return self.stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=self.timeout)
+        return self.stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=self.timeout, metadata=self._metadata())

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The Python client against a real placement_server on 127.0.0.1 (port picked by the kernel): the example
 places a corpus model, a repeat is a cache hit, every call carries x-graph-hash, a bad graph is
-INVALID_ARGUMENT. Prints "SKIPPED: ..." and exits 0 when python3-grpcio or python3-protobuf is missing."""
+INVALID_ARGUMENT, and a server that wants a bearer token refuses a call without it and answers one with it. Prints "SKIPPED: ..." and exits 0 when python3-grpcio or python3-protobuf is missing."""
 
 import argparse
 import hashlib
@@ -25,9 +25,9 @@ def check(condition, message):
         fail(message)
 
 
-def start_server(binary, data_dir):
+def start_server(binary, data_dir, *flags):
     proc = subprocess.Popen([binary, "--listen=127.0.0.1:0", "--metrics_listen=", f"--data_dir={data_dir}",
-                             "--policy_device=none", "--threads=2"],
+                             "--policy_device=none", "--threads=2", *flags],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     lines = queue.Queue()
     threading.Thread(target=lambda: [lines.put(l) for l in proc.stdout], daemon=True).start()
@@ -43,6 +43,14 @@ def start_server(binary, data_dir):
             return proc, line.split()[-1]
     proc.kill()
     fail("placement_server did not say where it listens within 30 s")
+
+
+def stop_server(proc):
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 class HeaderRecorder:
@@ -125,11 +133,27 @@ def main():
                 check(e.code() == grpc.StatusCode.INVALID_ARGUMENT, f"a bad graph gave {e.code()}: {e.details()}")
             client.close()
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_server(proc)
+
+    # A server that wants a bearer token: refused without it, answered with it.
+    with tempfile.TemporaryDirectory() as data_dir:
+        token_file = os.path.join(data_dir, "token")
+        with open(os.open(token_file, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+            f.write("python-client-token-77aa\n")
+        proc, address = start_server(args.server_binary, os.path.join(data_dir, "data"),
+                                     f"--auth_token_file={token_file}")
+        try:
+            request = PlacementClient.place_request(model, devices="2xA100", algorithm="m_topo", budget_ms=2000)
+            with PlacementClient(address, timeout=30, token="") as anonymous:
+                try:
+                    anonymous.place(request)
+                    fail("a call without the token was answered")
+                except grpc.RpcError as e:
+                    check(e.code() == grpc.StatusCode.UNAUTHENTICATED, f"no token gave {e.code()}: {e.details()}")
+            with PlacementClient(address, timeout=30, token="python-client-token-77aa") as client:
+                check(len(client.place(request).assignment) > 0, "the call with the token got no placement")
+        finally:
+            stop_server(proc)
     print("PASSED")
     return 0
 
