@@ -31,7 +31,7 @@ LearnedPolicy::~LearnedPolicy() = default;
 
 std::shared_ptr<LearnedPolicy> LearnedPolicy::Create(const NetworkOptions& options, uint64_t seed) {
   torch::manual_seed(seed);
-  auto impl = std::make_unique<Impl>(Impl{PolicyNet(options)});
+  auto impl = std::make_unique<Impl>(PolicyNet(options));
   impl->version = "untrained";
   return std::make_shared<LearnedPolicy>(std::move(impl));
 }
@@ -56,7 +56,7 @@ absl::StatusOr<std::shared_ptr<const LearnedPolicy>> LearnedPolicy::Load(const s
     if (options.hidden < 1 || options.hidden > 4096 || options.layers < 0 || options.layers > 64) {
       return absl::DataLossError(absl::StrCat("policy weights '", path, "' have an impossible shape"));
     }
-    auto impl = std::make_unique<Impl>(Impl{PolicyNet(options)});
+    auto impl = std::make_unique<Impl>(PolicyNet(options));
     impl->net->load(archive);
     impl->device = torch::Device(runtime->device);
     impl->device_name = runtime->device;

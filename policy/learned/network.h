@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include <torch/torch.h>
 
@@ -41,6 +42,7 @@ class PolicyNetImpl : public torch::nn::Module {
 TORCH_MODULE(PolicyNet);
 
 struct LearnedPolicy::Impl {
+  explicit Impl(PolicyNet n) : net(std::move(n)) {}
   PolicyNet net;
   torch::Device device = torch::kCPU;
   std::string device_name = "cpu";
