@@ -10,6 +10,7 @@ PACKAGES=(
   coinor-libcbc-dev coinor-libclp-dev libscotch-dev libmetis-dev
   chromium libpng-dev  # the schedule chart's browser test: headless Chromium, and libpng to read its screenshot
   prometheus  # promtool: the server tests check the /metrics exposition with it
+  libopenblas0-openmp  # LibTorch's matrix products: Debian's default libblas3 is the unoptimized reference one
 )
 
 missing=()

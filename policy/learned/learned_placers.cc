@@ -1,5 +1,6 @@
 #include "policy/learned/learned_placers.h"
 
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,8 +58,25 @@ class PolicyPlacer : public Placer {
                                                    answer->groups.num_groups, " groups of ", problem.graph().num_ops(),
                                                    " operators")};
 
+    // Sampled mode (GDP samples at inference too): a few placements drawn from the policy, seeded by the
+    // problem, compete with the greedy one under the simulator.
+    std::vector<int32_t> best_groups = answer->group_device;
+    const int samples = problem.graph().num_ops() <= options_.many_ops ? options_.samples : options_.samples / 4;
+    std::mt19937_64 rng(problem.seed);
+    int drawn = 0;
+    for (; drawn < samples && !budget.Expired(); ++drawn) {
+      std::vector<int32_t> sample = DecodeSingleShot(answer->scores, &rng);
+      absl::StatusOr<PlacerResult> r = ScorePlacement(problem, answer->groups.Expand(sample), algorithm);
+      if (!r.ok()) return r.status();
+      if (Better(*r, *best)) {
+        best = std::move(r);
+        best_groups = std::move(sample);
+      }
+    }
+    notes.push_back(absl::StrCat("best of greedy and ", drawn, " samples"));
+
     if (mode_ == Mode::kIterative) {
-      std::vector<int32_t> current = answer->group_device;
+      std::vector<int32_t> current = best_groups;
       int sweeps = 0;
       for (; sweeps < options_.sweeps && !budget.Expired(); ++sweeps) {
         const std::vector<int32_t> before = current;

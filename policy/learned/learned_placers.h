@@ -1,5 +1,6 @@
 // The learned placers, registered next to the classical families when a policy is loaded:
-//   policy            single shot (GDP): coarsen, one forward pass, the best device per group, groups expanded
+//   policy            single shot (GDP): coarsen, one forward pass, the best device per group (greedy) and a
+//                     few placements sampled from the same scores, the best under the simulator, expanded
 //   policy_iterative  from the single-shot answer, sweeps operator group by group in topological order over the
 //                     current placement (Placeto), keeping the best simulated sweep
 //   policy_search     the single-shot answer improved by local search for the rest of the budget
@@ -19,7 +20,9 @@ namespace placement::learned {
 
 struct LearnedPlacerOptions {
   CoarseningOptions coarsening;
-  int sweeps = 3;  // policy_iterative
+  int samples = 16;          // sampled placements besides the greedy one (a quarter of them past many_ops)
+  int32_t many_ops = 20000;
+  int sweeps = 3;            // policy_iterative
 };
 
 void RegisterLearnedPlacers(PlacerRegistry& registry, std::shared_ptr<const LearnedPolicy> policy,

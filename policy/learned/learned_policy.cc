@@ -96,7 +96,7 @@ const std::string& LearnedPolicy::device() const { return impl_->device_name; }
 absl::StatusOr<PolicyScores> LearnedPolicy::Score(const PolicyInput& input) const {
   try {
     torch::NoGradGuard no_grad;
-    torch::Tensor logits = impl_->net->forward(ToTensors(input, impl_->device)).to(torch::kCPU).contiguous();
+    torch::Tensor logits = impl_->net->forward(ToTensors(input, impl_->device, impl_->net->options())).to(torch::kCPU).contiguous();
     torch::Tensor context = impl_->net->context_weights().to(torch::kCPU).contiguous();
     PolicyScores s;
     s.groups = input.num_groups;

@@ -15,8 +15,9 @@ namespace placement::learned {
 // A PolicyInput as tensors on one device.
 struct InputTensors {
   torch::Tensor group, type, device, pair, allowed, src, dst, in_degree, out_degree;
+  torch::Tensor src_rows, dst_rows;  // src and dst repeated across the hidden width, for scatter_add_
 };
-InputTensors ToTensors(const PolicyInput& input, const torch::Device& device);
+InputTensors ToTensors(const PolicyInput& input, const torch::Device& device, const NetworkOptions& options);
 
 class PolicyNetImpl : public torch::nn::Module {
  public:

@@ -52,7 +52,7 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
     torch::optim::Adam optimizer(impl.net->parameters(), torch::optim::AdamOptions(options.learning_rate));
     std::vector<InputTensors> tensors;
     tensors.reserve(train.size());
-    for (const Instance* x : train) tensors.push_back(ToTensors(x->input, impl.device));
+    for (const Instance* x : train) tensors.push_back(ToTensors(x->input, impl.device, impl.net->options()));
 
     std::vector<CurvePoint> curve;
     const absl::Time start = absl::Now();
