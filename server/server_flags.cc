@@ -26,6 +26,12 @@ ABSL_FLAG(absl::Duration, grace_period, absl::Seconds(30),
           "on SIGTERM/SIGINT: how long calls in flight may take to finish before they are cancelled");
 ABSL_FLAG(absl::Duration, heartbeat, absl::Seconds(1), "PlaceStream heartbeat period");
 ABSL_FLAG(std::string, policy_device, "auto", "where the learned policy runs: auto, cpu, cuda, or none");
+ABSL_FLAG(std::string, policy_weights, "",
+          "the learned policy's weights; empty: the shipped models/placement_policy.pt (working directory, install "
+          "prefix, then source tree)");
+ABSL_FLAG(bool, policy_fallback, false,
+          "when the weights are missing or unreadable, log it and serve AUTO without the policy instead of refusing "
+          "to start");
 ABSL_FLAG(std::string, config, "",
           "a flag file: one --flag=value per line, '#' comments (absl's --flagfile); command-line flags win over it");
 
@@ -96,6 +102,8 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   o.max_queued_requests = absl::GetFlag(FLAGS_max_queued_requests);
   o.heartbeat_period = absl::GetFlag(FLAGS_heartbeat);
   o.policy_device = absl::GetFlag(FLAGS_policy_device);
+  o.policy_weights = absl::GetFlag(FLAGS_policy_weights);
+  o.policy_fallback = absl::GetFlag(FLAGS_policy_fallback);
   return o;
 }
 
