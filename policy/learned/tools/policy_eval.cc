@@ -53,10 +53,17 @@ absl::StatusOr<PlacerResult> Run(const PlacerRegistry& registry, const std::stri
   return r;
 }
 
-void Quality(const PlacerRegistry& with_policy, const std::vector<const Instance*>& instances) {
+bool Quality(const PlacerRegistry& with_policy, const DatasetOptions& data) {
+  auto set = MakeDataset(data);
+  if (!set.ok()) {
+    std::cerr << set.status() << "\n";
+    return false;
+  }
+  std::vector<const Instance*> instances;
+  for (const auto& x : *set) instances.push_back(x.get());
   const absl::Duration deadline = absl::GetFlag(FLAGS_deadline);
   std::cout << "| instance | ops | groups | policy / LB | policy / best baseline | policy / AUTO | iterative / AUTO | "
-               "policy+search / AUTO | best baseline | policy ms |\n|---|---|---|---|---|---|---|---|---|---|\n";
+               "policy+search / AUTO | best baseline | policy placer ms |\n|---|---|---|---|---|---|---|---|---|---|\n";
   double wins = 0, within10 = 0;
   std::vector<double> ratios;
   for (const Instance* x : instances) {
@@ -87,6 +94,7 @@ void Quality(const PlacerRegistry& with_policy, const std::vector<const Instance
                                "%d; median policy / AUTO %.3f\n\n",
                                static_cast<int>(within10), static_cast<int>(instances.size()), static_cast<int>(wins),
                                ratios.empty() ? 0.0 : ratios[ratios.size() / 2]);
+  return true;
 }
 
 void Timing(const LearnedPolicy& policy, const PlacerRegistry& with_policy) {
@@ -150,15 +158,8 @@ int main(int argc, char** argv) {
     held.corpus_dir = absl::GetFlag(FLAGS_corpus_dir);
     held.corpus_models = absl::StrSplit(absl::GetFlag(FLAGS_corpus_models), ',', absl::SkipEmpty());
     held.topologies = {"4xV100", "2xH100+2xT4", "2x2xV100"};
-    auto set = MakeDataset(held);
-    if (!set.ok()) {
-      std::cerr << set.status() << "\n";
-      return 1;
-    }
-    std::vector<const Instance*> instances;
-    for (const auto& x : *set) instances.push_back(x.get());
     std::cout << "Held-out families (never in training):\n\n";
-    Quality(*registry, instances);
+    if (!Quality(*registry, held)) return 1;
 
     // Ten times the largest training graph (250-operator forward graphs, about 600 operators as a step).
     DatasetOptions large = held;
@@ -166,15 +167,8 @@ int main(int argc, char** argv) {
     large.corpus_models.clear();
     large.families = {"blocks", "layered"};
     large.topologies = {"8xV100"};
-    auto big = MakeDataset(large);
-    if (!big.ok()) {
-      std::cerr << big.status() << "\n";
-      return 1;
-    }
-    std::vector<const Instance*> bigger;
-    for (const auto& x : *big) bigger.push_back(x.get());
     std::cout << "Graphs 10x larger than any in training:\n\n";
-    Quality(*registry, bigger);
+    if (!Quality(*registry, large)) return 1;
   }
   std::cout << "Inference cost (" << absl::GetFlag(FLAGS_threads) << " CPU threads):\n\n";
   Timing(**policy, *registry);
