@@ -28,7 +28,7 @@ struct TrainerOptions {
   int32_t graphs_per_batch = 4;
   int32_t samples_per_graph = 8;
   double learning_rate = 2e-3;
-  double entropy_bonus = 0.01;     // decays linearly to a tenth over the run
+  double entropy_bonus = 0.002;    // decays linearly to a tenth over the run
   double max_grad_norm = 1.0;
   double oom_penalty = 2.0;
   double iterative_share = 0.25;   // share of the batch's graphs that train iterative decoding

@@ -29,6 +29,8 @@ ABSL_FLAG(int32_t, threads, 2, "LibTorch CPU threads");
 ABSL_FLAG(std::string, out, "models/placement_policy.pt", "weights file (the best validation checkpoint)");
 ABSL_FLAG(std::string, curve, "docs/policy_learning_curve.tsv", "learning curve (TSV)");
 ABSL_FLAG(std::string, version, "gnn-1", "version stored in the weights");
+ABSL_FLAG(double, entropy_bonus, 0.002, "entropy bonus at the start (decays to a tenth)");
+ABSL_FLAG(double, learning_rate, 2e-3, "Adam's learning rate");
 ABSL_FLAG(std::string, held_out, "blocks,transformer_encoder,transformer_decoder",
           "families and corpus models kept out of training");
 ABSL_FLAG(std::string, corpus_dir, PLACEMENT_SOURCE_DIR "/tests/data/corpus", "ONNX corpus");
@@ -91,6 +93,8 @@ int main(int argc, char** argv) {
   options.max_seconds = absl::GetFlag(FLAGS_minutes) * 60;
   options.checkpoint = absl::GetFlag(FLAGS_out);
   options.version = absl::GetFlag(FLAGS_version);
+  options.entropy_bonus = absl::GetFlag(FLAGS_entropy_bonus);
+  options.learning_rate = absl::GetFlag(FLAGS_learning_rate);
   auto curve = Train(*policy, t, v, options, &std::cerr);
   if (!curve.ok()) {
     std::cerr << curve.status() << "\n";
