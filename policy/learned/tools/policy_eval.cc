@@ -31,6 +31,8 @@ ABSL_FLAG(std::string, families, "blocks", "held-out synthetic families");
 ABSL_FLAG(std::string, corpus_models, "transformer_encoder,transformer_decoder", "held-out corpus models");
 ABSL_FLAG(std::string, corpus_dir, PLACEMENT_SOURCE_DIR "/tests/data/corpus", "ONNX corpus");
 ABSL_FLAG(bool, timing_only, false, "only the inference-cost table");
+ABSL_FLAG(bool, large, true, "also the graphs ten times larger than any in training");
+ABSL_FLAG(bool, timing, true, "also the inference-cost table");
 
 namespace {
 
@@ -161,15 +163,18 @@ int main(int argc, char** argv) {
     std::cout << "Held-out families (never in training):\n\n";
     if (!Quality(*registry, held)) return 1;
 
-    // Ten times the largest training graph (250-operator forward graphs, about 600 operators as a step).
-    DatasetOptions large = held;
-    large.sizes = {2500};
-    large.corpus_models.clear();
-    large.families = {"blocks", "layered"};
-    large.topologies = {"8xV100"};
-    std::cout << "Graphs 10x larger than any in training:\n\n";
-    if (!Quality(*registry, large)) return 1;
+    if (absl::GetFlag(FLAGS_large)) {
+      // Ten times the largest training graph (250-operator forward graphs, about 600 operators as a step).
+      DatasetOptions large = held;
+      large.sizes = {2500};
+      large.corpus_models.clear();
+      large.families = {"blocks", "layered"};
+      large.topologies = {"8xV100"};
+      std::cout << "Graphs 10x larger than any in training:\n\n";
+      if (!Quality(*registry, large)) return 1;
+    }
   }
+  if (!absl::GetFlag(FLAGS_timing)) return 0;
   std::cout << "Inference cost (" << absl::GetFlag(FLAGS_threads) << " CPU threads):\n\n";
   Timing(**policy, *registry);
   return 0;
