@@ -42,7 +42,8 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   if (!objective.ok()) return objective.status();
   absl::StatusOr<absl::Duration> deadline = ParseDeadline(o.deadline);
   if (!deadline.ok()) return deadline.status();
-  absl::StatusOr<const Placer*> placer = PlacerRegistry::Default().Find(o.algorithm);
+  const PlacerRegistry& registry = o.registry != nullptr ? *o.registry : PlacerRegistry::Default();
+  absl::StatusOr<const Placer*> placer = registry.Find(o.algorithm);
   if (!placer.ok()) return placer.status();
   const std::vector<Objective> supported = (*placer)->objectives();
   if (std::find(supported.begin(), supported.end(), *objective) == supported.end()) {
@@ -83,9 +84,9 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   return o.output == "json" ? ReportJson(report) : ReportTable(report);
 }
 
-std::string ListAlgorithms() {
+std::string ListAlgorithms(const PlacerRegistry* registry) {
   std::string out = absl::StrFormat("%-16s %-28s %s\n", "algorithm", "objectives", "description");
-  for (const Placer* p : PlacerRegistry::Default().All()) {
+  for (const Placer* p : (registry != nullptr ? *registry : PlacerRegistry::Default()).All()) {
     absl::StrAppend(&out, absl::StrFormat("%-16s %-28s %s\n", p->name(), ObjectiveList(*p), p->description()));
   }
   return out;

@@ -8,6 +8,10 @@
 #include "absl/status/statusor.h"
 #include "client/graph_loader.h"
 
+namespace placement {
+class PlacerRegistry;
+}
+
 namespace placement::cli {
 
 struct PlaceOptions {
@@ -20,6 +24,7 @@ struct PlaceOptions {
   std::string deadline = "10s";  // absl::ParseDuration syntax: 500ms, 2s, 1m
   std::string output = "table";  // table | json
   uint64_t seed = 1;
+  const PlacerRegistry* registry = nullptr;  // PlacerRegistry::Default() when null (placectl adds the learned policy)
 };
 
 // The rendered report: the simulate report plus the algorithm, whether it proved optimality, its bound and its
@@ -29,6 +34,6 @@ struct PlaceOptions {
 absl::StatusOr<std::string> RunPlace(const PlaceOptions& options);
 
 // One line per placer: name, the objectives it optimizes, its description.
-std::string ListAlgorithms();
+std::string ListAlgorithms(const PlacerRegistry* registry = nullptr);
 
 }  // namespace placement::cli

@@ -15,6 +15,10 @@
 #include "client/place_command.h"
 #include "client/remote_commands.h"
 #include "client/server_channel.h"
+#include "policy/learned/learned_placers.h"
+#include "policy/learned/learned_policy.h"
+#include "policy/learned/weights_path.h"
+#include "policy/registry.h"
 #include "client/simulate_command.h"
 #include "graph/device_presets.h"
 
@@ -35,6 +39,9 @@ ABSL_FLAG(int32_t, ops, 1000, "generate: about this many operators");
 ABSL_FLAG(uint64_t, seed, 1, "generate and place: the seed");
 ABSL_FLAG(std::string, algorithm, "auto", "place: a placer from `placectl algorithms`, or auto");
 ABSL_FLAG(std::string, deadline, "10s", "place: time the placer may take, e.g. 500ms, 2s, 1m");
+ABSL_FLAG(std::string, policy_weights, "", "place, algorithms: the learned policy's weights (empty: the shipped ones)");
+ABSL_FLAG(std::string, policy_device, "auto", "place, algorithms: where the policy runs: auto, cpu, cuda, or none");
+ABSL_FLAG(bool, policy_fallback, false, "place, algorithms: when the weights cannot load, warn and go on without them");
 ABSL_FLAG(int64_t, width, 512, "generate: hidden size or channels");
 ABSL_FLAG(std::string, server, "", "host:port of a placement server (submit and bench default to 127.0.0.1:50051)");
 ABSL_FLAG(bool, progress, false, "submit: print progress on stderr (always on when stderr is a terminal)");
@@ -63,7 +70,9 @@ constexpr char kUsage[] =
     "      score a placement with the execution simulator\n"
     "  place GRAPH [--algorithm NAME|auto] [--objective step_time|throughput|latency] [--deadline 10s]\n"
     "              [--topology FILE | --devices SPEC] [--local] [--output table|json] [--seed S]\n"
-    "      place the graph (the JSON output is a placement file for simulate)\n"
+    "              [--policy_weights FILE] [--policy_device auto|cpu|cuda|none] [--policy_fallback]\n"
+    "      place the graph (the JSON output is a placement file for simulate); the learned policy's placers\n"
+    "      (policy, policy_iterative, policy_search) and AUTO with them need its weights, the shipped ones by default\n"
     "  algorithms\n"
     "      list the placers, the objectives they optimize and what they do\n"
     "  import GRAPH [--batch N] [--seq N] [--training]\n"
@@ -137,6 +146,24 @@ int Usage(const std::string& why) {
   return kExitUsage;
 }
 
+// The classical placers plus the learned ones when the policy loads. Errors unless --policy_fallback (or
+// --policy_device=none) says to go on without it; `holder` keeps the registry alive.
+absl::StatusOr<const placement::PlacerRegistry*> LoadRegistry(std::unique_ptr<placement::PlacerRegistry>& holder) {
+  const std::string device = absl::GetFlag(FLAGS_policy_device);
+  if (device == "none") return &placement::PlacerRegistry::Default();
+  const std::string weights = absl::GetFlag(FLAGS_policy_weights).empty() ? placement::learned::DefaultPolicyWeights()
+                                                                           : absl::GetFlag(FLAGS_policy_weights);
+  absl::StatusOr<std::shared_ptr<const placement::learned::LearnedPolicy>> policy =
+      placement::learned::LearnedPolicy::Load(weights, device);
+  if (!policy.ok()) {
+    if (!absl::GetFlag(FLAGS_policy_fallback)) return policy.status();
+    std::cerr << "placectl: " << policy.status().message() << "; going on without the learned policy\n";
+    return &placement::PlacerRegistry::Default();
+  }
+  holder = placement::learned::MakeRegistryWithPolicy(*policy);
+  return holder.get();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -175,6 +202,10 @@ int main(int argc, char** argv) {
     o.graph_path = args[2];
     SetPlacingFlags(&o);
     o.seed = absl::GetFlag(FLAGS_seed);
+    std::unique_ptr<placement::PlacerRegistry> holder;
+    absl::StatusOr<const placement::PlacerRegistry*> registry = LoadRegistry(holder);
+    if (!registry.ok()) return Print(command, absl::StatusOr<std::string>(registry.status()));
+    o.registry = *registry;
     return Print(command, placement::cli::RunPlace(o));
   }
   if (command == "algorithms") {
@@ -184,7 +215,10 @@ int main(int argc, char** argv) {
       if (!timeout.ok()) return Fail(command, timeout.status());
       return Print(command, placement::cli::RunRemoteAlgorithms(absl::GetFlag(FLAGS_server), *timeout));
     }
-    std::cout << placement::cli::ListAlgorithms();
+    std::unique_ptr<placement::PlacerRegistry> holder;
+    absl::StatusOr<const placement::PlacerRegistry*> registry = LoadRegistry(holder);
+    if (!registry.ok()) return Print(command, absl::StatusOr<std::string>(registry.status()));
+    std::cout << placement::cli::ListAlgorithms(*registry);
     return kExitOk;
   }
   if (command == "submit") {

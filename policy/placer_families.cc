@@ -9,12 +9,13 @@
 
 namespace placement {
 
-void RegisterPlacerFamilies(PlacerRegistry& registry) {
+void RegisterPlacerFamilies(PlacerRegistry& registry, const std::function<void(PlacerRegistry&)>& extra) {
   // Families add one line each, in the order `placectl algorithms` lists them.
   RegisterHeuristicPlacers(registry);
   RegisterExactPlacers(registry);
   RegisterIlpPlacers(registry);
   RegisterSearchPlacers(registry);
+  if (extra) extra(registry);
   RegisterAutoPlacer(registry);  // last: it runs the others
 }
 

@@ -18,6 +18,12 @@ const PlacerRegistry& PlacerRegistry::Default() {
   return *registry;
 }
 
+std::unique_ptr<PlacerRegistry> PlacerRegistry::WithFamilies(const std::function<void(PlacerRegistry&)>& extra) {
+  auto r = std::make_unique<PlacerRegistry>();
+  RegisterPlacerFamilies(*r, extra);
+  return r;
+}
+
 void PlacerRegistry::Register(std::unique_ptr<Placer> placer) { placers_.push_back(std::move(placer)); }
 
 absl::StatusOr<const Placer*> PlacerRegistry::Find(absl::string_view name) const {

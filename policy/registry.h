@@ -1,6 +1,7 @@
 // The placers by name.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,9 @@ class PlacerRegistry {
  public:
   // Every placer this build has, registered once.
   static const PlacerRegistry& Default();
+  // The same families plus what `extra` registers (e.g. the learned placers, which live outside this library),
+  // before AUTO, whose portfolio then looks its candidates up in the new registry.
+  static std::unique_ptr<PlacerRegistry> WithFamilies(const std::function<void(PlacerRegistry&)>& extra);
 
   void Register(std::unique_ptr<Placer> placer);
   // NOT_FOUND listing the known names when absent.

@@ -8,6 +8,7 @@ PACKAGES=(
   libabsl-dev libtorch-dev prometheus-cpp-dev librocksdb-dev libonnx-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libssl-dev
   coinor-libcbc-dev coinor-libclp-dev libscotch-dev libmetis-dev
+  libopenblas0-openmp  # LibTorch's matrix products: Debian's default libblas3 is the unoptimized reference one
 )
 # Programs only the tests run. PLACEMENT_DEPS=build (the Dockerfile's build stage) leaves them out.
 TEST_PACKAGES=(

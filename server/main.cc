@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "policy/learned/learned_placers.h"
+#include "policy/learned/learned_policy.h"
 #include "policy/learned/torch_device.h"
+#include "policy/learned/weights_path.h"
 #include "server/request_log.h"
 #include "server/server.h"
 #include "server/server_flags.h"
@@ -55,10 +59,35 @@ int main(int argc, char** argv) {
     std::cerr << "placement_server: " << options.status().message() << "\n";
     return 2;
   }
-  options->policy_loader = [](const std::string& preference) -> absl::StatusOr<placement::server::PolicyRuntime> {
+  // The policy loads here, before the server starts, so that missing or corrupt weights stop the start with a
+  // clear error (or, with --policy_fallback, a logged fall-back to AUTO without the policy).
+  std::shared_ptr<const placement::learned::LearnedPolicy> policy;
+  std::unique_ptr<placement::PlacerRegistry> registry;
+  if (options->policy_device != "none") {
+    const std::string weights =
+        options->policy_weights.empty() ? placement::learned::DefaultPolicyWeights() : options->policy_weights;
+    absl::StatusOr<std::shared_ptr<const placement::learned::LearnedPolicy>> loaded =
+        placement::learned::LearnedPolicy::Load(weights, options->policy_device);
+    if (loaded.ok()) {
+      policy = *std::move(loaded);
+      registry = placement::learned::MakeRegistryWithPolicy(policy);
+      placement::server::LogLine("", absl::StrCat("policy ", policy->version(), " loaded from ", weights, " on ",
+                                                  policy->device()));
+    } else if (options->policy_fallback && loaded.status().code() != absl::StatusCode::kFailedPrecondition) {
+      placement::server::LogLine("", absl::StrCat("policy not loaded (", loaded.status().message(),
+                                                  "); --policy_fallback: serving AUTO without it"));
+    } else {
+      std::cerr << "placement_server: " << loaded.status().message()
+                << (options->policy_fallback ? "" : " (--policy_fallback serves without the policy)") << "\n";
+      return 1;
+    }
+  }
+  options->policy_loader = [policy, reg = registry.get()](
+                               const std::string& preference) -> absl::StatusOr<placement::server::PolicyRuntime> {
     absl::StatusOr<placement::learned::TorchRuntime> runtime = placement::learned::SelectTorchDevice(preference);
     if (!runtime.ok()) return runtime.status();
-    return placement::server::PolicyRuntime{runtime->device, runtime->torch_version};
+    if (policy == nullptr) return placement::server::PolicyRuntime{runtime->device, runtime->torch_version};
+    return placement::server::PolicyRuntime{policy->device(), runtime->torch_version, policy->version(), reg};
   };
   const std::string listen = options->listen_address;
   const std::string metrics = options->metrics_address;

@@ -128,7 +128,8 @@ absl::Status PlacementServer::Open() {
 }
 
 void PlacementServer::Load() {
-  const PlacerRegistry& registry = options_.registry != nullptr ? *options_.registry : PlacerRegistry::Default();
+  const PlacerRegistry* registry = options_.registry != nullptr ? options_.registry : &PlacerRegistry::Default();
+  std::string policy_version = PolicyVersion();
   pb::GetServerInfoResponse info;
   info.set_version(ServerVersion());
   info.set_policy_version(PolicyVersion());
@@ -144,21 +145,25 @@ void PlacementServer::Load() {
     }
     info.set_policy_device(runtime->device);
     info.set_torch_version(runtime->torch_version);
+    // A loaded policy names its weights in the version (and so in every cache key) and brings its placers.
+    if (!runtime->version.empty()) policy_version = absl::StrCat("placers-", PLACEMENT_VERSION, "/learned-", runtime->version);
+    if (runtime->registry != nullptr) registry = runtime->registry;
+    info.set_policy_version(policy_version);
   }
   if (options_.before_ready) options_.before_ready();
 
   EngineConfig config;
   config.limits = options_.limits;
   config.version = ServerVersion();
-  config.policy_version = PolicyVersion();
+  config.policy_version = policy_version;
   {
     absl::MutexLock lock(&lifecycle_mu_);
     if (!shut_down_.load()) {
-      engine_ = std::make_unique<PlacementEngine>(registry, cache_.get(), metrics_.get(), std::move(config));
+      engine_ = std::make_unique<PlacementEngine>(*registry, cache_.get(), metrics_.get(), std::move(config));
       service_->SetReady(engine_.get(), info);
       ready_.store(true, std::memory_order_release);
       server_->GetHealthCheckService()->SetServingStatus(kServiceName, true);
-      LogLine("", absl::StrCat("ready: ", registry.All().size(), " algorithms, policy device '", info.policy_device(),
+      LogLine("", absl::StrCat("ready: ", registry->All().size(), " algorithms, policy device '", info.policy_device(),
                                "', policy version ", info.policy_version()));
     }
   }

@@ -39,6 +39,8 @@ class Ticker;
 struct PolicyRuntime {
   std::string device;         // "cuda:0", "cpu"
   std::string torch_version;
+  std::string version;        // the loaded weights' version; empty: no policy (AUTO runs without it)
+  const PlacerRegistry* registry = nullptr;  // with the learned placers; must outlive the server
 };
 
 // Loads the learned policy's runtime for a device preference ("auto", "cpu" or "cuda"). The binary passes one
@@ -58,6 +60,8 @@ struct ServerOptions {
   absl::Duration heartbeat_period = absl::Seconds(1);  // PlaceStream
   std::string policy_device = "auto";  // where the learned policy runs: auto, cpu, cuda, or none (skip it)
   PolicyLoader policy_loader;          // null: this build has no learned-policy runtime (as with "none")
+  std::string policy_weights;          // for the binary's loader: the weights file ("" the shipped one)
+  bool policy_fallback = false;        // for the binary's loader: serve without the policy when it cannot load
   const PlacerRegistry* registry = nullptr;  // PlacerRegistry::Default() when null
   // Runs on the loading thread just before the server turns ready (tests hold readiness back with it).
   std::function<void()> before_ready;

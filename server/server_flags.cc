@@ -36,6 +36,12 @@ ABSL_FLAG(std::string, tls_client_ca, "",
 ABSL_FLAG(std::string, auth_token_file, "",
           "a private file (mode 600) holding the bearer token placement.v1 calls must carry; when empty the token "
           "comes from $PLACEMENT_AUTH_TOKEN, and when that is unset too no token is required");
+ABSL_FLAG(std::string, policy_weights, "",
+          "the learned policy's weights; empty: the shipped models/placement_policy.pt (working directory, install "
+          "prefix, then source tree)");
+ABSL_FLAG(bool, policy_fallback, false,
+          "when the weights are missing or unreadable, log it and serve AUTO without the policy instead of refusing "
+          "to start");
 ABSL_FLAG(std::string, config, "",
           "a flag file: one --flag=value per line, '#' comments (absl's --flagfile); command-line flags win over it");
 
@@ -118,6 +124,8 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   } else if (const char* env = std::getenv(kAuthTokenEnv); env != nullptr) {
     o.security.auth_token = std::string(absl::StripAsciiWhitespace(env));
   }
+  o.policy_weights = absl::GetFlag(FLAGS_policy_weights);
+  o.policy_fallback = absl::GetFlag(FLAGS_policy_fallback);
   return o;
 }
 

@@ -109,6 +109,17 @@ std::vector<size_t> SearchStarts(const std::vector<Outcome>& outcomes) {
     if (!seen) starts.push_back(i);
     if (starts.size() == kSearchStarts) break;
   }
+  // The learned policy's answer is always one of the starts (the last when the others are better): its
+  // placements differ in kind from the list schedulers', so a search from it ends in another local optimum.
+  for (size_t i : order) {
+    if (outcomes[i].name.rfind("policy", 0) != 0) continue;
+    bool seen = false;
+    for (size_t j : starts) seen = seen || outcomes[i].result->placement.device == outcomes[j].result->placement.device;
+    if (seen) break;
+    if (starts.size() == kSearchStarts) starts.pop_back();
+    starts.push_back(i);
+    break;
+  }
   return starts;
 }
 
@@ -308,6 +319,10 @@ std::unique_ptr<Placer> MakeAutoPlacer(AutoOptions options) { return std::make_u
 
 }  // namespace portfolio
 
-void RegisterAutoPlacer(PlacerRegistry& registry) { registry.Register(portfolio::MakeAutoPlacer()); }
+void RegisterAutoPlacer(PlacerRegistry& registry) {
+  portfolio::AutoOptions options;
+  options.registry = &registry;  // a registry made by WithFamilies has more candidates than Default()
+  registry.Register(portfolio::MakeAutoPlacer(options));
+}
 
 }  // namespace placement

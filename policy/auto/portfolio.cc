@@ -27,7 +27,11 @@ constexpr Entry kThroughput[] = {
     {"single_device", 1, 0, 0},
 };
 
+// The learned policy (when the registry has it) runs first: it takes milliseconds, and local search starts
+// from its answer too.
 constexpr Entry kSimulated[] = {
+    {"policy", 1, 0, 0},
+    {"policy_iterative", 1, 0, 0},
     {"heft", 1, 0, 0},
     {"m_etf", 1, 0, 0},
     {"m_sct", 1, 0, kMaxOpsSct},

@@ -5,15 +5,15 @@
 //
 //   THROUGHPUT   pipeline_dp (<= kMaxOpsPipelineDp operators), ilp_throughput (<= kMaxOpsIlpThroughput),
 //                m_topo, scotch, metis, heft, single_device
-//   STEP_TIME    heft, m_etf, m_sct (<= kMaxOpsSct), critical_path, m_topo, single_device, ilp_latency
-//   LATENCY      (<= kMaxOpsIlpLatency, LATENCY and STEP_TIME), scotch and metis (>= kMinOpsPartitioners: on
-//                small graphs the list schedulers do at least as well)
+//   STEP_TIME    policy and policy_iterative (learned, when the registry has them), heft, m_etf, m_sct
+//   LATENCY      (<= kMaxOpsSct), critical_path, m_topo, single_device, ilp_latency (<= kMaxOpsIlpLatency),
+//                scotch and metis (>= kMinOpsPartitioners: on small graphs the list schedulers do at least as well)
 //
-// and then local_search from the best three distinct answers, best first, while time remains (skipped once the
-// best meets a proven lower bound). Placers the registry lacks, or that do not list the objective, are left
-// out. The one-shot placers share (1 - search_fraction) of the budget by weight, each getting its weight's
-// share of what is left when it starts, so time a fast placer does not use passes on; local search gets the
-// rest.
+// and then local_search from the best three distinct answers, best first (the learned policy's among them),
+// while time remains (skipped once the best meets a proven lower bound). Placers the registry lacks, or that
+// do not list the objective, are left out. The one-shot placers share (1 - search_fraction) of the budget by
+// weight, each getting its weight's share of what is left when it starts, so time a fast placer does not use
+// passes on; local search gets the rest.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,7 @@
 #include "policy/learned/torch_device.h"
 
+#include <algorithm>
+
 #include <torch/torch.h>
 
 #include "absl/status/status.h"
@@ -30,5 +32,7 @@ absl::StatusOr<TorchRuntime> SelectTorchDevice(const std::string& prefer) {
   rt.device = device.str();
   return rt;
 }
+
+void SetTorchThreads(int threads) { torch::set_num_threads(std::max(1, threads)); }
 
 }  // namespace placement::learned

@@ -18,4 +18,7 @@ struct TorchRuntime {
 // "cuda"; asking for "cuda" where there is none is an error, not a silent fall-back.
 absl::StatusOr<TorchRuntime> SelectTorchDevice(const std::string& prefer = "auto");
 
+// LibTorch's CPU thread count (intra-op); training and benchmarks pin it so that figures are reproducible.
+void SetTorchThreads(int threads);
+
 }  // namespace placement::learned

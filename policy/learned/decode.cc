@@ -1,0 +1,54 @@
+#include "policy/learned/decode.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace placement::learned {
+
+int32_t Choose(const float* logits, int32_t devices, std::mt19937_64* rng) {
+  int32_t best = 0;
+  for (int32_t d = 1; d < devices; ++d) {
+    if (logits[d] > logits[best]) best = d;
+  }
+  if (rng == nullptr) return best;
+  thread_local std::vector<double> p;
+  p.resize(devices);
+  double total = 0;
+  const int32_t n = devices;
+  for (int32_t d = 0; d < n; ++d) total += p[d] = std::exp(static_cast<double>(logits[d] - logits[best]));
+  double r = std::uniform_real_distribution<double>(0, total)(*rng);
+  for (int32_t d = 0; d < n; ++d) {
+    if ((r -= p[d]) <= 0 && p[d] > 0) return d;
+  }
+  return best;
+}
+
+std::vector<int32_t> DecodeSingleShot(const PolicyScores& s, std::mt19937_64* rng) {
+  std::vector<int32_t> out(s.groups);
+  for (int32_t g = 0; g < s.groups; ++g) out[g] = Choose(&s.logits[static_cast<size_t>(g) * s.devices], s.devices, rng);
+  return out;
+}
+
+void DecodeSweep(const PolicyScores& s, const PolicyInput& in, std::vector<int32_t>& group_device, std::mt19937_64* rng) {
+  DeviceTotals totals = Totals(in, group_device);
+  std::vector<float> context(static_cast<size_t>(s.devices) * kContextFeatures);
+  std::vector<float> row(s.devices);
+  for (int32_t g = 0; g < s.groups; ++g) {  // group ids follow the topological order (coarsen.h)
+    GroupContext(in, g, group_device, totals, context.data());
+    for (int32_t d = 0; d < s.devices; ++d) {
+      float v = s.logits[static_cast<size_t>(g) * s.devices + d];
+      for (int k = 0; k < kContextFeatures; ++k) v += s.context_weights[k] * context[static_cast<size_t>(d) * kContextFeatures + k];
+      row[d] = v;
+    }
+    const int32_t to = Choose(row.data(), s.devices, rng);
+    const int32_t from = group_device[g];
+    if (to == from) continue;
+    totals.load[from] -= in.fastest[g];
+    totals.params[from] -= in.params[g];
+    totals.load[to] += in.fastest[g];
+    totals.params[to] += in.params[g];
+    group_device[g] = to;
+  }
+}
+
+}  // namespace placement::learned

@@ -1,0 +1,155 @@
+#include "policy/learned/learned_placers.h"
+
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "policy/learned/decode.h"
+#include "policy/search/local_search.h"
+#include "policy/search/memory_repair.h"
+#include "policy/search/search_units.h"
+
+namespace placement::learned {
+namespace {
+
+enum class Mode { kSingleShot, kIterative, kSearch };
+
+bool Better(const PlacerResult& a, const PlacerResult& b) {
+  if (a.evaluation.fits_memory != b.evaluation.fits_memory) return a.evaluation.fits_memory;
+  return a.evaluation.value < b.evaluation.value;
+}
+
+class PolicyPlacer : public Placer {
+ public:
+  PolicyPlacer(Mode mode, std::shared_ptr<const LearnedPolicy> policy, LearnedPlacerOptions options)
+      : mode_(mode), policy_(std::move(policy)), options_(options) {}
+
+  absl::string_view name() const override {
+    switch (mode_) {
+      case Mode::kSingleShot: return "policy";
+      case Mode::kIterative: return "policy_iterative";
+      case Mode::kSearch: return "policy_search";
+    }
+    return "policy";
+  }
+  absl::string_view description() const override {
+    switch (mode_) {
+      case Mode::kSingleShot: return "learned GNN policy, single shot (GDP): every operator group placed in one pass";
+      case Mode::kIterative:
+        return "learned GNN policy, iterative (Placeto): group by group over the current placement, best sweep kept";
+      case Mode::kSearch: return "learned GNN policy's single-shot answer improved by local search";
+    }
+    return "";
+  }
+  std::vector<Objective> objectives() const override { return {Objective::kStepTime, Objective::kLatency}; }
+
+  absl::StatusOr<PlacerResult> Place(const PlacementProblem& problem, const Budget& budget) const override {
+    if (problem.costs == nullptr) return absl::InvalidArgumentError(absl::StrCat(name(), ": the problem has no graph"));
+    if (budget.Expired()) return budget.ExpiredStatus();
+    absl::StatusOr<PolicyAnswer> answer = RunPolicy(*policy_, *problem.costs, options_.coarsening);
+    if (!answer.ok()) return answer.status();
+    if (budget.Expired()) return budget.ExpiredStatus();
+    const std::string algorithm(name());
+    absl::StatusOr<PlacerResult> best = ScorePlacement(problem, answer->groups.Expand(answer->group_device), algorithm);
+    if (!best.ok()) return best.status();
+    std::vector<std::string> notes = {absl::StrCat("policy ", policy_->version(), " on ", policy_->device(), ": ",
+                                                   answer->groups.num_groups, " groups of ", problem.graph().num_ops(),
+                                                   " operators")};
+
+    // Sampled mode (GDP samples at inference too): a few placements drawn from the policy, seeded by the
+    // problem, compete with the greedy one under the simulator.
+    std::vector<int32_t> best_groups = answer->group_device;
+    const int samples = problem.graph().num_ops() <= options_.many_ops ? options_.samples : options_.samples / 4;
+    std::mt19937_64 rng(problem.seed);
+    int drawn = 0;
+    for (; drawn < samples && !budget.Expired(); ++drawn) {
+      std::vector<int32_t> sample = DecodeSingleShot(answer->scores, &rng);
+      absl::StatusOr<PlacerResult> r = ScorePlacement(problem, answer->groups.Expand(sample), algorithm);
+      if (!r.ok()) return r.status();
+      if (Better(*r, *best)) {
+        best = std::move(r);
+        best_groups = std::move(sample);
+      }
+    }
+    notes.push_back(absl::StrCat("best of greedy and ", drawn, " samples"));
+
+    if (mode_ == Mode::kIterative) {
+      std::vector<int32_t> current = best_groups;
+      int sweeps = 0;
+      for (; sweeps < options_.sweeps && !budget.Expired(); ++sweeps) {
+        const std::vector<int32_t> before = current;
+        DecodeSweep(answer->scores, answer->input, current, nullptr);
+        if (current == before) break;
+        absl::StatusOr<PlacerResult> swept = ScorePlacement(problem, answer->groups.Expand(current), algorithm);
+        if (!swept.ok()) return swept.status();
+        if (Better(*swept, *best)) best = std::move(swept);
+      }
+      notes.push_back(absl::StrCat(sweeps, " sweeps"));
+    }
+
+    if (!best->evaluation.fits_memory) {
+      absl::StatusOr<search::SearchUnits> units = search::SearchUnits::Build(*problem.costs);
+      if (!units.ok()) return units.status();
+      Placement repaired = best->placement;
+      absl::Status fit = search::RepairMemory(problem, *units, budget, repaired);
+      if (!fit.ok()) return fit;
+      best = ScorePlacement(problem, std::move(repaired), algorithm);
+      if (!best.ok()) return best.status();
+      notes.push_back("memory repaired");
+    }
+
+    if (mode_ == Mode::kSearch && !budget.Expired()) {
+      PlacementProblem from = problem;
+      from.start = &best->placement;
+      absl::StatusOr<PlacerResult> searched = search::RunLocalSearch(from, budget);
+      if (searched.ok() && Better(*searched, *best)) {
+        for (std::string& n : searched->notes) notes.push_back(absl::StrCat("local_search: ", n));
+        best = std::move(searched);
+      } else if (!searched.ok() && searched.status().code() != absl::StatusCode::kDeadlineExceeded &&
+                 searched.status().code() != absl::StatusCode::kCancelled) {
+        return searched.status();
+      }
+    }
+    best->algorithm = algorithm;
+    best->notes.insert(best->notes.begin(), notes.begin(), notes.end());
+    return best;
+  }
+
+ private:
+  Mode mode_;
+  std::shared_ptr<const LearnedPolicy> policy_;
+  LearnedPlacerOptions options_;
+};
+
+}  // namespace
+
+absl::StatusOr<PolicyAnswer> RunPolicy(const LearnedPolicy& policy, const CostModel& costs,
+                                       const CoarseningOptions& coarsening) {
+  absl::StatusOr<Coarsening> groups = Coarsen(costs, coarsening);
+  if (!groups.ok()) return groups.status();
+  PolicyAnswer answer;
+  answer.groups = *std::move(groups);
+  answer.input = BuildPolicyInput(costs, answer.groups);
+  absl::StatusOr<PolicyScores> scores = policy.Score(answer.input);
+  if (!scores.ok()) return scores.status();
+  answer.scores = *std::move(scores);
+  answer.group_device = DecodeSingleShot(answer.scores, nullptr);
+  return answer;
+}
+
+void RegisterLearnedPlacers(PlacerRegistry& registry, std::shared_ptr<const LearnedPolicy> policy,
+                            const LearnedPlacerOptions& options) {
+  for (Mode mode : {Mode::kSingleShot, Mode::kIterative, Mode::kSearch}) {
+    registry.Register(std::make_unique<PolicyPlacer>(mode, policy, options));
+  }
+}
+
+std::unique_ptr<PlacerRegistry> MakeRegistryWithPolicy(std::shared_ptr<const LearnedPolicy> policy,
+                                                       const LearnedPlacerOptions& options) {
+  return PlacerRegistry::WithFamilies(
+      [&](PlacerRegistry& registry) { RegisterLearnedPlacers(registry, policy, options); });
+}
+
+}  // namespace placement::learned

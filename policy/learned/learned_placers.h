@@ -1,0 +1,45 @@
+// The learned placers, registered next to the classical families when a policy is loaded:
+//   policy            single shot (GDP): coarsen, one forward pass, the best device per group (greedy) and a
+//                     few placements sampled from the same scores, the best under the simulator, expanded
+//   policy_iterative  from the single-shot answer, sweeps operator group by group in topological order over the
+//                     current placement (Placeto), keeping the best simulated sweep
+//   policy_search     the single-shot answer improved by local search for the rest of the budget
+// Each repairs memory the way local search does when its answer overflows a device, and names the policy
+// version in its notes.
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "policy/learned/coarsen.h"
+#include "policy/learned/learned_policy.h"
+#include "policy/placer.h"
+#include "policy/registry.h"
+
+namespace placement::learned {
+
+struct LearnedPlacerOptions {
+  CoarseningOptions coarsening;
+  int samples = 16;          // sampled placements besides the greedy one (a quarter of them past many_ops)
+  int32_t many_ops = 20000;
+  int sweeps = 3;            // policy_iterative
+};
+
+void RegisterLearnedPlacers(PlacerRegistry& registry, std::shared_ptr<const LearnedPolicy> policy,
+                            const LearnedPlacerOptions& options = {});
+
+// The classical families, the learned placers, and AUTO over all of them.
+std::unique_ptr<PlacerRegistry> MakeRegistryWithPolicy(std::shared_ptr<const LearnedPolicy> policy,
+                                                       const LearnedPlacerOptions& options = {});
+
+// What the single-shot placer does, for the evaluation tools: group devices before any repair.
+struct PolicyAnswer {
+  Coarsening groups;
+  PolicyInput input;
+  PolicyScores scores;
+  std::vector<int32_t> group_device;
+};
+absl::StatusOr<PolicyAnswer> RunPolicy(const LearnedPolicy& policy, const CostModel& costs,
+                                       const CoarseningOptions& coarsening = {});
+
+}  // namespace placement::learned

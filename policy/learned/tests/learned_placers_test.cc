@@ -1,0 +1,106 @@
+#include "policy/learned/learned_placers.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "absl/strings/str_join.h"
+#include "graph/graph_families.h"
+#include "graph/onnx/onnx_import.h"
+#include "graph/training.h"
+#include "policy/auto/auto_placer.h"
+#include "policy/learned/tests/test_graphs.h"
+
+namespace placement::learned {
+namespace {
+
+namespace fs = std::filesystem;
+
+Fixture Layered(int ops) {
+  FamilyOptions o;
+  o.approx_ops = ops;
+  return Fixture(*GenerateFamily("layered", o), "4xV100");
+}
+
+TEST(LearnedPlacers, RegisteredBesideTheClassicalFamiliesAndPlaceValidly) {
+  auto registry = MakeRegistryWithPolicy(LearnedPolicy::Create(NetworkOptions{}, 1));
+  Fixture f = Layered(300);
+  PlacementProblem problem;
+  problem.costs = f.costs.get();
+  for (const char* name : {"policy", "policy_iterative", "policy_search"}) {
+    absl::StatusOr<const Placer*> placer = registry->Find(name);
+    ASSERT_TRUE(placer.ok()) << placer.status();
+    absl::StatusOr<PlacerResult> r = (*placer)->Place(problem, Budget::For(absl::Seconds(1.5)));
+    ASSERT_TRUE(r.ok()) << name << ": " << r.status();
+    EXPECT_TRUE(ValidatePlacement(*f.costs, r->placement).ok()) << name;
+    EXPECT_TRUE(r->evaluation.fits_memory) << name;
+    EXPECT_EQ(r->algorithm, name);
+    ASSERT_FALSE(r->notes.empty());
+    EXPECT_NE(r->notes.front().find("untrained"), std::string::npos) << r->notes.front();
+  }
+  EXPECT_TRUE(registry->Find("heft").ok());
+  EXPECT_FALSE(PlacerRegistry::Default().Find("policy").ok());  // the classical registry stays as it was
+}
+
+TEST(LearnedPlacers, IterativeIsNeverWorseThanSingleShot) {
+  auto registry = MakeRegistryWithPolicy(LearnedPolicy::Create(NetworkOptions{}, 2));
+  Fixture f = Layered(400);
+  PlacementProblem problem;
+  problem.costs = f.costs.get();
+  const PlacerResult one = *(*registry->Find("policy"))->Place(problem, Budget{});
+  const PlacerResult it = *(*registry->Find("policy_iterative"))->Place(problem, Budget{});
+  EXPECT_LE(it.evaluation.value, one.evaluation.value * (1 + 1e-12));
+}
+
+TEST(LearnedPlacers, AutoRunsThePolicyWhenTheRegistryHasIt) {
+  auto registry = MakeRegistryWithPolicy(LearnedPolicy::Create(NetworkOptions{}, 1));
+  Fixture f = Layered(150);
+  PlacementProblem problem;
+  problem.costs = f.costs.get();
+  std::vector<portfolio::PortfolioRun> runs;
+  portfolio::AutoOptions options;
+  options.registry = registry.get();
+  absl::StatusOr<PlacerResult> r = portfolio::RunAuto(problem, Budget::For(absl::Seconds(2)), options, &runs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_FALSE(runs.empty());
+  EXPECT_EQ(runs.front().placer, "policy");
+  EXPECT_TRUE(runs.front().status.ok()) << runs.front().status;
+  // The registry's own "auto" is bound to it, so it sees the policy too.
+  absl::StatusOr<PlacerResult> via_registry = (*registry->Find("auto"))->Place(problem, Budget::For(absl::Seconds(2)));
+  ASSERT_TRUE(via_registry.ok()) << via_registry.status();
+  EXPECT_NE(absl::StrJoin(via_registry->notes, "\n").find("policy"), std::string::npos);
+}
+
+// The shipped weights load and place every corpus model, as an inference graph and as a training step.
+TEST(ShippedPolicy, LoadsAndPlacesEveryCorpusModelValidly) {
+  const fs::path weights = fs::path(PLACEMENT_SOURCE_DIR) / "models" / "placement_policy.pt";
+  absl::StatusOr<std::shared_ptr<const LearnedPolicy>> policy = LearnedPolicy::Load(weights.string(), "cpu");
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  EXPECT_EQ((*policy)->version().rfind("gnn-", 0), 0u) << (*policy)->version();
+  auto registry = MakeRegistryWithPolicy(*policy);
+  const Placer* placer = *registry->Find("policy");
+  int models = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(PLACEMENT_SOURCE_DIR) / "tests" / "data" / "corpus")) {
+    if (e.path().extension() != ".onnx") continue;
+    OnnxImportOptions options;
+    options.batch_size = 32;
+    absl::StatusOr<OnnxImportResult> imported = ImportOnnxFile(e.path().string(), options);
+    ASSERT_TRUE(imported.ok()) << e.path() << ": " << imported.status();
+    for (bool train : {false, true}) {
+      Graph g = train ? *BuildTrainingGraph(imported->problem.graph) : imported->problem.graph;
+      Fixture f(std::move(g), "4xV100");
+      PlacementProblem problem;
+      problem.costs = f.costs.get();
+      absl::StatusOr<PlacerResult> r = placer->Place(problem, Budget::For(absl::Seconds(30)));
+      ASSERT_TRUE(r.ok()) << e.path() << ": " << r.status();
+      EXPECT_TRUE(ValidatePlacement(*f.costs, r->placement).ok()) << e.path();
+      EXPECT_TRUE(r->evaluation.fits_memory) << e.path();
+      EXPECT_GE(r->evaluation.ratio, 1 - 1e-9) << e.path();
+    }
+    ++models;
+  }
+  EXPECT_EQ(models, 8);
+}
+
+}  // namespace
+}  // namespace placement::learned

@@ -1,0 +1,109 @@
+#include "policy/learned/learned_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "graph/graph_families.h"
+#include "policy/learned/coarsen.h"
+#include "policy/learned/decode.h"
+#include "policy/learned/tests/test_graphs.h"
+
+namespace placement::learned {
+namespace {
+
+namespace fs = std::filesystem;
+
+PolicyInput LayeredInput(Fixture& f) { return BuildPolicyInput(*f.costs, *Coarsen(*f.costs)); }
+
+Fixture Layered() {
+  FamilyOptions o;
+  o.approx_ops = 200;
+  o.seed = 3;
+  return Fixture(*GenerateFamily("layered", o), "4xV100");
+}
+
+fs::path TempFile(const std::string& name) {
+  return fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+}
+
+TEST(LearnedPolicy, GreedyForwardPassIsDeterministic) {
+  Fixture f = Layered();
+  const PolicyInput in = LayeredInput(f);
+  auto a = LearnedPolicy::Create(NetworkOptions{}, 7);
+  auto b = LearnedPolicy::Create(NetworkOptions{}, 7);
+  auto other = LearnedPolicy::Create(NetworkOptions{}, 8);
+  absl::StatusOr<PolicyScores> sa = a->Score(in), sa2 = a->Score(in), sb = b->Score(in), so = other->Score(in);
+  ASSERT_TRUE(sa.ok()) << sa.status();
+  ASSERT_EQ(sa->logits.size(), static_cast<size_t>(in.num_groups) * in.num_devices);
+  EXPECT_EQ(sa->logits, sa2->logits);
+  EXPECT_EQ(sa->logits, sb->logits);
+  EXPECT_NE(sa->logits, so->logits);
+  EXPECT_EQ(DecodeSingleShot(*sa, nullptr), DecodeSingleShot(*sb, nullptr));
+}
+
+TEST(LearnedPolicy, SampledDecodingFollowsItsSeed) {
+  Fixture f = Layered();
+  const PolicyInput in = LayeredInput(f);
+  const PolicyScores s = *LearnedPolicy::Create(NetworkOptions{}, 7)->Score(in);
+  std::mt19937_64 r1(5), r2(5), r3(6);
+  const std::vector<int32_t> x = DecodeSingleShot(s, &r1), y = DecodeSingleShot(s, &r2), z = DecodeSingleShot(s, &r3);
+  EXPECT_EQ(x, y);
+  EXPECT_NE(x, z);
+}
+
+TEST(LearnedPolicy, NeverChoosesADeviceThePinForbids) {
+  Fixture f(Diamond("gpu1"), "2xV100");
+  const Coarsening c = *Coarsen(*f.costs);
+  const PolicyInput in = BuildPolicyInput(*f.costs, c);
+  const PolicyScores s = *LearnedPolicy::Create(NetworkOptions{}, 1)->Score(in);
+  const int32_t gd = c.group_of_op[f.graph.FindOp("d")];
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(DecodeSingleShot(s, &rng)[gd], 1);
+  std::vector<int32_t> current(c.num_groups, 1);
+  DecodeSweep(s, in, current, &rng);
+  EXPECT_EQ(current[gd], 1);
+}
+
+TEST(LearnedPolicy, SavedWeightsLoadWithTheSameScoresAndAVersion) {
+  Fixture f = Layered();
+  const PolicyInput in = LayeredInput(f);
+  auto policy = LearnedPolicy::Create(NetworkOptions{32, 2}, 11);
+  const fs::path path = TempFile("policy_roundtrip.pt");
+  ASSERT_TRUE(policy->Save(path.string(), "test-1").ok());
+  absl::StatusOr<std::shared_ptr<const LearnedPolicy>> loaded = LearnedPolicy::Load(path.string(), "cpu");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ((*loaded)->Score(in)->logits, policy->Score(in)->logits);
+  EXPECT_EQ((*loaded)->version().rfind("test-1+", 0), 0u) << (*loaded)->version();
+  EXPECT_EQ((*loaded)->device(), "cpu");
+  fs::remove(path);
+}
+
+TEST(LearnedPolicy, MissingWeightsAreNotFound) {
+  absl::StatusOr<std::shared_ptr<const LearnedPolicy>> p = LearnedPolicy::Load("/nonexistent/policy.pt", "cpu");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(p.status().message().find("/nonexistent/policy.pt"), std::string::npos);
+}
+
+TEST(LearnedPolicy, CorruptOrTruncatedWeightsAreDataLossNotACrash) {
+  const fs::path garbage = TempFile("policy_garbage.pt");
+  std::ofstream(garbage) << "this is not a weights file";
+  absl::StatusOr<std::shared_ptr<const LearnedPolicy>> p = LearnedPolicy::Load(garbage.string(), "cpu");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kDataLoss) << p.status();
+
+  const fs::path truncated = TempFile("policy_truncated.pt");
+  ASSERT_TRUE(LearnedPolicy::Create(NetworkOptions{}, 1)->Save(truncated.string(), "t").ok());
+  fs::resize_file(truncated, fs::file_size(truncated) / 2);
+  p = LearnedPolicy::Load(truncated.string(), "cpu");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kDataLoss) << p.status();
+  fs::remove(garbage);
+  fs::remove(truncated);
+}
+
+}  // namespace
+}  // namespace placement::learned

@@ -1,0 +1,45 @@
+#include "policy/learned/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include "policy/learned/dataset.h"
+
+namespace placement::learned {
+namespace {
+
+// A toy family: small layered graphs on one fast and one slow device, where a random placement is poor and
+// the answer is easy to learn. A few seconds of training must lower the greedy cost.
+TEST(PolicyTrainer, ShortRunLowersTheCostOnAToyFamily) {
+  DatasetOptions data;
+  data.families = {"layered"};
+  data.sizes = {20, 40};
+  data.seeds_per_size = 2;
+  data.training_graphs = false;
+  data.topologies = {"V100+T4"};
+  auto set = MakeDataset(data);
+  ASSERT_TRUE(set.ok()) << set.status();
+  std::vector<const Instance*> train;
+  for (const auto& x : *set) train.push_back(x.get());
+
+  auto policy = LearnedPolicy::Create(NetworkOptions{32, 2}, 3);
+  TrainerOptions options;
+  options.iterations = 40;
+  options.eval_every = 40;
+  options.graphs_per_batch = 2;
+  options.samples_per_graph = 6;
+  options.learning_rate = 1e-2;
+  auto curve = Train(*policy, train, train, options);
+  ASSERT_TRUE(curve.ok()) << curve.status();
+  ASSERT_GE(curve->size(), 2u);
+  EXPECT_LT(curve->back().greedy_ratio, curve->front().greedy_ratio)
+      << "before " << curve->front().greedy_ratio << " after " << curve->back().greedy_ratio;
+}
+
+TEST(PolicyTrainer, RefusesOneSampleAndNoData) {
+  auto policy = LearnedPolicy::Create(NetworkOptions{16, 1}, 1);
+  TrainerOptions options;
+  EXPECT_EQ(Train(*policy, {}, {}, options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace placement::learned

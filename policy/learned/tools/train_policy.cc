@@ -1,0 +1,111 @@
+// Trains the placement policy and writes the weights and the learning curve:
+//
+//   build/policy/learned/train_policy --seed=1 --minutes=45 --out=models/placement_policy.pt
+//       --curve=docs/policy_learning_curve.tsv      (one line)
+//
+// Data: the synthetic families and the corpus models minus --held_out (whole families, kept for evaluation),
+// each as an inference graph and a training step on a cluster drawn from the dataset's list. Validation: the
+// same families at other seeds. Runs on --threads CPU threads; the best validation weights are checkpointed to
+// --out as training goes, so an interrupted run still leaves usable weights.
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "graph/graph_families.h"
+#include "policy/learned/dataset.h"
+#include "policy/learned/torch_device.h"
+#include "policy/learned/trainer.h"
+
+ABSL_FLAG(uint64_t, seed, 1, "seed of the data, the initial weights and the sampling");
+ABSL_FLAG(double, minutes, 40, "wall-time limit of the training loop");
+ABSL_FLAG(int64_t, iterations, 100000, "iteration limit");
+ABSL_FLAG(int32_t, threads, 2, "LibTorch CPU threads");
+ABSL_FLAG(std::string, out, "models/placement_policy.pt", "weights file (the best validation checkpoint)");
+ABSL_FLAG(std::string, curve, "docs/policy_learning_curve.tsv", "learning curve (TSV)");
+ABSL_FLAG(std::string, version, "gnn-1", "version stored in the weights");
+ABSL_FLAG(double, entropy_bonus, 0.002, "entropy bonus at the start (decays to a tenth)");
+ABSL_FLAG(double, learning_rate, 2e-3, "Adam's learning rate");
+ABSL_FLAG(std::string, held_out, "blocks,transformer_encoder,transformer_decoder",
+          "families and corpus models kept out of training");
+ABSL_FLAG(std::string, corpus_dir, PLACEMENT_SOURCE_DIR "/tests/data/corpus", "ONNX corpus");
+ABSL_FLAG(std::string, corpus_models, "resnet50,inception_v3,vgg16,mobilenet_v3_large,lstm_seq2seq,gru_seq2seq,transformer_encoder,transformer_decoder",
+          "corpus models (file stems) to use unless held out");
+
+namespace {
+
+std::vector<std::string> Without(const std::vector<std::string>& all, const std::vector<std::string>& out) {
+  std::vector<std::string> kept;
+  for (const std::string& a : all) {
+    if (std::find(out.begin(), out.end(), a) == out.end()) kept.push_back(a);
+  }
+  return kept;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  using namespace placement;
+  using namespace placement::learned;
+  SetTorchThreads(absl::GetFlag(FLAGS_threads));
+  const uint64_t seed = absl::GetFlag(FLAGS_seed);
+  const std::vector<std::string> held = absl::StrSplit(absl::GetFlag(FLAGS_held_out), ',', absl::SkipEmpty());
+
+  DatasetOptions data;
+  data.seed = seed;
+  data.families = Without(GraphFamilies(), held);
+  data.corpus_dir = absl::GetFlag(FLAGS_corpus_dir);
+  data.corpus_models = Without(absl::StrSplit(absl::GetFlag(FLAGS_corpus_models), ',', absl::SkipEmpty()), held);
+  data.topologies_per_graph = 2;
+  auto train = MakeDataset(data);
+  if (!train.ok()) {
+    std::cerr << "training data: " << train.status() << "\n";
+    return 1;
+  }
+  DatasetOptions val = data;
+  val.seed = seed + 7919;
+  val.sizes = {60, 200};
+  val.seeds_per_size = 1;
+  val.corpus_models.clear();
+  val.topologies_per_graph = 1;
+  auto validation = MakeDataset(val);
+  if (!validation.ok()) {
+    std::cerr << "validation data: " << validation.status() << "\n";
+    return 1;
+  }
+  std::vector<const Instance*> t, v;
+  for (const auto& x : *train) t.push_back(x.get());
+  for (const auto& x : *validation) v.push_back(x.get());
+  std::cerr << "training on " << t.size() << " instances (families " << absl::StrJoin(data.families, ",") << "; corpus "
+            << absl::StrJoin(data.corpus_models, ",") << "), validating on " << v.size() << "; held out "
+            << absl::StrJoin(held, ",") << "\n";
+
+  std::shared_ptr<LearnedPolicy> policy = LearnedPolicy::Create(NetworkOptions{}, seed);
+  TrainerOptions options;
+  options.seed = seed;
+  options.iterations = absl::GetFlag(FLAGS_iterations);
+  options.max_seconds = absl::GetFlag(FLAGS_minutes) * 60;
+  options.checkpoint = absl::GetFlag(FLAGS_out);
+  options.version = absl::GetFlag(FLAGS_version);
+  options.entropy_bonus = absl::GetFlag(FLAGS_entropy_bonus);
+  options.learning_rate = absl::GetFlag(FLAGS_learning_rate);
+  auto curve = Train(*policy, t, v, options, &std::cerr);
+  if (!curve.ok()) {
+    std::cerr << curve.status() << "\n";
+    return 1;
+  }
+  std::ofstream tsv(absl::GetFlag(FLAGS_curve));
+  tsv << "iteration\tseconds\tloss\tentropy\tsampled_ratio\tgreedy_validation_ratio\n";
+  for (const CurvePoint& p : *curve) {
+    tsv << p.iteration << '\t' << p.seconds << '\t' << p.loss << '\t' << p.entropy << '\t' << p.sample_ratio << '\t'
+        << p.greedy_ratio << '\n';
+  }
+  std::cerr << "wrote " << absl::GetFlag(FLAGS_out) << " and " << absl::GetFlag(FLAGS_curve) << "\n";
+  return 0;
+}

@@ -1,0 +1,57 @@
+// Reinforcement learning of the policy against the simulator: REINFORCE with a per-graph baseline (the mean
+// reward of the other samples of the same graph, as in GDP), an entropy bonus and gradient-norm clipping.
+//
+// Each iteration takes a batch of instances; for each it samples placements from the network, simulates each,
+// and scores it reward = -(step time / lower bound), minus oom_penalty when a device overflows. A share of the
+// samples train iterative decoding: a single-shot sample is the current placement, the context features of
+// that placement adjust the logits, and a second placement is sampled from them.
+//
+// Reproducible: the same seed, data and options give the same weights (single-threaded sampling; LibTorch's
+// CPU kernels with a fixed thread count are deterministic for these ops).
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "policy/learned/dataset.h"
+#include "policy/learned/learned_policy.h"
+
+namespace placement::learned {
+
+struct TrainerOptions {
+  uint64_t seed = 1;
+  int64_t iterations = 2000;
+  double max_seconds = 0;          // 0: no limit; else stop after this much wall time
+  int32_t graphs_per_batch = 4;
+  int32_t samples_per_graph = 8;
+  double learning_rate = 2e-3;
+  double entropy_bonus = 0.002;    // decays linearly to a tenth over the run
+  double max_grad_norm = 1.0;
+  double oom_penalty = 2.0;
+  double iterative_share = 0.25;   // share of the batch's graphs that train iterative decoding
+  int64_t eval_every = 25;         // iterations between validation (greedy single shot) and curve points
+  std::string checkpoint;          // path; the best validation weights are saved here (empty: not saved)
+  std::string version = "gnn";     // stored with the checkpoint
+};
+
+struct CurvePoint {
+  int64_t iteration = 0;
+  double seconds = 0;
+  double loss = 0;          // mean over the iterations since the last point
+  double entropy = 0;       // mean per-group entropy (nats)
+  double sample_ratio = 0;  // mean step time / lower bound of the sampled placements (OOM ones counted with the penalty)
+  double greedy_ratio = 0;  // the same for greedy single shot on the validation set
+};
+
+// Trains `policy` in place. Calls `on_point` with each curve point as it is made (may be null).
+absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::vector<const Instance*>& train,
+                                              const std::vector<const Instance*>& validation,
+                                              const TrainerOptions& options, std::ostream* log = nullptr);
+
+// Mean greedy single-shot step time / lower bound over the instances (OOM answers count as ratio + penalty).
+double GreedyRatio(const LearnedPolicy& policy, const std::vector<const Instance*>& instances, double oom_penalty);
+
+}  // namespace placement::learned
