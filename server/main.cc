@@ -62,6 +62,9 @@ int main(int argc, char** argv) {
   // The policy loads here, before the server starts, so that missing or corrupt weights stop the start with a
   // clear error (or, with --policy_fallback, a logged fall-back to AUTO without the policy).
   std::shared_ptr<const placement::learned::LearnedPolicy> policy;
+  // Requests already run in parallel, one worker per core; intra-op threads on top of them only wait for a core
+  // (a forward pass went from milliseconds to half a second with two OpenMP threads on a busy 2-core host).
+  placement::learned::SetTorchThreads(1);
   std::unique_ptr<placement::PlacerRegistry> registry;
   if (options->policy_device != "none") {
     const std::string weights =

@@ -123,6 +123,14 @@ TEST(IlpLimits, AnExpiredOrCancelledBudgetStopsAtOnce) {
   }
 }
 
+// Building the model is our code, which AddressSanitizer slows several times; CBC's own search is not
+// instrumented. The allowance past the budget grows accordingly.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr absl::Duration kOverrun = absl::Seconds(3);
+#else
+constexpr absl::Duration kOverrun = absl::Milliseconds(500);
+#endif
+
 TEST(IlpLimits, ThroughputHonoursTheDeadlineOnALargeGraph) {
   const Graph g = Layered(60, 10);  // 600 operators
   const Topology t = Cluster(std::vector<DeviceSpec>(6, DeviceSpec{"a"}));
@@ -140,7 +148,7 @@ TEST(IlpLimits, ThroughputHonoursTheDeadlineOnALargeGraph) {
     } else {
       EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
     }
-    EXPECT_LT(took, budget * 1.2 + absl::Milliseconds(500));
+    EXPECT_LT(took, budget * 1.2 + kOverrun);
   }
 }
 
