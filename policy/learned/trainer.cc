@@ -90,6 +90,7 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
     int64_t it = 0;
     for (; it < options.iterations; ++it) {
       if (options.max_seconds > 0 && absl::ToDoubleSeconds(absl::Now() - start) > options.max_seconds) break;
+      if (options.stop_after > 0 && it >= options.stop_after) break;
       const double progress = options.iterations > 0 ? static_cast<double>(it) / options.iterations : 0;
       const double beta = options.entropy_bonus * (1 - 0.9 * progress);
       optimizer.zero_grad();

@@ -25,6 +25,9 @@ struct TrainerOptions {
   uint64_t seed = 1;
   int64_t iterations = 2000;
   double max_seconds = 0;          // 0: no limit; else stop after this much wall time
+  // Stop after this many iterations (0: at `iterations`) without changing the schedules, which follow
+  // `iterations`: a run cut short this way is the same run as the first stop_after iterations of the full one.
+  int64_t stop_after = 0;
   int32_t graphs_per_batch = 4;
   int32_t samples_per_graph = 8;
   double learning_rate = 2e-3;

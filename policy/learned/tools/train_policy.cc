@@ -24,7 +24,8 @@
 
 ABSL_FLAG(uint64_t, seed, 1, "seed of the data, the initial weights and the sampling");
 ABSL_FLAG(double, minutes, 40, "wall-time limit of the training loop");
-ABSL_FLAG(int64_t, iterations, 100000, "iteration limit");
+ABSL_FLAG(int64_t, iterations, 100000, "iteration limit; the entropy bonus decays over it");
+ABSL_FLAG(int64_t, stop_after, 0, "stop after this many iterations without changing the schedule (0: at --iterations)");
 ABSL_FLAG(int32_t, threads, 2, "LibTorch CPU threads");
 ABSL_FLAG(std::string, out, "models/placement_policy.pt", "weights file (the best validation checkpoint)");
 ABSL_FLAG(std::string, curve, "docs/policy_learning_curve.tsv", "learning curve (TSV)");
@@ -91,6 +92,7 @@ int main(int argc, char** argv) {
   options.seed = seed;
   options.iterations = absl::GetFlag(FLAGS_iterations);
   options.max_seconds = absl::GetFlag(FLAGS_minutes) * 60;
+  options.stop_after = absl::GetFlag(FLAGS_stop_after);
   options.checkpoint = absl::GetFlag(FLAGS_out);
   options.version = absl::GetFlag(FLAGS_version);
   options.entropy_bonus = absl::GetFlag(FLAGS_entropy_bonus);
