@@ -1,5 +1,5 @@
 // Small builders for hand-computed simulator tests: devices whose operators take the times the test names,
-// and graphs whose tensors take the bytes it names.
+// and graphs whose tensors take the bytes it names; and the checked Build/Costs/WithMemory the placer tests share.
 #pragma once
 
 #include <cstdint>
@@ -49,10 +49,20 @@ inline Graph Build(GraphBuilder&& builder) {
   return g.ok() ? *std::move(g) : Graph();
 }
 
+// A CostModel keeps pointers to both: temporaries would dangle.
+CostModel Costs(const Graph&, Topology&&) = delete;
+CostModel Costs(Graph&&, const Topology&) = delete;
 inline CostModel Costs(const Graph& g, const Topology& t) {
   absl::StatusOr<CostModel> c = CostModel::Create(g, t);
   EXPECT_TRUE(c.ok()) << c.status();
   return *std::move(c);
+}
+
+// The same cluster with every device's memory set to `bytes` (0 = unlimited).
+inline Topology WithMemory(const Topology& t, int64_t bytes) {
+  absl::StatusOr<Topology> out = WithMemoryCapacity(t, bytes);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return *std::move(out);
 }
 
 }  // namespace placement::testing

@@ -20,8 +20,13 @@
 #include "policy/heuristics/heuristic_placers.h"
 #include "policy/placer.h"
 #include "policy/registry.h"
+#include "simulator/tests/test_support.h"
 
 namespace placement::heuristics::testing {
+
+using ::placement::testing::Build;
+using ::placement::testing::Costs;
+using ::placement::testing::WithMemory;
 
 inline const std::vector<std::string>& PlacerNames() {
   static const std::vector<std::string> names = {"single_device", "round_robin", "hash", "critical_path", "m_topo",
@@ -60,28 +65,6 @@ inline PlacerResult RunAndCheck(absl::string_view placer, const CostModel& costs
   EXPECT_EQ(r->evaluation.objective, objective);
   EXPECT_GE(r->evaluation.value, r->evaluation.bound.value * (1 - 1e-9));
   return *std::move(r);
-}
-
-// A CostModel keeps pointers to both: temporaries would dangle.
-CostModel Costs(const Graph&, Topology&&) = delete;
-CostModel Costs(Graph&&, const Topology&) = delete;
-inline CostModel Costs(const Graph& g, const Topology& t) {
-  absl::StatusOr<CostModel> c = CostModel::Create(g, t);
-  EXPECT_TRUE(c.ok()) << c.status();
-  return *std::move(c);
-}
-
-inline Graph Build(GraphBuilder&& builder) {
-  absl::StatusOr<Graph> g = std::move(builder).Build();
-  EXPECT_TRUE(g.ok()) << g.status();
-  return g.ok() ? *std::move(g) : Graph();
-}
-
-// The same cluster with every device's memory set to `bytes` (0 = unlimited).
-inline Topology WithMemory(const Topology& t, int64_t bytes) {
-  absl::StatusOr<Topology> out = WithMemoryCapacity(t, bytes);
-  EXPECT_TRUE(out.ok()) << out.status();
-  return *std::move(out);
 }
 
 // Devices of the given kinds and memories, every pair linked at 10 GB/s with 1 us latency.

@@ -22,8 +22,11 @@
 #include "policy/ilp/ilp_placers.h"
 #include "policy/placer.h"
 #include "policy/registry.h"
+#include "simulator/tests/test_support.h"
 
 namespace placement::ilp::testing {
+
+using ::placement::testing::Costs;
 
 inline const PlacerRegistry& IlpPlacers() {
   static const PlacerRegistry* registry = [] {
@@ -43,15 +46,6 @@ inline absl::StatusOr<PlacerResult> RunPlacer(absl::string_view placer, const Co
   problem.objective = objective;
   problem.start = start;
   return (*p)->Place(problem, budget);
-}
-
-// A CostModel keeps pointers to both: temporaries would dangle.
-CostModel Costs(const Graph&, Topology&&) = delete;
-CostModel Costs(Graph&&, const Topology&) = delete;
-inline CostModel Costs(const Graph& g, const Topology& t) {
-  absl::StatusOr<CostModel> c = CostModel::Create(g, t);
-  EXPECT_TRUE(c.ok()) << c.status();
-  return *std::move(c);
 }
 
 // Devices "dev0".. of the given kinds, types and memories, each with its own outgoing link at 1 GB/s.

@@ -22,8 +22,11 @@
 #include "graph/topology.h"
 #include "graph/topology_json.h"
 #include "policy/placer.h"
+#include "simulator/tests/test_support.h"
 
 namespace placement::search::testing {
+
+using ::placement::testing::WithMemory;
 
 // A graph, its cluster and their cost model, kept together so the model's pointers stay valid.
 struct Instance {
@@ -87,13 +90,6 @@ inline Graph WithPins(const Graph& g, const std::map<OpId, std::string>& pins) {
   }
   for (EdgeId e = 0; e < g.num_edges(); ++e) b.AddEdge(g.edge(e).src, g.edge(e).src_output, g.edge(e).dst, g.edge(e).bytes);
   absl::StatusOr<Graph> out = std::move(b).Build();
-  EXPECT_TRUE(out.ok()) << out.status();
-  return *std::move(out);
-}
-
-// The same cluster with every device's memory set to `bytes` (0 = unlimited).
-inline Topology WithMemory(const Topology& t, int64_t bytes) {
-  absl::StatusOr<Topology> out = WithMemoryCapacity(t, bytes);
   EXPECT_TRUE(out.ok()) << out.status();
   return *std::move(out);
 }
