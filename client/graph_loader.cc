@@ -57,17 +57,8 @@ absl::StatusOr<LoadedGraph> Import(const std::string& path, const std::string& t
 
 }  // namespace
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "': ", std::strerror(errno)));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read '", path, "'"));
-  return buffer.str();
-}
-
 absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLoadOptions& options) {
-  absl::StatusOr<std::string> text = ReadFile(path);
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
   if (!text.ok()) return text.status();
   absl::StatusOr<LoadedGraph> loaded = Import(path, *text, options);
   if (!loaded.ok() || !options.training) return loaded;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "graph/file_io.h"
 #include "graph/problem.h"
 
 namespace placement::cli {
@@ -25,7 +26,6 @@ struct LoadedGraph {
   std::vector<std::string> warnings;  // what the importer assumed
 };
 
-absl::StatusOr<std::string> ReadFile(const std::string& path);
 
 absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLoadOptions& options = {});
 

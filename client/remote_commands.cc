@@ -154,7 +154,7 @@ absl::StatusOr<std::string> RunRemoteSimulate(const RemoteSimulateOptions& remot
   if (!objective.ok()) return objective.status();
   absl::StatusOr<GraphPayload> payload = ReadGraphPayload(o.graph_path);
   if (!payload.ok()) return payload.status();
-  absl::StatusOr<std::string> placement = ReadFile(o.placement_path);
+  absl::StatusOr<std::string> placement = ReadWholeFile(o.placement_path);
   if (!placement.ok()) return placement.status();
 
   pb::SimulateRequest request;

@@ -31,7 +31,7 @@ void FillGraph(const GraphPayload& payload, const GraphLoadOptions& load, Reques
 }  // namespace
 
 absl::StatusOr<GraphPayload> ReadGraphPayload(const std::string& path) {
-  absl::StatusOr<std::string> bytes = ReadFile(path);
+  absl::StatusOr<std::string> bytes = ReadWholeFile(path);
   if (!bytes.ok()) return bytes.status();
   GraphPayload payload;
   payload.onnx = LooksLikeOnnx(*bytes);
@@ -55,7 +55,7 @@ absl::Status SetTopology(const std::string& topology_file, const std::string& de
   if (!devices.empty()) {
     topology->set_shorthand(devices);
   } else if (!topology_file.empty()) {
-    absl::StatusOr<std::string> text = ReadFile(topology_file);
+    absl::StatusOr<std::string> text = ReadWholeFile(topology_file);
     if (!text.ok()) return text.status();
     topology->set_json(*std::move(text));
   }

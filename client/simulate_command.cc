@@ -47,7 +47,7 @@ absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
   if (!topology.ok()) return topology.status();
   absl::StatusOr<CostModel> costs = CostModel::Create(problem->graph, *topology);
   if (!costs.ok()) return costs.status();
-  absl::StatusOr<std::string> placement_text = ReadFile(o.placement_path);
+  absl::StatusOr<std::string> placement_text = ReadWholeFile(o.placement_path);
   if (!placement_text.ok()) return placement_text.status();
   absl::StatusOr<Placement> placement = ParsePlacementJson(*placement_text, problem->graph, *topology);
   if (!placement.ok()) {

@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -19,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "graph/device_presets.h"
+#include "graph/file_io.h"
 #include "graph/units.h"
 
 namespace placement {
@@ -503,11 +502,9 @@ absl::StatusOr<Topology> LoadTopologyFile(const std::string& path) {
     return absl::NotFoundError(absl::StrCat("cannot read topology file '", path, "': ",
                                             std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
   }
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  if (in) text << in.rdbuf();
-  if (!in || in.bad()) return absl::NotFoundError(absl::StrCat("cannot read topology file '", path, "'"));
-  absl::StatusOr<Topology> t = ParseTopologyJson(text.str());
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) return absl::NotFoundError(absl::StrCat("cannot read topology file '", path, "'"));
+  absl::StatusOr<Topology> t = ParseTopologyJson(*text);
   if (!t.ok()) return absl::Status(t.status().code(), absl::StrCat(path, ": ", t.status().message()));
   return t;
 }

@@ -2,8 +2,6 @@
 
 #include <sys/stat.h>
 
-#include <fstream>
-#include <sstream>
 
 #include <grpcpp/security/server_credentials.h>
 #include <openssl/crypto.h>
@@ -12,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "graph/file_io.h"
 
 namespace placement::server {
 namespace {
@@ -19,14 +18,12 @@ namespace {
 constexpr absl::string_view kBearer = "Bearer ";
 
 absl::StatusOr<std::string> ReadPem(absl::string_view flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::FailedPreconditionError(absl::StrCat("--", flag, ": cannot read '", path, "'"));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (buffer.str().find("-----BEGIN ") == std::string::npos) {
+  absl::StatusOr<std::string> pem = ReadWholeFile(path);
+  if (!pem.ok()) return absl::FailedPreconditionError(absl::StrCat("--", flag, ": cannot read '", path, "'"));
+  if (pem->find("-----BEGIN ") == std::string::npos) {
     return absl::FailedPreconditionError(absl::StrCat("--", flag, ": '", path, "' is not a PEM file"));
   }
-  return buffer.str();
+  return pem;
 }
 
 void Digest(absl::string_view text, unsigned char out[SHA256_DIGEST_LENGTH]) {
@@ -69,11 +66,9 @@ absl::StatusOr<std::string> ReadAuthTokenFile(const std::string& path) {
     return absl::FailedPreconditionError(absl::StrCat("--auth_token_file: '", path,
                                                       "' may be read by others; make it private (chmod 600)"));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::FailedPreconditionError(absl::StrCat("--auth_token_file: cannot read '", path, "'"));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string token(absl::StripAsciiWhitespace(buffer.str()));
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) return absl::FailedPreconditionError(absl::StrCat("--auth_token_file: cannot read '", path, "'"));
+  std::string token(absl::StripAsciiWhitespace(*text));
   if (token.empty()) return absl::FailedPreconditionError(absl::StrCat("--auth_token_file: '", path, "' is empty"));
   return token;
 }

@@ -1,8 +1,6 @@
 #include "client/security/channel_credentials.h"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
@@ -11,16 +9,15 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "graph/file_io.h"
 
 namespace placement::client {
 namespace {
 
 absl::StatusOr<std::string> ReadWhole(absl::string_view what, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::FailedPreconditionError(absl::StrCat(what, ": cannot read '", path, "'"));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  absl::StatusOr<std::string> bytes = ReadWholeFile(path);
+  if (!bytes.ok()) return absl::FailedPreconditionError(absl::StrCat(what, ": cannot read '", path, "'"));
+  return bytes;
 }
 
 // Adds "authorization: Bearer <token>" to every call of the channel.

@@ -11,9 +11,7 @@
 // balancer hashing on it (deploy/nginx) sends repeats of a graph to the replica whose cache holds the answer.
 #include <openssl/evp.h>
 
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -24,6 +22,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
+#include "graph/file_io.h"
 #include "client/security/security_flags.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
@@ -51,15 +50,6 @@ constexpr char kUsage[] =
     "placement_probe [--server HOST:PORT] place GRAPH [--devices SPEC | --topology FILE] [--objective O] "
     "[--algorithm A] [--budget_ms N] [--training] [--stream] [--nograph_hash_header]\n"
     "placement_probe [--server HOST:PORT] health [--service NAME] | info | algorithms";
-
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  *out = buffer.str();
-  return !in.bad();
-}
 
 // The routing key a balancer hashes on: lower-case hex SHA-256 of the graph payload exactly as sent.
 std::string GraphPayloadHash(const std::string& bytes) {
@@ -96,11 +86,12 @@ void PrintAnswer(const pb::PlaceResponse& r) {
 
 int Place(pb::PlacementService::Stub& stub, const std::string& graph_path) {
   pb::PlaceRequest request;
-  std::string bytes;
-  if (!ReadFile(graph_path, &bytes)) {
+  absl::StatusOr<std::string> read = placement::ReadWholeFile(graph_path);
+  if (!read.ok()) {
     std::cerr << "placement_probe: cannot read '" << graph_path << "'\n";
     return 2;
   }
+  const std::string& bytes = *read;
   const size_t first = bytes.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && bytes[first] == '{') {
     request.set_graph_json(bytes);
@@ -109,12 +100,12 @@ int Place(pb::PlacementService::Stub& stub, const std::string& graph_path) {
   }
   if (!absl::GetFlag(FLAGS_devices).empty()) request.mutable_topology()->set_shorthand(absl::GetFlag(FLAGS_devices));
   if (!absl::GetFlag(FLAGS_topology).empty()) {
-    std::string json;
-    if (!ReadFile(absl::GetFlag(FLAGS_topology), &json)) {
+    absl::StatusOr<std::string> json = placement::ReadWholeFile(absl::GetFlag(FLAGS_topology));
+    if (!json.ok()) {
       std::cerr << "placement_probe: cannot read '" << absl::GetFlag(FLAGS_topology) << "'\n";
       return 2;
     }
-    request.mutable_topology()->set_json(json);
+    request.mutable_topology()->set_json(*json);
   }
   const std::string objective = absl::GetFlag(FLAGS_objective);
   request.set_objective(objective == "throughput" ? pb::OBJECTIVE_THROUGHPUT

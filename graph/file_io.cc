@@ -1,0 +1,22 @@
+#include "graph/file_io.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace placement {
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "': ", std::strerror(errno)));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read '", path, "'"));
+  return buffer.str();
+}
+
+}  // namespace placement
