@@ -2,21 +2,28 @@
 """Draws the policy's learning curve (the TSV train_policy writes) as an SVG, with no plotting library.
 
     /usr/bin/python3 scripts/plot_learning_curve.py docs/policy_learning_curve.tsv docs/policy_learning_curve.svg
+
+Two phases share the x axis: imitation (cross-entropy against local search's placements) and reinforcement.
+Red: greedy single shot on the validation graphs, both phases. Blue: the placements sampled in reinforcement.
+Dashed: the demonstrations' own step time / bound.
 """
 import csv
 import sys
 
-W, H, L, R, T, B = 720, 360, 60, 150, 20, 40
+W, H, L, R, T, B = 760, 360, 60, 190, 20, 40
 
 
 def main(src, dst):
     with open(src) as f:
         rows = [r for r in csv.DictReader(f, delimiter="\t")]
     rows = [r for r in rows if float(r["iteration"]) > 0]
+    phase = [r.get("phase", "reinforce") for r in rows]
     xs = [float(r["iteration"]) for r in rows]
-    series = [("sampled_ratio", "sampled (training)", "#1f77b4"),
-              ("greedy_validation_ratio", "greedy (validation)", "#d62728")]
-    ys = [float(r[k]) for r in rows for k, _, _ in series]
+    greedy = [float(r["greedy_validation_ratio"]) for r in rows]
+    sampled = [(x, float(r["sampled_ratio"])) for x, r, p in zip(xs, rows, phase)
+               if p == "reinforce" and float(r["sampled_ratio"]) > 0]
+    demo = [float(r["sampled_ratio"]) for r, p in zip(rows, phase) if p == "imitation"]
+    ys = greedy + [y for _, y in sampled] + demo[:1]
     x0, x1 = 0, max(xs)
     y0, y1 = min(1.0, min(ys)), max(ys)
 
@@ -39,11 +46,26 @@ def main(src, dst):
     out.append(f'<text x="{(L + W - R) / 2}" y="{H - 6}" text-anchor="middle">iteration</text>')
     out.append(f'<text x="14" y="{(T + H - B) / 2}" transform="rotate(-90 14 {(T + H - B) / 2})" '
                'text-anchor="middle">step time / lower bound (OOM +2)</text>')
-    for i, (key, label, color) in enumerate(series):
-        pts = " ".join(f"{px(x):.1f},{py(float(r[key])):.1f}" for x, r in zip(xs, rows))
-        out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{pts}"/>')
+    boundary = max((x for x, p in zip(xs, phase) if p == "imitation"), default=None)
+    if boundary is not None:
+        out.append(f'<line x1="{px(boundary):.1f}" y1="{T}" x2="{px(boundary):.1f}" y2="{H - B}" stroke="#888" '
+                   'stroke-dasharray="2,3"/>')
+        out.append(f'<text x="{px(boundary) + 4:.1f}" y="{T + 10}">imitation | reinforcement</text>')
+    legend = []
+    if sampled:
+        pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in sampled)
+        out.append(f'<polyline fill="none" stroke="#1f77b4" stroke-width="1.2" points="{pts}"/>')
+        legend.append(("sampled (training)", "#1f77b4", ""))
+    pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in zip(xs, greedy))
+    out.append(f'<polyline fill="none" stroke="#d62728" stroke-width="1.5" points="{pts}"/>')
+    legend.append(("greedy (validation)", "#d62728", ""))
+    if demo:
+        out.append(f'<line x1="{L}" y1="{py(demo[0]):.1f}" x2="{W - R}" y2="{py(demo[0]):.1f}" stroke="#2ca02c" '
+                   'stroke-dasharray="6,4"/>')
+        legend.append(("demonstrations (training)", "#2ca02c", ' stroke-dasharray="6,4"'))
+    for i, (label, color, dash) in enumerate(legend):
         out.append(f'<line x1="{W - R + 10}" y1="{T + 10 + 16 * i}" x2="{W - R + 30}" y2="{T + 10 + 16 * i}" '
-                   f'stroke="{color}" stroke-width="2"/>')
+                   f'stroke="{color}" stroke-width="2"{dash}/>')
         out.append(f'<text x="{W - R + 34}" y="{T + 14 + 16 * i}">{label}</text>')
     out.append("</svg>")
     with open(dst, "w") as f:

@@ -15,6 +15,7 @@
 namespace placement::learned {
 namespace {
 
+// The format names the feature layout too (features.h): weights trained on other features are refused.
 constexpr char kFormat[] = "placement-policy-1";
 
 uint32_t HashFile(const std::string& path) {
@@ -47,8 +48,11 @@ absl::StatusOr<std::shared_ptr<const LearnedPolicy>> LearnedPolicy::Load(const s
     torch::serialize::InputArchive archive;
     archive.load_from(path, torch::Device(runtime->device));
     c10::IValue format, version, hidden, layers;
-    if (!archive.try_read("meta/format", format) || !format.isString() || format.toStringRef() != kFormat ||
-        !archive.try_read("meta/version", version) || !version.isString() || !archive.try_read("meta/hidden", hidden) ||
+    if (archive.try_read("meta/format", format) && format.isString() && format.toStringRef() != kFormat) {
+      return absl::DataLossError(absl::StrCat("policy weights '", path, "' are in format '", format.toStringRef(),
+                                              "'; this build reads '", kFormat, "' (retrain or use matching weights)"));
+    }
+    if (!format.isString() || !archive.try_read("meta/version", version) || !version.isString() || !archive.try_read("meta/hidden", hidden) ||
         !hidden.isInt() || !archive.try_read("meta/layers", layers) || !layers.isInt()) {
       return absl::DataLossError(absl::StrCat("policy weights '", path, "' lack the ", kFormat, " header"));
     }
@@ -57,7 +61,17 @@ absl::StatusOr<std::shared_ptr<const LearnedPolicy>> LearnedPolicy::Load(const s
       return absl::DataLossError(absl::StrCat("policy weights '", path, "' have an impossible shape"));
     }
     auto impl = std::make_unique<Impl>(PolicyNet(options));
+    std::vector<std::vector<int64_t>> shapes;
+    for (const torch::Tensor& p : impl->net->parameters()) shapes.push_back(p.sizes().vec());
     impl->net->load(archive);
+    // Module::load replaces each tensor with the stored one whatever its shape; check them.
+    const std::vector<torch::Tensor> loaded = impl->net->parameters();
+    for (size_t i = 0; i < loaded.size(); ++i) {
+      if (loaded[i].sizes().vec() != shapes[i]) {
+        return absl::DataLossError(absl::StrCat("policy weights '", path, "' do not fit the network: parameter ", i,
+                                                " has the wrong shape"));
+      }
+    }
     impl->device = torch::Device(runtime->device);
     impl->device_name = runtime->device;
     impl->net->to(impl->device);

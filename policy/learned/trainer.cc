@@ -8,20 +8,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "policy/learned/curve_recorder.h"
 #include "policy/learned/decode.h"
 #include "policy/learned/network.h"
 #include "simulator/objectives.h"
 
 namespace placement::learned {
 namespace {
-
-// Step time / lower bound of a group placement, plus the penalty when it overflows memory.
-double Cost(const Instance& x, const std::vector<int32_t>& group_device, double oom_penalty) {
-  absl::StatusOr<Evaluation> e = Evaluate(*x.costs, x.groups.Expand(group_device), Objective::kStepTime);
-  if (!e.ok()) return 10 + oom_penalty;  // cannot happen for placements the mask allows; keep training alive
-  const double ratio = x.bound > 0 ? e->value / x.bound : 1;
-  return ratio + (e->fits_memory ? 0 : oom_penalty);
-}
 
 std::vector<float> ToVector(const torch::Tensor& t) {
   torch::Tensor c = t.detach().to(torch::kCPU).contiguous();
@@ -30,11 +23,18 @@ std::vector<float> ToVector(const torch::Tensor& t) {
 
 }  // namespace
 
+double PlacementCost(const Instance& x, const std::vector<int32_t>& group_device, double oom_penalty) {
+  absl::StatusOr<Evaluation> e = Evaluate(*x.costs, x.groups.Expand(group_device), Objective::kStepTime);
+  if (!e.ok()) return 10 + oom_penalty;  // cannot happen for placements the mask allows; keep training alive
+  const double ratio = x.bound > 0 ? e->value / x.bound : 1;
+  return ratio + (e->fits_memory ? 0 : oom_penalty);
+}
+
 double GreedyRatio(const LearnedPolicy& policy, const std::vector<const Instance*>& instances, double oom_penalty) {
   double sum = 0;
   for (const Instance* x : instances) {
     absl::StatusOr<PolicyScores> s = policy.Score(x->input);
-    sum += s.ok() ? Cost(*x, DecodeSingleShot(*s, nullptr), oom_penalty) : 10 + oom_penalty;
+    sum += s.ok() ? PlacementCost(*x, DecodeSingleShot(*s, nullptr), oom_penalty) : 10 + oom_penalty;
   }
   return instances.empty() ? 0 : sum / instances.size();
 }
@@ -54,37 +54,26 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
     tensors.reserve(train.size());
     for (const Instance* x : train) tensors.push_back(ToTensors(x->input, impl.device, impl.net->options()));
 
-    std::vector<CurvePoint> curve;
-    const absl::Time start = absl::Now();
-    double best = std::numeric_limits<double>::infinity();
-    double loss_sum = 0, entropy_sum = 0, ratio_sum = 0;
-    int64_t since = 0, ratio_count = 0;
+    CurveOptions curve_options;
+    curve_options.oom_penalty = options.oom_penalty;
+    curve_options.checkpoint = options.checkpoint;
+    curve_options.version = options.version;
+    curve_options.to_beat = options.checkpoint_to_beat;
+    curve_options.label = "iter";
+    curve_options.loss_name = "loss";
+    CurveRecorder recorder(policy, validation, curve_options, log);
+    double ratio_sum = 0;
+    int64_t ratio_count = 0;
     std::uniform_real_distribution<double> unit(0, 1);
     const int32_t K = options.samples_per_graph;
-
-    auto point = [&](int64_t iteration) -> absl::Status {
-      CurvePoint p;
-      p.iteration = iteration;
-      p.seconds = absl::ToDoubleSeconds(absl::Now() - start);
-      p.loss = since > 0 ? loss_sum / since : 0;
-      p.entropy = since > 0 ? entropy_sum / since : 0;
-      p.sample_ratio = ratio_count > 0 ? ratio_sum / ratio_count : 0;
-      p.greedy_ratio = GreedyRatio(policy, validation, options.oom_penalty);
-      loss_sum = entropy_sum = ratio_sum = 0;
-      since = ratio_count = 0;
-      curve.push_back(p);
-      if (log != nullptr) {
-        *log << absl::StrFormat("iter %6d  %7.1fs  loss %+.4f  entropy %.3f  sampled %.3f  greedy(val) %.4f\n", p.iteration,
-                                p.seconds, p.loss, p.entropy, p.sample_ratio, p.greedy_ratio)
-             << std::flush;
-      }
-      if (!options.checkpoint.empty() && p.greedy_ratio < best) {
-        best = p.greedy_ratio;
-        return policy.Save(options.checkpoint, options.version);
-      }
-      return absl::OkStatus();
+    auto point = [&](int64_t iteration) {
+      const double sampled = ratio_count > 0 ? ratio_sum / ratio_count : 0;
+      ratio_sum = 0;
+      ratio_count = 0;
+      return recorder.Point(iteration, sampled);
     };
 
+    const absl::Time start = absl::Now();
     absl::Status st = point(0);
     if (!st.ok()) return st;
     int64_t it = 0;
@@ -121,7 +110,7 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
         for (int32_t k = 0; k < K; ++k) {
           std::vector<int32_t> choice = DecodeSingleShot(sampled, &rng);
           std::copy(choice.begin(), choice.end(), actions.begin() + static_cast<size_t>(k) * sampled.groups);
-          costs[k] = Cost(x, choice, options.oom_penalty);
+          costs[k] = PlacementCost(x, choice, options.oom_penalty);
           mean += costs[k] / K;
           ratio_sum += costs[k];
           ++ratio_count;
@@ -143,20 +132,18 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
       }
       torch::nn::utils::clip_grad_norm_(impl.net->parameters(), options.max_grad_norm);
       optimizer.step();
-      loss_sum += batch_loss / options.graphs_per_batch;
-      entropy_sum += batch_entropy / options.graphs_per_batch;
-      ++since;
+      recorder.Add(batch_loss / options.graphs_per_batch, batch_entropy / options.graphs_per_batch);
       if ((it + 1) % options.eval_every == 0) {
         st = point(it + 1);
         if (!st.ok()) return st;
       }
     }
-    if (since > 0) {
+    if (recorder.HasPending()) {
       st = point(it);
       if (!st.ok()) return st;
     }
     impl.net->eval();
-    return curve;
+    return std::move(recorder.curve());
   } catch (const c10::Error& e) {
     return absl::InternalError(absl::StrCat("training failed: ", e.what_without_backtrace()));
   }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -37,6 +38,8 @@ struct TrainerOptions {
   double iterative_share = 0.25;   // share of the batch's graphs that train iterative decoding
   int64_t eval_every = 25;         // iterations between validation (greedy single shot) and curve points
   std::string checkpoint;          // path; the best validation weights are saved here (empty: not saved)
+  // Only validation ratios below this one are checkpointed (what an earlier phase already saved).
+  double checkpoint_to_beat = std::numeric_limits<double>::infinity();
   std::string version = "gnn";     // stored with the checkpoint
 };
 
@@ -53,6 +56,9 @@ struct CurvePoint {
 absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::vector<const Instance*>& train,
                                               const std::vector<const Instance*>& validation,
                                               const TrainerOptions& options, std::ostream* log = nullptr);
+
+// Step time / lower bound of a group placement, plus oom_penalty when it overflows memory.
+double PlacementCost(const Instance& x, const std::vector<int32_t>& group_device, double oom_penalty);
 
 // Mean greedy single-shot step time / lower bound over the instances (OOM answers count as ratio + penalty).
 double GreedyRatio(const LearnedPolicy& policy, const std::vector<const Instance*>& instances, double oom_penalty);

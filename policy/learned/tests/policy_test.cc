@@ -9,6 +9,7 @@
 #include "graph/graph_families.h"
 #include "policy/learned/coarsen.h"
 #include "policy/learned/decode.h"
+#include "policy/learned/network.h"
 #include "policy/learned/tests/test_graphs.h"
 
 namespace placement::learned {
@@ -103,6 +104,39 @@ TEST(LearnedPolicy, CorruptOrTruncatedWeightsAreDataLossNotACrash) {
   EXPECT_EQ(p.status().code(), absl::StatusCode::kDataLoss) << p.status();
   fs::remove(garbage);
   fs::remove(truncated);
+}
+
+// A weights archive written by hand: the network's tensors with the given header.
+void WriteArchive(const fs::path& path, const std::string& format, int64_t stated_hidden) {
+  std::shared_ptr<LearnedPolicy> policy = LearnedPolicy::Create(NetworkOptions{64, 3}, 1);
+  torch::serialize::OutputArchive archive;
+  policy->impl().net->save(archive);
+  archive.write("meta/format", c10::IValue(format));
+  archive.write("meta/version", c10::IValue(std::string("test")));
+  archive.write("meta/hidden", c10::IValue(stated_hidden));
+  archive.write("meta/layers", c10::IValue(int64_t{3}));
+  archive.save_to(path.string());
+}
+
+TEST(LearnedPolicy, WeightsOfAnotherFormatOrShapeAreRefusedByName) {
+  const fs::path old_format = TempFile("policy_old_format.pt");
+  WriteArchive(old_format, "placement-policy-0", 64);
+  absl::StatusOr<std::shared_ptr<const LearnedPolicy>> p = LearnedPolicy::Load(old_format.string(), "cpu");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(p.status().message().find("placement-policy-0"), std::string::npos) << p.status();
+
+  const fs::path wrong_shape = TempFile("policy_wrong_shape.pt");
+  WriteArchive(wrong_shape, "placement-policy-1", 32);  // tensors are 64 wide
+  p = LearnedPolicy::Load(wrong_shape.string(), "cpu");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(p.status().message().find("wrong shape"), std::string::npos) << p.status();
+
+  WriteArchive(wrong_shape, "placement-policy-1", 64);  // the control: the same archive with the true width loads
+  EXPECT_TRUE(LearnedPolicy::Load(wrong_shape.string(), "cpu").ok());
+  fs::remove(old_format);
+  fs::remove(wrong_shape);
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 // Trains the placement policy and writes the weights and the learning curve:
 //
-//   build/policy/learned/train_policy --seed=1 --minutes=45 --out=models/placement_policy.pt
+//   build/policy/learned/train_policy --seed=1 --out=models/placement_policy.pt
 //       --curve=docs/policy_learning_curve.tsv      (one line)
+//
+// Two phases: imitation of local search's placements (imitation.h), then REINFORCE against the simulator
+// (trainer.h). The defaults are the shipped run's (models/MANIFEST.json).
 //
 // Data: the synthetic families and the corpus models minus --held_out (whole families, kept for evaluation),
 // each as an inference graph and a training step on a cluster drawn from the dataset's list. Validation: the
@@ -10,6 +13,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -19,19 +23,29 @@
 #include "absl/strings/str_split.h"
 #include "graph/graph_families.h"
 #include "policy/learned/dataset.h"
+#include "policy/learned/imitation.h"
 #include "policy/learned/torch_device.h"
 #include "policy/learned/trainer.h"
 
 ABSL_FLAG(uint64_t, seed, 1, "seed of the data, the initial weights and the sampling");
-ABSL_FLAG(double, minutes, 40, "wall-time limit of the training loop");
-ABSL_FLAG(int64_t, iterations, 100000, "iteration limit; the entropy bonus decays over it");
-ABSL_FLAG(int64_t, stop_after, 0, "stop after this many iterations without changing the schedule (0: at --iterations)");
-ABSL_FLAG(int32_t, threads, 2, "LibTorch CPU threads");
+ABSL_FLAG(double, minutes, 20, "wall-time limit of the reinforcement loop (0: none)");
+ABSL_FLAG(int64_t, iterations, 60000, "reinforcement iteration limit; the entropy bonus decays over it");
+ABSL_FLAG(int64_t, stop_after, 0,
+          "stop reinforcement after this many iterations without changing its schedule (0: at --iterations; -1: "
+          "no reinforcement)");
+ABSL_FLAG(int32_t, threads, 1, "LibTorch CPU threads (the weights depend on it: keep it to rebuild a file)");
 ABSL_FLAG(std::string, out, "models/placement_policy.pt", "weights file (the best validation checkpoint)");
 ABSL_FLAG(std::string, curve, "docs/policy_learning_curve.tsv", "learning curve (TSV)");
-ABSL_FLAG(std::string, version, "gnn-1", "version stored in the weights");
-ABSL_FLAG(double, entropy_bonus, 0.002, "entropy bonus at the start (decays to a tenth)");
-ABSL_FLAG(double, learning_rate, 2e-3, "Adam's learning rate");
+ABSL_FLAG(std::string, version, "gnn-2", "version stored in the weights");
+ABSL_FLAG(double, entropy_bonus, 0.01, "entropy bonus at the start (decays to a tenth)");
+ABSL_FLAG(double, learning_rate, 1e-3, "Adam's learning rate (reinforcement)");
+ABSL_FLAG(int64_t, imitation_iterations, 3000,
+          "iterations of imitation (cross-entropy against local search's placements) before reinforcement; 0: none");
+ABSL_FLAG(std::string, teacher, "local_search", "placer whose answers are imitated");
+ABSL_FLAG(int64_t, hidden, 64, "hidden width of the network");
+ABSL_FLAG(int64_t, layers, 3, "message passing rounds");
+ABSL_FLAG(int64_t, teacher_moves, 1500, "local search moves per training instance for the demonstrations");
+ABSL_FLAG(double, imitation_learning_rate, 2e-3, "Adam's learning rate during imitation");
 ABSL_FLAG(std::string, held_out, "blocks,transformer_encoder,transformer_decoder",
           "families and corpus models kept out of training");
 ABSL_FLAG(std::string, corpus_dir, PLACEMENT_SOURCE_DIR "/tests/data/corpus", "ONNX corpus");
@@ -87,26 +101,66 @@ int main(int argc, char** argv) {
             << absl::StrJoin(data.corpus_models, ",") << "), validating on " << v.size() << "; held out "
             << absl::StrJoin(held, ",") << "\n";
 
-  std::shared_ptr<LearnedPolicy> policy = LearnedPolicy::Create(NetworkOptions{}, seed);
+  std::shared_ptr<LearnedPolicy> policy = LearnedPolicy::Create(NetworkOptions{absl::GetFlag(FLAGS_hidden), absl::GetFlag(FLAGS_layers)}, seed);
+  struct Phase {
+    std::string name;
+    int64_t first_iteration;
+    std::vector<CurvePoint> points;
+  };
+  std::vector<Phase> phases;
+  double best = std::numeric_limits<double>::infinity();
+  int64_t done = 0;
+  if (absl::GetFlag(FLAGS_imitation_iterations) > 0) {
+    TeacherOptions teacher;
+    teacher.seed = seed;
+    teacher.max_moves = absl::GetFlag(FLAGS_teacher_moves);
+    teacher.placer = absl::GetFlag(FLAGS_teacher);
+    auto demos = MakeDemonstrations(t, teacher, &std::cerr);
+    if (!demos.ok()) {
+      std::cerr << demos.status() << "\n";
+      return 1;
+    }
+    ImitationOptions imitation;
+    imitation.seed = seed;
+    imitation.iterations = absl::GetFlag(FLAGS_imitation_iterations);
+    imitation.learning_rate = absl::GetFlag(FLAGS_imitation_learning_rate);
+    imitation.checkpoint = absl::GetFlag(FLAGS_out);
+    imitation.version = absl::GetFlag(FLAGS_version);
+    auto curve = Imitate(*policy, t, *demos, v, imitation, &best, &std::cerr);
+    if (!curve.ok()) {
+      std::cerr << curve.status() << "\n";
+      return 1;
+    }
+    phases.push_back({"imitation", 0, *std::move(curve)});
+    done = imitation.iterations;
+  }
   TrainerOptions options;
   options.seed = seed;
   options.iterations = absl::GetFlag(FLAGS_iterations);
   options.max_seconds = absl::GetFlag(FLAGS_minutes) * 60;
   options.stop_after = absl::GetFlag(FLAGS_stop_after);
   options.checkpoint = absl::GetFlag(FLAGS_out);
+  options.checkpoint_to_beat = best;
   options.version = absl::GetFlag(FLAGS_version);
   options.entropy_bonus = absl::GetFlag(FLAGS_entropy_bonus);
   options.learning_rate = absl::GetFlag(FLAGS_learning_rate);
-  auto curve = Train(*policy, t, v, options, &std::cerr);
-  if (!curve.ok()) {
-    std::cerr << curve.status() << "\n";
-    return 1;
+  if (options.stop_after >= 0) {
+    auto curve = Train(*policy, t, v, options, &std::cerr);
+    if (!curve.ok()) {
+      std::cerr << curve.status() << "\n";
+      return 1;
+    }
+    phases.push_back({"reinforce", done, *std::move(curve)});
   }
   std::ofstream tsv(absl::GetFlag(FLAGS_curve));
-  tsv << "iteration\tseconds\tloss\tentropy\tsampled_ratio\tgreedy_validation_ratio\n";
-  for (const CurvePoint& p : *curve) {
-    tsv << p.iteration << '\t' << p.seconds << '\t' << p.loss << '\t' << p.entropy << '\t' << p.sample_ratio << '\t'
-        << p.greedy_ratio << '\n';
+  tsv << "phase\titeration\tseconds\tloss\tentropy\tsampled_ratio\tgreedy_validation_ratio\n";
+  double offset_seconds = 0;
+  for (const Phase& phase : phases) {
+    for (const CurvePoint& p : phase.points) {
+      tsv << phase.name << '\t' << phase.first_iteration + p.iteration << '\t' << offset_seconds + p.seconds << '\t'
+          << p.loss << '\t' << p.entropy << '\t' << p.sample_ratio << '\t' << p.greedy_ratio << '\n';
+    }
+    if (!phase.points.empty()) offset_seconds += phase.points.back().seconds;
   }
   std::cerr << "wrote " << absl::GetFlag(FLAGS_out) << " and " << absl::GetFlag(FLAGS_curve) << "\n";
   return 0;

@@ -1,0 +1,54 @@
+// The learning curve and checkpoints of a training phase (imitation.h, trainer.h): losses and entropies summed
+// per iteration, a curve point every few iterations with the greedy validation ratio, a log line, and the weights
+// saved whenever that ratio is the best so far.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "policy/learned/dataset.h"
+#include "policy/learned/learned_policy.h"
+#include "policy/learned/trainer.h"
+
+namespace placement::learned {
+
+struct CurveOptions {
+  double oom_penalty = 2.0;
+  std::string checkpoint;  // empty: not saved
+  std::string version;
+  double to_beat = 0;      // only validation ratios below this are saved (an earlier phase's best)
+  std::string label;       // starts each log line ("iter", "imitate")
+  std::string loss_name;   // how the log names the loss
+};
+
+class CurveRecorder {
+ public:
+  CurveRecorder(LearnedPolicy& policy, const std::vector<const Instance*>& validation, CurveOptions options,
+                std::ostream* log);
+
+  void Add(double loss, double entropy);
+  // A point at `iteration` (its loss and entropy the means since the last point); saves the weights when the
+  // validation ratio is the best so far.
+  absl::Status Point(int64_t iteration, double sample_ratio);
+  bool HasPending() const { return since_ > 0; }
+
+  double best() const { return best_; }
+  std::vector<CurvePoint>& curve() { return curve_; }
+
+ private:
+  LearnedPolicy& policy_;
+  const std::vector<const Instance*>& validation_;
+  CurveOptions options_;
+  std::ostream* log_;
+  absl::Time start_;
+  double best_;
+  double loss_sum_ = 0, entropy_sum_ = 0;
+  int64_t since_ = 0;
+  std::vector<CurvePoint> curve_;
+};
+
+}  // namespace placement::learned
