@@ -23,6 +23,9 @@ struct CurveOptions {
   double to_beat = 0;      // only validation ratios below this are saved (an earlier phase's best)
   std::string label;       // starts each log line ("iter", "imitate")
   std::string loss_name;   // how the log names the loss
+  int64_t eval_every = 25;  // iterations between points
+  // > 0: every point's sample ratio (imitation: the demonstrations' mean); else the mean of those added.
+  double fixed_sample_ratio = 0;
 };
 
 class CurveRecorder {
@@ -30,10 +33,12 @@ class CurveRecorder {
   CurveRecorder(LearnedPolicy& policy, const std::vector<const Instance*>& validation, CurveOptions options,
                 std::ostream* log);
 
-  void Add(double loss, double entropy);
-  // A point at `iteration` (its loss and entropy the means since the last point); saves the weights when the
-  // validation ratio is the best so far.
-  absl::Status Point(int64_t iteration, double sample_ratio);
+  // Records an iteration that has just finished (`done` iterations so far): its loss and entropy, and the sum and
+  // count of the sample ratios it saw; makes a point when `done` is a multiple of eval_every.
+  absl::Status EndIteration(int64_t done, double loss, double entropy, double ratio_sum = 0, int64_t ratio_count = 0);
+  // A point at `iteration` (loss, entropy and sample ratio the means since the last point); saves the weights
+  // when the validation ratio is the best so far.
+  absl::Status Point(int64_t iteration);
   bool HasPending() const { return since_ > 0; }
 
   double best() const { return best_; }
@@ -46,8 +51,8 @@ class CurveRecorder {
   std::ostream* log_;
   absl::Time start_;
   double best_;
-  double loss_sum_ = 0, entropy_sum_ = 0;
-  int64_t since_ = 0;
+  double loss_sum_ = 0, entropy_sum_ = 0, ratio_sum_ = 0;
+  int64_t since_ = 0, ratio_count_ = 0;
   std::vector<CurvePoint> curve_;
 };
 

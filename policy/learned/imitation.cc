@@ -163,9 +163,10 @@ absl::StatusOr<std::vector<CurvePoint>> Imitate(LearnedPolicy& policy, const std
     curve_options.to_beat = std::numeric_limits<double>::infinity();
     curve_options.label = "imitate";
     curve_options.loss_name = "cross-entropy";
+    curve_options.eval_every = options.eval_every;
+    curve_options.fixed_sample_ratio = demo_ratio;
     CurveRecorder recorder(policy, validation, curve_options, log);
-    auto point = [&](int64_t iteration) { return recorder.Point(iteration, demo_ratio); };
-    absl::Status st = point(0);
+    absl::Status st = recorder.Point(0);
     if (!st.ok()) return st;
     for (int64_t it = 0; it < options.iterations; ++it) {
       optimizer.zero_grad();
@@ -181,11 +182,8 @@ absl::StatusOr<std::vector<CurvePoint>> Imitate(LearnedPolicy& policy, const std
       }
       torch::nn::utils::clip_grad_norm_(impl.net->parameters(), options.max_grad_norm);
       optimizer.step();
-      recorder.Add(batch_loss / options.graphs_per_batch, batch_entropy / options.graphs_per_batch);
-      if ((it + 1) % options.eval_every == 0) {
-        st = point(it + 1);
-        if (!st.ok()) return st;
-      }
+      st = recorder.EndIteration(it + 1, batch_loss / options.graphs_per_batch, batch_entropy / options.graphs_per_batch);
+      if (!st.ok()) return st;
     }
     impl.net->eval();
     *best = recorder.best();

@@ -94,7 +94,14 @@ absl::Status LearnedPolicy::Save(const std::string& path, const std::string& ver
     archive.write("meta/hidden", c10::IValue(impl_->net->options().hidden));
     archive.write("meta/layers", c10::IValue(impl_->net->options().layers));
     const std::string partial = path + ".partial";
-    archive.save_to(partial);
+    {
+      // Through a stream: saving to a path names the archive's root folder after the file, so the same
+      // weights written under two names would differ in their bytes (and in the version hash).
+      std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+      archive.save_to(out);
+      out.close();
+      if (!out) return absl::InternalError(absl::StrCat("cannot write '", partial, "'"));
+    }
     std::error_code ec;
     std::filesystem::rename(partial, path, ec);  // a crash mid-write leaves the old file whole
     if (ec) return absl::InternalError(absl::StrCat("cannot write '", path, "': ", ec.message()));

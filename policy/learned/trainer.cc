@@ -61,20 +61,13 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
     curve_options.to_beat = options.checkpoint_to_beat;
     curve_options.label = "iter";
     curve_options.loss_name = "loss";
+    curve_options.eval_every = options.eval_every;
     CurveRecorder recorder(policy, validation, curve_options, log);
-    double ratio_sum = 0;
-    int64_t ratio_count = 0;
     std::uniform_real_distribution<double> unit(0, 1);
     const int32_t K = options.samples_per_graph;
-    auto point = [&](int64_t iteration) {
-      const double sampled = ratio_count > 0 ? ratio_sum / ratio_count : 0;
-      ratio_sum = 0;
-      ratio_count = 0;
-      return recorder.Point(iteration, sampled);
-    };
 
     const absl::Time start = absl::Now();
-    absl::Status st = point(0);
+    absl::Status st = recorder.Point(0);
     if (!st.ok()) return st;
     int64_t it = 0;
     for (; it < options.iterations; ++it) {
@@ -83,7 +76,8 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
       const double progress = options.iterations > 0 ? static_cast<double>(it) / options.iterations : 0;
       const double beta = options.entropy_bonus * (1 - 0.9 * progress);
       optimizer.zero_grad();
-      double batch_loss = 0, batch_entropy = 0;
+      double batch_loss = 0, batch_entropy = 0, ratio_sum = 0;
+      int64_t ratio_count = 0;
       for (int32_t b = 0; b < options.graphs_per_batch; ++b) {
         const size_t index = rng() % train.size();
         const Instance& x = *train[index];
@@ -132,14 +126,12 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
       }
       torch::nn::utils::clip_grad_norm_(impl.net->parameters(), options.max_grad_norm);
       optimizer.step();
-      recorder.Add(batch_loss / options.graphs_per_batch, batch_entropy / options.graphs_per_batch);
-      if ((it + 1) % options.eval_every == 0) {
-        st = point(it + 1);
-        if (!st.ok()) return st;
-      }
+      st = recorder.EndIteration(it + 1, batch_loss / options.graphs_per_batch, batch_entropy / options.graphs_per_batch,
+                                 ratio_sum, ratio_count);
+      if (!st.ok()) return st;
     }
     if (recorder.HasPending()) {
-      st = point(it);
+      st = recorder.Point(it);
       if (!st.ok()) return st;
     }
     impl.net->eval();

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 
 #include "graph/graph_families.h"
@@ -80,6 +81,23 @@ TEST(LearnedPolicy, SavedWeightsLoadWithTheSameScoresAndAVersion) {
   EXPECT_EQ((*loaded)->version().rfind("test-1+", 0), 0u) << (*loaded)->version();
   EXPECT_EQ((*loaded)->device(), "cpu");
   fs::remove(path);
+}
+
+// The same weights saved under two names are the same bytes, so a file rebuilt by its training command has the
+// manifest's SHA-256 and the same version wherever it was written first.
+TEST(LearnedPolicy, SavedBytesDoNotDependOnTheFileName) {
+  auto policy = LearnedPolicy::Create(NetworkOptions{16, 1}, 5);
+  const fs::path a = TempFile("policy_name_a.pt"), b = TempFile("weights_b.bin");
+  ASSERT_TRUE(policy->Save(a.string(), "v").ok());
+  ASSERT_TRUE(policy->Save(b.string(), "v").ok());
+  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
+  const std::string bytes_a((std::istreambuf_iterator<char>(fa)), std::istreambuf_iterator<char>());
+  const std::string bytes_b((std::istreambuf_iterator<char>(fb)), std::istreambuf_iterator<char>());
+  EXPECT_FALSE(bytes_a.empty());
+  EXPECT_EQ(bytes_a, bytes_b);
+  EXPECT_EQ((*LearnedPolicy::Load(a.string(), "cpu"))->version(), (*LearnedPolicy::Load(b.string(), "cpu"))->version());
+  fs::remove(a);
+  fs::remove(b);
 }
 
 TEST(LearnedPolicy, MissingWeightsAreNotFound) {
