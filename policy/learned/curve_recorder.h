@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -20,7 +21,8 @@ struct CurveOptions {
   double oom_penalty = 2.0;
   std::string checkpoint;  // empty: not saved
   std::string version;
-  double to_beat = 0;      // only validation ratios below this are saved (an earlier phase's best)
+  // Only validation ratios below this are saved (an earlier phase's best).
+  double to_beat = std::numeric_limits<double>::infinity();
   std::string label;       // starts each log line ("iter", "imitate")
   std::string loss_name;   // how the log names the loss
   int64_t eval_every = 25;  // iterations between points

@@ -47,26 +47,20 @@ std::vector<int32_t> Rename(const Instance& x, const std::vector<int32_t>& group
   const int32_t D = static_cast<int32_t>(key.size());
   std::vector<int32_t> rename(D, -1);
   std::vector<uint8_t> taken(D, 0);
-  for (int32_t g : x.groups.order) {
-    const int32_t from = group_device[g];
-    if (rename[from] >= 0) continue;
-    for (int32_t d = 0; d < D; ++d) {  // the lowest free device of the same class
+  auto take = [&](int32_t from) {  // the lowest free device of from's class
+    for (int32_t d = 0; d < D; ++d) {
       if (!taken[d] && key[d] == key[from]) {
-        rename[from] = d;
         taken[d] = 1;
-        break;
+        rename[from] = d;
+        return;
       }
     }
+  };
+  for (int32_t g : x.groups.order) {
+    if (rename[group_device[g]] < 0) take(group_device[g]);
   }
   for (int32_t d = 0; d < D; ++d) {  // unused devices take what is left of their class
-    if (rename[d] >= 0) continue;
-    for (int32_t e = 0; e < D; ++e) {
-      if (!taken[e] && key[e] == key[d]) {
-        rename[d] = e;
-        taken[e] = 1;
-        break;
-      }
-    }
+    if (rename[d] < 0) take(d);
   }
   std::vector<int32_t> out(group_device.size());
   for (size_t g = 0; g < out.size(); ++g) out[g] = rename[group_device[g]];
@@ -160,7 +154,6 @@ absl::StatusOr<std::vector<CurvePoint>> Imitate(LearnedPolicy& policy, const std
     curve_options.oom_penalty = options.oom_penalty;
     curve_options.checkpoint = options.checkpoint;
     curve_options.version = options.version;
-    curve_options.to_beat = std::numeric_limits<double>::infinity();
     curve_options.label = "imitate";
     curve_options.loss_name = "cross-entropy";
     curve_options.eval_every = options.eval_every;
