@@ -2,6 +2,12 @@
 // decreasing upward rank (mean time over the devices that can run them plus the longest mean-cost path to an
 // exit, transfers at their mean over device pairs), each to the device where it finishes first, inserted into
 // the earliest idle gap long enough for it; devices without memory for the operator's unit are skipped.
+#include "policy/heuristics/heft.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "policy/heuristics/heuristic_placer.h"
 #include "policy/heuristics/list_scheduler.h"
@@ -9,27 +15,60 @@
 namespace placement::heuristics {
 namespace {
 
+// `candidates`: units x devices, or empty for every device.
+absl::StatusOr<PlacerResult> RunHeft(const PlacementProblem& problem, const UnitIndex& units,
+                                     std::vector<uint8_t> candidates, absl::string_view algorithm,
+                                     const Budget& budget) {
+  const CostModel& costs = *problem.costs;
+  ListScheduleOptions options;
+  options.mode = ListScheduleOptions::Mode::kStaticPriority;
+  options.insertion = true;
+  options.priority = UpwardRanks(costs, MeanOpTimes(costs), MeanTransferTimes(costs, units));
+  options.candidates = std::move(candidates);
+  const bool narrowed = !options.candidates.empty();
+  if (budget.Expired()) return budget.ExpiredStatus();
+  MemoryLedger ledger(costs, units, MemoryModelFor(problem.objective));
+  absl::StatusOr<ListScheduleResult> schedule = ListSchedule(costs, units, ledger, options, budget);
+  if (!schedule.ok()) return schedule.status();
+  std::vector<std::string> notes = {absl::StrCat("HEFT schedule length ", schedule->makespan, " (no link contention)")};
+  if (narrowed) notes.push_back(absl::StrCat(schedule->fallbacks, " groups fell back to every device"));
+  return FinishPlacement(problem, ledger, algorithm, std::move(notes));
+}
+
 class HeftPlacer final : public HeuristicPlacer {
  public:
   HeftPlacer() : HeuristicPlacer("heft", "HEFT: decreasing upward rank, each operator to its earliest finish with gap insertion, memory-aware") {}
 
  protected:
   absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, const Budget& budget) const override {
-    const CostModel& costs = *problem.costs;
-    ListScheduleOptions options;
-    options.mode = ListScheduleOptions::Mode::kStaticPriority;
-    options.insertion = true;
-    options.priority = UpwardRanks(costs, MeanOpTimes(costs), MeanTransferTimes(costs, units));
-    if (budget.Expired()) return budget.ExpiredStatus();
-    MemoryLedger ledger = NewLedger(problem, units);
-    absl::StatusOr<ListScheduleResult> schedule = ListSchedule(costs, units, ledger, options, budget);
-    if (!schedule.ok()) return schedule.status();
-    return FinishPlacement(problem, ledger, name(), {absl::StrCat("HEFT schedule length ", schedule->makespan, " (no link contention)")});
+    return RunHeft(problem, units, {}, name(), budget);
   }
 };
 
 }  // namespace
 
 std::unique_ptr<Placer> MakeHeftPlacer() { return std::make_unique<HeftPlacer>(); }
+
+absl::StatusOr<PlacerResult> PlaceHeftWithCandidates(const PlacementProblem& problem,
+                                                     absl::Span<const uint8_t> op_candidates,
+                                                     absl::string_view algorithm, const Budget& budget) {
+  if (absl::Status s = CheckStart(problem, budget); !s.ok()) return s;
+  const CostModel& costs = *problem.costs;
+  const int32_t nd = costs.topology().num_devices();
+  const size_t expected = static_cast<size_t>(costs.graph().num_ops()) * nd;
+  if (op_candidates.size() != expected) {
+    return absl::InvalidArgumentError(absl::StrCat(algorithm, ": ", op_candidates.size(),
+                                                   " operator-device candidates for ", expected, " pairs"));
+  }
+  absl::StatusOr<UnitIndex> units = UnitIndex::Build(costs);
+  if (!units.ok()) return units.status();
+  std::vector<uint8_t> unit_candidates(static_cast<size_t>(units->num_units()) * nd, 1);
+  for (OpId v = 0; v < costs.graph().num_ops(); ++v) {
+    uint8_t* row = &unit_candidates[static_cast<size_t>(units->unit_of(v)) * nd];
+    const uint8_t* allow = &op_candidates[static_cast<size_t>(v) * nd];
+    for (DeviceId d = 0; d < nd; ++d) row[d] &= allow[d] != 0 ? 1 : 0;
+  }
+  return RunHeft(problem, *units, std::move(unit_candidates), algorithm, budget);
+}
 
 }  // namespace placement::heuristics

@@ -4,6 +4,8 @@
 #include <queue>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 namespace placement::heuristics {
 namespace {
 
@@ -118,8 +120,15 @@ absl::StatusOr<ListScheduleResult> StaticPriority(const CostModel& costs, const 
         candidates.push_back(want);
       } else {
         if (want != kNone) ++result.fallbacks;
+        const uint8_t* mask = options.candidates.empty() ? nullptr : &options.candidates[static_cast<size_t>(u) * nd];
         for (DeviceId d = 0; d < nd; ++d) {
-          if (units.allowed(u, d) && ledger.Fits(u, d)) candidates.push_back(d);
+          if ((mask == nullptr || mask[d] != 0) && units.allowed(u, d) && ledger.Fits(u, d)) candidates.push_back(d);
+        }
+        if (candidates.empty() && mask != nullptr) {
+          ++result.fallbacks;
+          for (DeviceId d = 0; d < nd; ++d) {
+            if (units.allowed(u, d) && ledger.Fits(u, d)) candidates.push_back(d);
+          }
         }
       }
       if (candidates.empty()) return ledger.Shortfall(u);
@@ -307,6 +316,11 @@ absl::StatusOr<ListScheduleResult> EarliestStart(const CostModel& costs, const U
 
 absl::StatusOr<ListScheduleResult> ListSchedule(const CostModel& costs, const UnitIndex& units, MemoryLedger& ledger,
                                                 const ListScheduleOptions& options, const Budget& budget) {
+  const size_t cells = static_cast<size_t>(units.num_units()) * costs.topology().num_devices();
+  if (!options.candidates.empty() && options.candidates.size() != cells) {
+    return absl::InvalidArgumentError(absl::StrCat("list scheduling: candidates has ", options.candidates.size(),
+                                                   " entries for ", cells, " unit-device pairs"));
+  }
   if (options.mode == ListScheduleOptions::Mode::kStaticPriority) {
     return StaticPriority(costs, units, ledger, options, budget);
   }

@@ -34,13 +34,17 @@ struct ListScheduleOptions {
   bool insertion = false;  // kStaticPriority: use the earliest idle gap that is long enough
   // Per unit, a device to use when the unit may run there and fits (kNone: choose freely). Empty: none.
   std::vector<DeviceId> preferred;
+  // kStaticPriority: per unit and device (units x devices, row-major), 1 where the caller lets the unit go; a
+  // unit left with no such device that can take it falls back to every device (counted in fallbacks). Empty:
+  // every device.
+  std::vector<uint8_t> candidates;
   // kEarliestStart: per operator its favourite child, kNone where it has none. Empty: none.
   std::vector<OpId> favourite_child;
 };
 
 struct ListScheduleResult {
   double makespan = 0;          // the engine's own estimate, without link contention
-  int32_t fallbacks = 0;        // units whose preferred device could not take them
+  int32_t fallbacks = 0;        // units whose preferred device, or every candidate, could not take them
   int32_t favourites_kept = 0;  // favourite children that ran on their parent's device
 };
 

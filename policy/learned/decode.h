@@ -1,13 +1,18 @@
-// Two ways to turn the network's scores into a device per group, greedy or sampled:
-//   single shot (GDP): every group at once, from the logits alone;
+// Three ways to turn the network's scores into a device per group:
+//   single shot (GDP): every group at once, from the logits alone, greedy or sampled;
 //   iterative (Placeto): groups one by one in topological order over a current placement, each seeing where
-//   its neighbours are and how loaded each device is now (the context features), for a few sweeps.
+//   its neighbours are and how loaded each device is now (the context features), for a few sweeps;
+//   guided: the network narrows each group to the devices it rates close to its best, and a list scheduler
+//   (HEFT's earliest finish, policy/heuristics/heft.h) chooses among them in time order. The network decides
+//   where a group may go; the schedule decides the balance between devices the network rates alike, which
+//   one-shot logits cannot see (every group chooses at once, so none knows how loaded a device already is).
 #pragma once
 
 #include <cstdint>
 #include <random>
 #include <vector>
 
+#include "policy/learned/coarsen.h"
 #include "policy/learned/features.h"
 #include "policy/learned/learned_policy.h"
 
@@ -19,6 +24,10 @@ std::vector<int32_t> DecodeSingleShot(const PolicyScores& scores, std::mt19937_6
 // One sweep over all groups in topological order; `group_device` is updated in place.
 void DecodeSweep(const PolicyScores& scores, const PolicyInput& input, std::vector<int32_t>& group_device,
                  std::mt19937_64* rng);
+
+// Operators x devices (row-major), 1 where the operator's group rates the device at least `threshold` times
+// its best softmax probability (threshold in (0, 1]; 1 keeps the best device and its ties).
+std::vector<uint8_t> GuidedCandidates(const PolicyScores& scores, const Coarsening& groups, double threshold);
 
 // Index of the chosen device in one row of logits.
 int32_t Choose(const float* logits, int32_t devices, std::mt19937_64* rng);

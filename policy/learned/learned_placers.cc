@@ -1,11 +1,14 @@
 #include "policy/learned/learned_placers.h"
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "policy/heuristics/heft.h"
 #include "policy/learned/decode.h"
 #include "policy/search/local_search.h"
 #include "policy/search/memory_repair.h"
@@ -64,6 +67,7 @@ class PolicyPlacer : public Placer {
     const int samples = problem.graph().num_ops() <= options_.many_ops ? options_.samples : options_.samples / 4;
     std::mt19937_64 rng(problem.seed);
     int drawn = 0;
+    std::string winner = "greedy";
     for (; drawn < samples && !budget.Expired(); ++drawn) {
       std::vector<int32_t> sample = DecodeSingleShot(answer->scores, &rng);
       absl::StatusOr<PlacerResult> r = ScorePlacement(problem, answer->groups.Expand(sample), algorithm);
@@ -71,9 +75,32 @@ class PolicyPlacer : public Placer {
       if (Better(*r, *best)) {
         best = std::move(r);
         best_groups = std::move(sample);
+        winner = absl::StrCat("sample ", drawn + 1);
       }
     }
-    notes.push_back(absl::StrCat("best of greedy and ", drawn, " samples"));
+    // Guided decodings give per-operator placements (the schedule may split a group's operators), so the
+    // iterative sweeps below still start from the best group-level answer.
+    int guided = 0;
+    for (double threshold : options_.guided_thresholds) {
+      if (budget.Expired()) break;
+      const std::vector<uint8_t> candidates = GuidedCandidates(answer->scores, answer->groups, threshold);
+      absl::StatusOr<PlacerResult> r = heuristics::PlaceHeftWithCandidates(problem, candidates, algorithm, budget);
+      if (!r.ok()) {
+        // Out of memory on the devices allowed, or out of time: the other answers stand.
+        if (r.status().code() == absl::StatusCode::kFailedPrecondition || budget.Expired()) continue;
+        return r.status();
+      }
+      ++guided;
+      if (Better(*r, *best)) {
+        best = std::move(r);
+        // How far the network narrowed the choice: HEFT alone would have every device for every operator.
+        const double per_op = static_cast<double>(std::count(candidates.begin(), candidates.end(), 1)) /
+                              std::max<int32_t>(1, problem.graph().num_ops());
+        winner = absl::StrFormat("guided %g (%.1f of %d devices per operator)", threshold, per_op,
+                                 problem.costs->topology().num_devices());
+      }
+    }
+    notes.push_back(absl::StrCat("best of greedy, ", drawn, " samples and ", guided, " guided decodings: ", winner));
 
     if (mode_ == Mode::kIterative) {
       std::vector<int32_t> current = best_groups;

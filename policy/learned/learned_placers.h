@@ -1,6 +1,7 @@
 // The learned placers, registered next to the classical families when a policy is loaded:
-//   policy            single shot (GDP): coarsen, one forward pass, the best device per group (greedy) and a
-//                     few placements sampled from the same scores, the best under the simulator, expanded
+//   policy            single shot (GDP): coarsen, one forward pass, the best device per group (greedy), a few
+//                     placements sampled from the same scores and the guided decodings (decode.h: HEFT among
+//                     the devices the network rates close to its best), the best under the simulator
 //   policy_iterative  from the single-shot answer, sweeps operator group by group in topological order over the
 //                     current placement (Placeto), keeping the best simulated sweep
 //   policy_search     the single-shot answer improved by local search for the rest of the budget
@@ -9,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "policy/learned/coarsen.h"
@@ -23,6 +25,9 @@ struct LearnedPlacerOptions {
   int samples = 16;          // sampled placements besides the greedy one (a quarter of them past many_ops)
   int32_t many_ops = 20000;
   int sweeps = 3;            // policy_iterative
+  // Guided decodings, one per threshold: each group may use the devices whose probability is at least this
+  // share of its best one's (decode.h). Empty: none.
+  std::vector<double> guided_thresholds = {0.5, 0.1, 0.01, 0.001};
 };
 
 void RegisterLearnedPlacers(PlacerRegistry& registry, std::shared_ptr<const LearnedPolicy> policy,

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "policy/heuristics/favourite_child_lp.h"
+#include "policy/heuristics/heft.h"
 #include "policy/heuristics/list_scheduler.h"
 #include "policy/heuristics/placement_state.h"
 #include "policy/heuristics/tests/heuristics_test_util.h"
@@ -72,6 +73,39 @@ TEST(HandChecked, HeftOnTheTopcuogluDagGivesTheFigureSchedule) {
   const PlacerResult r = RunAndCheck("heft", costs, Objective::kStepTime);
   EXPECT_THAT(r.placement.device, ElementsAre(2, 0, 2, 1, 2, 1, 2, 0, 1, 1));
   EXPECT_THAT(r.notes, ::testing::Contains(::testing::HasSubstr("HEFT schedule length 80")));
+}
+
+TEST(HandChecked, HeftWithCandidatesKeepsEachOperatorToItsAllowedDevices) {
+  const Graph g = TopcuogluDag();
+  const Topology topo = ThreeProcessors();
+  const CostModel costs = Costs(g, topo);
+  PlacementProblem problem;
+  problem.costs = &costs;
+  // Every device allowed: exactly heft's answer.
+  std::vector<uint8_t> all(10 * 3, 1);
+  absl::StatusOr<PlacerResult> same = PlaceHeftWithCandidates(problem, all, "guided", Budget{});
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_THAT(same->placement.device, ElementsAre(2, 0, 2, 1, 2, 1, 2, 0, 1, 1));
+  EXPECT_EQ(same->algorithm, "guided");
+  // P3 forbidden to everything but n1; n10 may only go to P1.
+  std::vector<uint8_t> narrowed(10 * 3, 1);
+  for (int v = 1; v < 10; ++v) narrowed[v * 3 + 2] = 0;
+  narrowed[9 * 3 + 1] = 0;
+  absl::StatusOr<PlacerResult> r = PlaceHeftWithCandidates(problem, narrowed, "guided", Budget{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (int v = 1; v < 10; ++v) EXPECT_NE(r->placement.device[v], 2) << "n" << v + 1;
+  EXPECT_EQ(r->placement.device[9], 0);
+  EXPECT_THAT(r->notes, ::testing::Contains(::testing::HasSubstr("0 groups fell back")));
+  // An operator with no device left uses every device, and the notes say so.
+  std::vector<uint8_t> none = all;
+  for (int d = 0; d < 3; ++d) none[4 * 3 + d] = 0;
+  absl::StatusOr<PlacerResult> fallback = PlaceHeftWithCandidates(problem, none, "guided", Budget{});
+  ASSERT_TRUE(fallback.ok()) << fallback.status();
+  EXPECT_THAT(fallback->notes, ::testing::Contains(::testing::HasSubstr("1 groups fell back")));
+  // A span of the wrong size is refused, naming both sizes.
+  absl::StatusOr<PlacerResult> bad = PlaceHeftWithCandidates(problem, std::vector<uint8_t>(7, 1), "guided", Budget{});
+  ASSERT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), ::testing::HasSubstr("7 operator-device candidates for 30 pairs"));
 }
 
 // A chain of eight operators of one second each on four identical devices.

@@ -56,6 +56,41 @@ TEST(LearnedPolicy, SampledDecodingFollowsItsSeed) {
   EXPECT_NE(x, z);
 }
 
+TEST(LearnedPolicy, GuidedCandidatesKeepTheDevicesNearTheBestForEveryOperatorOfAGroup) {
+  Fixture f(Diamond(), "4xV100");
+  Coarsening groups = *Coarsen(*f.costs, CoarseningOptions{.max_groups = 2048, .fuse_chains = false});
+  ASSERT_EQ(groups.num_groups, 4);
+  PolicyScores s;
+  s.groups = 4;
+  s.devices = 4;
+  const float masked = -1e9f;
+  // Per group: probabilities proportional to exp(logit); ratios to the best are 1, e^-1, e^-3, e^-5.
+  s.logits = {0, -1, -3, -5,   -1, 0, masked, -5,   2, 2, 2, 2,   masked, masked, masked, 0};
+  auto row = [&](const std::vector<uint8_t>& c, const std::string& op) {
+    const OpId v = f.graph.FindOp(op);
+    return std::vector<int>(c.begin() + v * 4, c.begin() + v * 4 + 4);
+  };
+  auto group_row = [&](const std::vector<uint8_t>& c, int g) {
+    const OpId v = groups.ops[groups.group_begin[g]];
+    return std::vector<int>(c.begin() + v * 4, c.begin() + v * 4 + 4);
+  };
+  const std::vector<uint8_t> best = GuidedCandidates(s, groups, 1.0);
+  ASSERT_EQ(best.size(), 16u);
+  EXPECT_EQ(group_row(best, 0), (std::vector<int>{1, 0, 0, 0}));
+  EXPECT_EQ(group_row(best, 2), (std::vector<int>{1, 1, 1, 1}));  // ties all kept
+  const std::vector<uint8_t> wide = GuidedCandidates(s, groups, 0.1);  // e^-1 > 0.1 > e^-3
+  EXPECT_EQ(group_row(wide, 0), (std::vector<int>{1, 1, 0, 0}));
+  EXPECT_EQ(group_row(wide, 1), (std::vector<int>{1, 1, 0, 0}));
+  EXPECT_EQ(group_row(wide, 3), (std::vector<int>{0, 0, 0, 1}));  // a masked device never comes back
+  const std::vector<uint8_t> widest = GuidedCandidates(s, groups, 1e-30);
+  EXPECT_EQ(group_row(widest, 1), (std::vector<int>{1, 1, 0, 1}));
+  // Every operator carries its group's row.
+  for (const char* op : {"a", "b", "c", "d"}) {
+    const OpId v = f.graph.FindOp(op);
+    EXPECT_EQ(row(wide, op), group_row(wide, groups.group_of_op[v])) << op;
+  }
+}
+
 TEST(LearnedPolicy, NeverChoosesADeviceThePinForbids) {
   Fixture f(Diamond("gpu1"), "2xV100");
   const Coarsening c = *Coarsen(*f.costs);

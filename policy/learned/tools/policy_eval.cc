@@ -14,6 +14,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/marshalling.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -33,6 +35,8 @@ ABSL_FLAG(std::string, corpus_dir, PLACEMENT_SOURCE_DIR "/tests/data/corpus", "O
 ABSL_FLAG(bool, timing_only, false, "only the inference-cost table");
 ABSL_FLAG(bool, large, true, "also the graphs ten times larger than any in training");
 ABSL_FLAG(bool, timing, true, "also the inference-cost table");
+ABSL_FLAG(std::vector<std::string>, guided, std::vector<std::string>({"0.5", "0.1", "0.01", "0.001"}),
+          "thresholds of the policy placer's guided decodings (learned_placers.h); 'none' for none");
 
 namespace {
 
@@ -55,7 +59,17 @@ absl::StatusOr<PlacerResult> Run(const PlacerRegistry& registry, const std::stri
   return r;
 }
 
-bool Quality(const PlacerRegistry& with_policy, const DatasetOptions& data) {
+// Which of the policy placer's decodings won ("greedy", "sample 3", "guided 0.1"), from its notes.
+std::string Winner(const absl::StatusOr<PlacerResult>& r) {
+  if (!r.ok()) return "-";
+  for (const std::string& note : r->notes) {
+    const size_t at = note.find(" guided decodings: ");
+    if (at != std::string::npos) return note.substr(at + 19);
+  }
+  return "-";
+}
+
+bool Quality(const PlacerRegistry& with_policy, const PlacerRegistry& network_only, const DatasetOptions& data) {
   auto set = MakeDataset(data);
   if (!set.ok()) {
     std::cerr << set.status() << "\n";
@@ -64,13 +78,16 @@ bool Quality(const PlacerRegistry& with_policy, const DatasetOptions& data) {
   std::vector<const Instance*> instances;
   for (const auto& x : *set) instances.push_back(x.get());
   const absl::Duration deadline = absl::GetFlag(FLAGS_deadline);
-  std::cout << "| instance | ops | groups | policy / LB | policy / best baseline | policy / AUTO | iterative / AUTO | "
-               "policy+search / AUTO | best baseline | policy placer ms |\n|---|---|---|---|---|---|---|---|---|---|\n";
+  std::cout << "| instance | ops | groups | policy / LB | policy / best baseline | policy / AUTO | network alone / AUTO | "
+               "iterative / AUTO | policy+search / AUTO | best baseline | policy's best decoding | policy placer ms |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   double wins = 0, within10 = 0;
   std::vector<double> ratios;
   for (const Instance* x : instances) {
     double ms = 0;
-    const double policy = Value(Run(with_policy, "policy", *x, deadline, &ms));
+    const absl::StatusOr<PlacerResult> answer = Run(with_policy, "policy", *x, deadline, &ms);
+    const double policy = Value(answer);
+    const double alone = Value(Run(network_only, "policy", *x, deadline, nullptr));
     const double iterative = Value(Run(with_policy, "policy_iterative", *x, deadline, nullptr));
     const double searched = Value(Run(with_policy, "policy_search", *x, deadline, nullptr));
     double best = std::numeric_limits<double>::infinity();
@@ -86,9 +103,10 @@ bool Quality(const PlacerRegistry& with_policy, const DatasetOptions& data) {
     ratios.push_back(policy / automatic);
     within10 += policy <= 1.1 * automatic;
     wins += searched < automatic * (1 - 1e-9);
-    std::cout << absl::StrFormat("| %s | %d | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %.1f |\n", x->name,
-                                 x->graph.num_ops(), x->groups.num_groups, policy / x->bound, policy / best,
-                                 policy / automatic, iterative / automatic, searched / automatic, best_name, ms)
+    std::cout << absl::StrFormat("| %s | %d | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %s | %.1f |\n",
+                                 x->name, x->graph.num_ops(), x->groups.num_groups, policy / x->bound, policy / best,
+                                 policy / automatic, alone / automatic, iterative / automatic, searched / automatic,
+                                 best_name, Winner(answer), ms)
               << std::flush;
   }
   std::sort(ratios.begin(), ratios.end());
@@ -150,7 +168,21 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::cout << "policy " << (*policy)->version() << " on " << (*policy)->device() << "\n\n";
-  auto registry = MakeRegistryWithPolicy(*policy);
+  LearnedPlacerOptions options;
+  options.guided_thresholds.clear();
+  for (const std::string& t : absl::GetFlag(FLAGS_guided)) {
+    double v = 0;
+    if (t == "none") continue;
+    if (!absl::SimpleAtod(t, &v) || !(v > 0 && v <= 1)) {
+      std::cerr << "--guided: '" << t << "' is not a threshold in (0, 1]\n";
+      return 2;
+    }
+    options.guided_thresholds.push_back(v);
+  }
+  auto registry = MakeRegistryWithPolicy(*policy, options);
+  LearnedPlacerOptions alone_options = options;
+  alone_options.guided_thresholds.clear();
+  auto network_only = MakeRegistryWithPolicy(*policy, alone_options);
   if (!absl::GetFlag(FLAGS_timing_only)) {
     DatasetOptions held;
     held.seed = 4242;
@@ -161,7 +193,7 @@ int main(int argc, char** argv) {
     held.corpus_models = absl::StrSplit(absl::GetFlag(FLAGS_corpus_models), ',', absl::SkipEmpty());
     held.topologies = {"4xV100", "2xH100+2xT4", "2x2xV100"};
     std::cout << "Held-out families (never in training):\n\n";
-    if (!Quality(*registry, held)) return 1;
+    if (!Quality(*registry, *network_only, held)) return 1;
 
     if (absl::GetFlag(FLAGS_large)) {
       // Ten times the largest training graph (250-operator forward graphs, about 600 operators as a step).
@@ -171,7 +203,7 @@ int main(int argc, char** argv) {
       large.families = {"blocks", "layered"};
       large.topologies = {"8xV100"};
       std::cout << "Graphs 10x larger than any in training:\n\n";
-      if (!Quality(*registry, large)) return 1;
+      if (!Quality(*registry, *network_only, large)) return 1;
     }
   }
   if (!absl::GetFlag(FLAGS_timing)) return 0;
