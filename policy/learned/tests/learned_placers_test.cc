@@ -52,6 +52,24 @@ TEST(LearnedPlacers, IterativeIsNeverWorseThanSingleShot) {
   EXPECT_LE(it.evaluation.value, one.evaluation.value * (1 + 1e-12));
 }
 
+TEST(LearnedPlacers, GuidedDecodingsOnlyEverImproveTheSingleShotAnswer) {
+  auto policy = LearnedPolicy::Create(NetworkOptions{}, 3);
+  LearnedPlacerOptions alone;
+  alone.guided_thresholds.clear();
+  auto with = MakeRegistryWithPolicy(policy);
+  auto without = MakeRegistryWithPolicy(policy, alone);
+  Fixture f = Layered(600);
+  PlacementProblem problem;
+  problem.costs = f.costs.get();
+  const PlacerResult guided = *(*with->Find("policy"))->Place(problem, Budget{});
+  const PlacerResult network = *(*without->Find("policy"))->Place(problem, Budget{});
+  EXPECT_TRUE(ValidatePlacement(*f.costs, guided.placement).ok());
+  EXPECT_LE(guided.evaluation.value, network.evaluation.value * (1 + 1e-12));
+  const std::string notes = absl::StrJoin(guided.notes, "\n");
+  EXPECT_NE(notes.find("and 4 guided decodings: "), std::string::npos) << notes;
+  EXPECT_NE(absl::StrJoin(network.notes, "\n").find("and 0 guided decodings: "), std::string::npos);
+}
+
 TEST(LearnedPlacers, AutoRunsThePolicyWhenTheRegistryHasIt) {
   auto registry = MakeRegistryWithPolicy(LearnedPolicy::Create(NetworkOptions{}, 1));
   Fixture f = Layered(150);
