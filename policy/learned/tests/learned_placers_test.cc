@@ -6,6 +6,8 @@
 
 #include "absl/strings/str_join.h"
 #include "graph/graph_families.h"
+#include "graph/topology.h"
+#include "graph/topology_json.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/training.h"
 #include "policy/auto/auto_placer.h"
@@ -68,6 +70,28 @@ TEST(LearnedPlacers, GuidedDecodingsOnlyEverImproveTheSingleShotAnswer) {
   const std::string notes = absl::StrJoin(guided.notes, "\n");
   EXPECT_NE(notes.find("and 4 guided decodings: "), std::string::npos) << notes;
   EXPECT_NE(absl::StrJoin(network.notes, "\n").find("and 0 guided decodings: "), std::string::npos);
+}
+
+// Memory so tight that one device cannot hold the graph: guided decodings that do not fit are dropped, the
+// answer fits (repaired when every decoding overflowed), and nothing fails.
+TEST(LearnedPlacers, PolicyAnswerFitsWhenMemoryIsTight) {
+  FamilyOptions o;
+  o.approx_ops = 300;
+  Graph g = *GenerateFamily("layered", o);
+  const Topology four = *ParseTopologyShorthand("4xV100");
+  PlacementProblem problem;
+  // Capacity between a third and a half of the parameters: no single device holds them, four do.
+  const Topology tight = *WithMemoryCapacity(four, g.total_param_bytes() * 4 / 10);
+  absl::StatusOr<CostModel> costs = CostModel::Create(g, tight);
+  ASSERT_TRUE(costs.ok()) << costs.status();
+  problem.costs = &*costs;
+  auto registry = MakeRegistryWithPolicy(LearnedPolicy::Create(NetworkOptions{}, 4));
+  ASSERT_EQ((*registry->Find("single_device"))->Place(problem, Budget{}).status().code(),
+            absl::StatusCode::kFailedPrecondition);  // really tight
+  absl::StatusOr<PlacerResult> r = (*registry->Find("policy"))->Place(problem, Budget::For(absl::Seconds(20)));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->evaluation.fits_memory);
+  EXPECT_TRUE(ValidatePlacement(*costs, r->placement).ok());
 }
 
 TEST(LearnedPlacers, AutoRunsThePolicyWhenTheRegistryHasIt) {
