@@ -15,15 +15,19 @@
 namespace placement::heuristics {
 namespace {
 
+std::vector<double> HeftPriority(const CostModel& costs, const UnitIndex& units) {
+  return UpwardRanks(costs, MeanOpTimes(costs), MeanTransferTimes(costs, units));
+}
+
 // `candidates`: units x devices, or empty for every device.
 absl::StatusOr<PlacerResult> RunHeft(const PlacementProblem& problem, const UnitIndex& units,
-                                     std::vector<uint8_t> candidates, absl::string_view algorithm,
-                                     const Budget& budget) {
+                                     std::vector<double> priority, std::vector<uint8_t> candidates,
+                                     absl::string_view algorithm, const Budget& budget) {
   const CostModel& costs = *problem.costs;
   ListScheduleOptions options;
   options.mode = ListScheduleOptions::Mode::kStaticPriority;
   options.insertion = true;
-  options.priority = UpwardRanks(costs, MeanOpTimes(costs), MeanTransferTimes(costs, units));
+  options.priority = std::move(priority);
   options.candidates = std::move(candidates);
   const bool narrowed = !options.candidates.empty();
   if (budget.Expired()) return budget.ExpiredStatus();
@@ -41,7 +45,7 @@ class HeftPlacer final : public HeuristicPlacer {
 
  protected:
   absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, const Budget& budget) const override {
-    return RunHeft(problem, units, {}, name(), budget);
+    return RunHeft(problem, units, HeftPriority(*problem.costs, units), {}, name(), budget);
   }
 };
 
@@ -49,26 +53,31 @@ class HeftPlacer final : public HeuristicPlacer {
 
 std::unique_ptr<Placer> MakeHeftPlacer() { return std::make_unique<HeftPlacer>(); }
 
-absl::StatusOr<PlacerResult> PlaceHeftWithCandidates(const PlacementProblem& problem,
-                                                     absl::Span<const uint8_t> op_candidates,
-                                                     absl::string_view algorithm, const Budget& budget) {
+absl::StatusOr<HeftWithCandidates> HeftWithCandidates::Prepare(const PlacementProblem& problem, const Budget& budget) {
   if (absl::Status s = CheckStart(problem, budget); !s.ok()) return s;
-  const CostModel& costs = *problem.costs;
+  absl::StatusOr<UnitIndex> units = UnitIndex::Build(*problem.costs);
+  if (!units.ok()) return units.status();
+  std::vector<double> priority = HeftPriority(*problem.costs, *units);
+  return HeftWithCandidates(problem, *std::move(units), std::move(priority));
+}
+
+absl::StatusOr<PlacerResult> HeftWithCandidates::Place(absl::Span<const uint8_t> op_candidates,
+                                                       absl::string_view algorithm, const Budget& budget) const {
+  if (budget.Expired()) return budget.ExpiredStatus();
+  const CostModel& costs = *problem_->costs;
   const int32_t nd = costs.topology().num_devices();
   const size_t expected = static_cast<size_t>(costs.graph().num_ops()) * nd;
   if (op_candidates.size() != expected) {
     return absl::InvalidArgumentError(absl::StrCat(algorithm, ": ", op_candidates.size(),
                                                    " operator-device candidates for ", expected, " pairs"));
   }
-  absl::StatusOr<UnitIndex> units = UnitIndex::Build(costs);
-  if (!units.ok()) return units.status();
-  std::vector<uint8_t> unit_candidates(static_cast<size_t>(units->num_units()) * nd, 1);
+  std::vector<uint8_t> unit_candidates(static_cast<size_t>(units_.num_units()) * nd, 1);
   for (OpId v = 0; v < costs.graph().num_ops(); ++v) {
-    uint8_t* row = &unit_candidates[static_cast<size_t>(units->unit_of(v)) * nd];
+    uint8_t* row = &unit_candidates[static_cast<size_t>(units_.unit_of(v)) * nd];
     const uint8_t* allow = &op_candidates[static_cast<size_t>(v) * nd];
     for (DeviceId d = 0; d < nd; ++d) row[d] &= allow[d] != 0 ? 1 : 0;
   }
-  return RunHeft(problem, *units, std::move(unit_candidates), algorithm, budget);
+  return RunHeft(*problem_, units_, priority_, std::move(unit_candidates), algorithm, budget);
 }
 
 }  // namespace placement::heuristics

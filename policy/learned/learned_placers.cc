@@ -83,23 +83,28 @@ class PolicyPlacer : public Placer {
     // Guided decodings give per-operator placements (the schedule may split a group's operators), so the
     // iterative sweeps below still start from the best group-level answer.
     int guided = 0;
-    for (double threshold : options_.guided_thresholds) {
-      if (budget.Expired()) break;
-      const std::vector<uint8_t> candidates = GuidedCandidates(answer->scores, answer->groups, threshold);
-      absl::StatusOr<PlacerResult> r = heuristics::PlaceHeftWithCandidates(problem, candidates, algorithm, budget);
-      if (!r.ok()) {
-        // Out of memory on the devices allowed, or out of time: the other answers stand.
-        if (r.status().code() == absl::StatusCode::kFailedPrecondition || budget.Expired()) continue;
-        return r.status();
-      }
-      ++guided;
-      if (Better(*r, *best)) {
-        best = std::move(r);
-        // How far the network narrowed the choice: HEFT alone would have every device for every operator.
-        const double per_op = static_cast<double>(std::count(candidates.begin(), candidates.end(), 1)) /
-                              std::max<int32_t>(1, problem.graph().num_ops());
-        winner = absl::StrFormat("guided %g (%.1f of %d devices per operator)", threshold, per_op,
-                                 problem.costs->topology().num_devices());
+    if (!options_.guided_thresholds.empty() && !budget.Expired()) {
+      // Units and upward ranks once; each threshold is one schedule.
+      absl::StatusOr<heuristics::HeftWithCandidates> heft = heuristics::HeftWithCandidates::Prepare(problem, budget);
+      if (!heft.ok() && !budget.Expired()) return heft.status();
+      for (double threshold : options_.guided_thresholds) {
+        if (!heft.ok() || budget.Expired()) break;
+        const std::vector<uint8_t> candidates = GuidedCandidates(answer->scores, answer->groups, threshold);
+        absl::StatusOr<PlacerResult> r = heft->Place(candidates, algorithm, budget);
+        if (!r.ok()) {
+          // Out of memory on the devices allowed, or out of time: the other answers stand.
+          if (r.status().code() == absl::StatusCode::kFailedPrecondition || budget.Expired()) continue;
+          return r.status();
+        }
+        ++guided;
+        if (Better(*r, *best)) {
+          best = std::move(r);
+          // How far the network narrowed the choice: HEFT alone would have every device for every operator.
+          const double per_op = static_cast<double>(std::count(candidates.begin(), candidates.end(), 1)) /
+                                std::max<int32_t>(1, problem.graph().num_ops());
+          winner = absl::StrFormat("guided %g (%.1f of %d devices per operator)", threshold, per_op,
+                                   problem.costs->topology().num_devices());
+        }
       }
     }
     notes.push_back(absl::StrCat("best of greedy, ", drawn, " samples and ", guided, " guided decodings: ", winner));

@@ -81,9 +81,11 @@ TEST(HandChecked, HeftWithCandidatesKeepsEachOperatorToItsAllowedDevices) {
   const CostModel costs = Costs(g, topo);
   PlacementProblem problem;
   problem.costs = &costs;
+  absl::StatusOr<HeftWithCandidates> heft = HeftWithCandidates::Prepare(problem, Budget{});
+  ASSERT_TRUE(heft.ok()) << heft.status();
   // Every device allowed: exactly heft's answer.
   std::vector<uint8_t> all(10 * 3, 1);
-  absl::StatusOr<PlacerResult> same = PlaceHeftWithCandidates(problem, all, "guided", Budget{});
+  absl::StatusOr<PlacerResult> same = heft->Place(all, "guided", Budget{});
   ASSERT_TRUE(same.ok()) << same.status();
   EXPECT_THAT(same->placement.device, ElementsAre(2, 0, 2, 1, 2, 1, 2, 0, 1, 1));
   EXPECT_EQ(same->algorithm, "guided");
@@ -91,7 +93,7 @@ TEST(HandChecked, HeftWithCandidatesKeepsEachOperatorToItsAllowedDevices) {
   std::vector<uint8_t> narrowed(10 * 3, 1);
   for (int v = 1; v < 10; ++v) narrowed[v * 3 + 2] = 0;
   narrowed[9 * 3 + 1] = 0;
-  absl::StatusOr<PlacerResult> r = PlaceHeftWithCandidates(problem, narrowed, "guided", Budget{});
+  absl::StatusOr<PlacerResult> r = heft->Place(narrowed, "guided", Budget{});
   ASSERT_TRUE(r.ok()) << r.status();
   for (int v = 1; v < 10; ++v) EXPECT_NE(r->placement.device[v], 2) << "n" << v + 1;
   EXPECT_EQ(r->placement.device[9], 0);
@@ -99,11 +101,11 @@ TEST(HandChecked, HeftWithCandidatesKeepsEachOperatorToItsAllowedDevices) {
   // An operator with no device left uses every device, and the notes say so.
   std::vector<uint8_t> none = all;
   for (int d = 0; d < 3; ++d) none[4 * 3 + d] = 0;
-  absl::StatusOr<PlacerResult> fallback = PlaceHeftWithCandidates(problem, none, "guided", Budget{});
+  absl::StatusOr<PlacerResult> fallback = heft->Place(none, "guided", Budget{});
   ASSERT_TRUE(fallback.ok()) << fallback.status();
   EXPECT_THAT(fallback->notes, ::testing::Contains(::testing::HasSubstr("1 groups fell back")));
   // A span of the wrong size is refused, naming both sizes.
-  absl::StatusOr<PlacerResult> bad = PlaceHeftWithCandidates(problem, std::vector<uint8_t>(7, 1), "guided", Budget{});
+  absl::StatusOr<PlacerResult> bad = heft->Place(std::vector<uint8_t>(7, 1), "guided", Budget{});
   ASSERT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(bad.status().message()), ::testing::HasSubstr("7 operator-device candidates for 30 pairs"));
 }
