@@ -51,7 +51,7 @@ void DecodeSweep(const PolicyScores& s, const PolicyInput& in, std::vector<int32
   }
 }
 
-std::vector<uint8_t> GuidedCandidates(const PolicyScores& s, const Coarsening& groups, double threshold) {
+std::vector<uint8_t> GroupCandidates(const PolicyScores& s, double threshold) {
   // p[d] >= threshold * p[best]  <=>  logit[d] - logit[best] >= log(threshold): no softmax needed.
   const float cut = static_cast<float>(std::log(std::clamp(threshold, 1e-30, 1.0)));
   std::vector<uint8_t> group_rows(static_cast<size_t>(s.groups) * s.devices, 0);
@@ -60,13 +60,21 @@ std::vector<uint8_t> GuidedCandidates(const PolicyScores& s, const Coarsening& g
     const float top = *std::max_element(row, row + s.devices);
     for (int32_t d = 0; d < s.devices; ++d) group_rows[static_cast<size_t>(g) * s.devices + d] = row[d] - top >= cut;
   }
+  return group_rows;
+}
+
+std::vector<uint8_t> OperatorCandidates(const std::vector<uint8_t>& group_rows, const Coarsening& groups, int32_t devices) {
   const size_t ops = groups.group_of_op.size();
-  std::vector<uint8_t> out(ops * s.devices);
+  std::vector<uint8_t> out(ops * devices);
   for (size_t v = 0; v < ops; ++v) {
-    const uint8_t* from = &group_rows[static_cast<size_t>(groups.group_of_op[v]) * s.devices];
-    std::copy(from, from + s.devices, &out[v * s.devices]);
+    const uint8_t* from = &group_rows[static_cast<size_t>(groups.group_of_op[v]) * devices];
+    std::copy(from, from + devices, &out[v * devices]);
   }
   return out;
+}
+
+std::vector<uint8_t> GuidedCandidates(const PolicyScores& s, const Coarsening& groups, double threshold) {
+  return OperatorCandidates(GroupCandidates(s, threshold), groups, s.devices);
 }
 
 }  // namespace placement::learned

@@ -29,6 +29,10 @@ void DecodeSweep(const PolicyScores& scores, const PolicyInput& input, std::vect
 // its best softmax probability (threshold in (0, 1]; 1 keeps the best device and its ties).
 std::vector<uint8_t> GuidedCandidates(const PolicyScores& scores, const Coarsening& groups, double threshold);
 
+// The same per group (groups x devices), and the expansion of group rows to every operator of the group.
+std::vector<uint8_t> GroupCandidates(const PolicyScores& scores, double threshold);
+std::vector<uint8_t> OperatorCandidates(const std::vector<uint8_t>& group_rows, const Coarsening& groups, int32_t devices);
+
 // Index of the chosen device in one row of logits.
 int32_t Choose(const float* logits, int32_t devices, std::mt19937_64* rng);
 

@@ -38,6 +38,12 @@ std::shared_ptr<LearnedPolicy> LearnedPolicy::Create(const NetworkOptions& optio
 }
 
 absl::StatusOr<std::shared_ptr<const LearnedPolicy>> LearnedPolicy::Load(const std::string& path, const std::string& device) {
+  absl::StatusOr<std::shared_ptr<LearnedPolicy>> policy = LoadForTraining(path, device);
+  if (!policy.ok()) return policy.status();
+  return std::shared_ptr<const LearnedPolicy>(*std::move(policy));
+}
+
+absl::StatusOr<std::shared_ptr<LearnedPolicy>> LearnedPolicy::LoadForTraining(const std::string& path, const std::string& device) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     return absl::NotFoundError(absl::StrCat("policy weights '", path, "' not found"));
@@ -77,7 +83,7 @@ absl::StatusOr<std::shared_ptr<const LearnedPolicy>> LearnedPolicy::Load(const s
     impl->net->to(impl->device);
     impl->net->eval();
     impl->version = absl::StrFormat("%s+%08x", version.toStringRef(), HashFile(path));
-    return std::shared_ptr<const LearnedPolicy>(std::make_shared<LearnedPolicy>(std::move(impl)));
+    return std::make_shared<LearnedPolicy>(std::move(impl));
   } catch (const c10::Error& e) {
     return absl::DataLossError(absl::StrCat("policy weights '", path, "' cannot be read: ", e.what_without_backtrace()));
   } catch (const std::exception& e) {

@@ -2,13 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <optional>
 #include <random>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "policy/learned/curve_recorder.h"
 #include "policy/learned/decode.h"
+#include "policy/heuristics/heft.h"
 #include "policy/learned/network.h"
+#include "policy/placer.h"
 #include "simulator/objectives.h"
 
 namespace placement::learned {
@@ -19,6 +23,31 @@ std::vector<float> ToVector(const torch::Tensor& t) {
   return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
 }
 
+// HEFT among candidate devices on one instance (STEP_TIME), its units and ranks prepared at the first call. Holds
+// the problem HEFT points to, so it does not move.
+class GuidedScorer {
+ public:
+  explicit GuidedScorer(const Instance& x) : x_(x) { problem_.costs = x.costs.get(); }
+  GuidedScorer(const GuidedScorer&) = delete;
+  GuidedScorer& operator=(const GuidedScorer&) = delete;
+
+  // Step time / lower bound of HEFT's schedule among `group_rows` (groups x devices), as PlacementCost counts.
+  double Cost(const std::vector<uint8_t>& group_rows, double oom_penalty) {
+    if (!heft_.has_value()) heft_.emplace(heuristics::HeftWithCandidates::Prepare(problem_, Budget{}));
+    if (!heft_->ok()) return 10 + oom_penalty;
+    absl::StatusOr<PlacerResult> r =
+        (*heft_)->Place(OperatorCandidates(group_rows, x_.groups, x_.input.num_devices), "guided", Budget{});
+    if (!r.ok()) return 3 + oom_penalty;  // no schedule among these candidates fits in memory
+    const double ratio = x_.bound > 0 ? r->evaluation.value / x_.bound : 1;
+    return ratio + (r->evaluation.fits_memory ? 0 : oom_penalty);
+  }
+
+ private:
+  const Instance& x_;
+  PlacementProblem problem_;
+  std::optional<absl::StatusOr<heuristics::HeftWithCandidates>> heft_;
+};
+
 }  // namespace
 
 double PlacementCost(const Instance& x, const std::vector<int32_t>& group_device, double oom_penalty) {
@@ -28,11 +57,18 @@ double PlacementCost(const Instance& x, const std::vector<int32_t>& group_device
   return ratio + (e->fits_memory ? 0 : oom_penalty);
 }
 
-double GreedyRatio(const LearnedPolicy& policy, const std::vector<const Instance*>& instances, double oom_penalty) {
+double GreedyRatio(const LearnedPolicy& policy, const std::vector<const Instance*>& instances, double oom_penalty,
+                   double guide_threshold) {
   double sum = 0;
   for (const Instance* x : instances) {
     absl::StatusOr<PolicyScores> s = policy.Score(x->input);
-    sum += s.ok() ? PlacementCost(*x, DecodeSingleShot(*s, nullptr), oom_penalty) : 10 + oom_penalty;
+    if (!s.ok()) {
+      sum += 10 + oom_penalty;
+      continue;
+    }
+    double cost = PlacementCost(*x, DecodeSingleShot(*s, nullptr), oom_penalty);
+    if (guide_threshold > 0) cost = std::min(cost, GuidedScorer(*x).Cost(GroupCandidates(*s, guide_threshold), oom_penalty));
+    sum += cost;
   }
   return instances.empty() ? 0 : sum / instances.size();
 }
@@ -60,6 +96,9 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
     curve_options.label = "iter";
     curve_options.loss_name = "loss";
     curve_options.eval_every = options.eval_every;
+    if (options.guide_share > 0) curve_options.guide_threshold = options.guide_threshold;
+    std::vector<std::unique_ptr<GuidedScorer>> scorers(train.size());
+    const float log_threshold = static_cast<float>(std::log(std::clamp(options.guide_threshold, 1e-30, 1.0)));
     CurveRecorder recorder(policy, validation, curve_options, log);
     std::uniform_real_distribution<double> unit(0, 1);
     const int32_t K = options.samples_per_graph;
@@ -79,32 +118,64 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
       for (int32_t b = 0; b < options.graphs_per_batch; ++b) {
         const size_t index = rng() % train.size();
         const Instance& x = *train[index];
+        const int32_t G = x.input.num_groups, D = x.input.num_devices;
         torch::Tensor logits = impl.net->forward(tensors[index]);
-        if (unit(rng) < options.iterative_share) {
+        std::vector<double> costs(K);
+        torch::Tensor chosen;  // [K]: per-group mean log-probability of each sample
+        // (The draw is skipped without guide training, which keeps the random sequence of runs without it.)
+        const bool guide = options.guide_share > 0 && unit(rng) < options.guide_share;
+        if (!guide && unit(rng) < options.iterative_share) {
           // The current placement is a single-shot sample; its context adjusts the logits.
           PolicyScores scores;
-          scores.groups = x.input.num_groups;
-          scores.devices = x.input.num_devices;
+          scores.groups = G;
+          scores.devices = D;
           scores.logits = ToVector(logits);
           const std::vector<int32_t> current = DecodeSingleShot(scores, &rng);
           std::vector<float> context = ContextFeatures(x.input, current);
-          torch::Tensor c = torch::from_blob(context.data(), {scores.groups, scores.devices, kContextFeatures}).clone().to(impl.device);
+          torch::Tensor c = torch::from_blob(context.data(), {G, D, kContextFeatures}).clone().to(impl.device);
           logits = logits + (c * impl.net->context_weights()).sum(2);
         }
         torch::Tensor logp = torch::log_softmax(logits, 1);
-        PolicyScores sampled;
-        sampled.groups = x.input.num_groups;
-        sampled.devices = x.input.num_devices;
-        sampled.logits = ToVector(logits);
-        std::vector<int64_t> actions(static_cast<size_t>(K) * sampled.groups);
-        std::vector<double> costs(K);
+        if (guide) {
+          if (scorers[index] == nullptr) scorers[index] = std::make_unique<GuidedScorer>(x);
+          // z >= 0 exactly where GroupCandidates keeps the device; the best device's z is constant, so its
+          // Bernoulli term has no gradient and it is always kept, as in the guided decoding.
+          torch::Tensor z = logits - std::get<0>(logits.max(1, true)) - log_threshold;
+          const std::vector<float> zv = ToVector(z);
+          std::vector<float> masks(static_cast<size_t>(K) * G * D);
+          std::vector<uint8_t> rows(static_cast<size_t>(G) * D);
+          for (int32_t k = 0; k < K; ++k) {
+            for (int32_t g = 0; g < G; ++g) {
+              const float* zr = &zv[static_cast<size_t>(g) * D];
+              const int32_t best = static_cast<int32_t>(std::max_element(zr, zr + D) - zr);
+              for (int32_t d = 0; d < D; ++d) {
+                const bool keep = d == best || unit(rng) < 1 / (1 + std::exp(-static_cast<double>(zr[d])));
+                rows[static_cast<size_t>(g) * D + d] = keep;
+                masks[(static_cast<size_t>(k) * G + g) * D + d] = keep;
+              }
+            }
+            costs[k] = scorers[index]->Cost(rows, options.oom_penalty);
+          }
+          torch::Tensor m = torch::from_blob(masks.data(), {K, G, D}).clone().to(impl.device);
+          chosen = (m * torch::log_sigmoid(z) + (1 - m) * torch::log_sigmoid(-z)).sum({1, 2}) / G;
+        } else {
+          PolicyScores sampled;
+          sampled.groups = G;
+          sampled.devices = D;
+          sampled.logits = ToVector(logits);
+          std::vector<int64_t> actions(static_cast<size_t>(K) * G);
+          for (int32_t k = 0; k < K; ++k) {
+            std::vector<int32_t> choice = DecodeSingleShot(sampled, &rng);
+            std::copy(choice.begin(), choice.end(), actions.begin() + static_cast<size_t>(k) * G);
+            costs[k] = PlacementCost(x, choice, options.oom_penalty);
+          }
+          torch::Tensor a = torch::from_blob(actions.data(), {K, G}, torch::kInt64).clone().to(impl.device);
+          chosen = logp.gather(1, a.t()).sum(0) / G;
+        }
         double mean = 0;
-        for (int32_t k = 0; k < K; ++k) {
-          std::vector<int32_t> choice = DecodeSingleShot(sampled, &rng);
-          std::copy(choice.begin(), choice.end(), actions.begin() + static_cast<size_t>(k) * sampled.groups);
-          costs[k] = PlacementCost(x, choice, options.oom_penalty);
-          mean += costs[k] / K;
-          ratio_sum += costs[k];
+        for (double c : costs) {
+          mean += c / K;
+          ratio_sum += c;
           ++ratio_count;
         }
         double var = 0;
@@ -113,9 +184,7 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
         // whose placements differ by 1% and by 50% teach alike.
         std::vector<float> advantage(K);
         for (int32_t k = 0; k < K; ++k) advantage[k] = static_cast<float>((mean - costs[k]) / (std::sqrt(var) + 0.02));
-        torch::Tensor a = torch::from_blob(actions.data(), {K, sampled.groups}, torch::kInt64).clone().to(impl.device);
         torch::Tensor adv = torch::from_blob(advantage.data(), {K}).clone().to(impl.device);
-        torch::Tensor chosen = logp.gather(1, a.t()).sum(0) / sampled.groups;  // [K], per-group mean log-prob
         torch::Tensor entropy = -(torch::softmax(logits, 1) * logp).sum(1).mean();
         torch::Tensor loss = -(adv * chosen).mean() - beta * entropy;
         (loss / options.graphs_per_batch).backward();

@@ -36,6 +36,12 @@ struct TrainerOptions {
   double max_grad_norm = 1.0;
   double oom_penalty = 2.0;
   double iterative_share = 0.25;   // share of the batch's graphs that train iterative decoding
+  // Share of the batch's graphs that train the network as HEFT's guide (decode.h): for each group, every device
+  // but the best is left open with probability sigmoid(logit - best logit - log(guide_threshold)), so the most
+  // likely candidate set is exactly the guided decoding at that threshold; HEFT schedules among the sampled
+  // candidates and the simulated step time is the reward. 0 draws nothing (the shipped run's random sequence).
+  double guide_share = 0;
+  double guide_threshold = 0.1;
   int64_t eval_every = 25;         // iterations between validation (greedy single shot) and curve points
   std::string checkpoint;          // path; the best validation weights are saved here (empty: not saved)
   // Only validation ratios below this one are checkpointed (what an earlier phase already saved).
@@ -61,6 +67,8 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
 double PlacementCost(const Instance& x, const std::vector<int32_t>& group_device, double oom_penalty);
 
 // Mean greedy single-shot step time / lower bound over the instances (OOM answers count as ratio + penalty).
-double GreedyRatio(const LearnedPolicy& policy, const std::vector<const Instance*>& instances, double oom_penalty);
+// guide_threshold > 0: per instance the better of that and the guided decoding at the threshold.
+double GreedyRatio(const LearnedPolicy& policy, const std::vector<const Instance*>& instances, double oom_penalty,
+                   double guide_threshold = 0);
 
 }  // namespace placement::learned

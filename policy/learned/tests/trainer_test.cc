@@ -35,6 +35,39 @@ TEST(PolicyTrainer, ShortRunLowersTheCostOnAToyFamily) {
       << "before " << curve->front().greedy_ratio << " after " << curve->back().greedy_ratio;
 }
 
+// Guide training: the network learns which devices to leave open to HEFT. On the toy family above, a few seconds
+// of it must lower the validation ratio (per graph the better of greedy and the guided decoding at the
+// threshold), and the curve must report that ratio from its first point.
+TEST(PolicyTrainer, GuideTrainingLowersTheGuidedCostOnAToyFamily) {
+  DatasetOptions data;
+  data.families = {"layered"};
+  data.sizes = {20, 40};
+  data.seeds_per_size = 2;
+  data.training_graphs = false;
+  data.topologies = {"V100+T4"};
+  auto set = MakeDataset(data);
+  ASSERT_TRUE(set.ok()) << set.status();
+  std::vector<const Instance*> train;
+  for (const auto& x : *set) train.push_back(x.get());
+
+  auto policy = LearnedPolicy::Create(NetworkOptions{32, 2}, 3);
+  TrainerOptions options;
+  options.iterations = 40;
+  options.eval_every = 40;
+  options.graphs_per_batch = 2;
+  options.samples_per_graph = 6;
+  options.learning_rate = 1e-2;
+  options.guide_share = 1;
+  options.guide_threshold = 0.5;
+  const double before = GreedyRatio(*policy, train, options.oom_penalty, options.guide_threshold);
+  EXPECT_LE(before, GreedyRatio(*policy, train, options.oom_penalty)) << "the guided decoding only adds a choice";
+  auto curve = Train(*policy, train, train, options);
+  ASSERT_TRUE(curve.ok()) << curve.status();
+  ASSERT_GE(curve->size(), 2u);
+  EXPECT_DOUBLE_EQ(curve->front().greedy_ratio, before);
+  EXPECT_LT(curve->back().greedy_ratio, before) << "before " << before << " after " << curve->back().greedy_ratio;
+}
+
 TEST(PolicyTrainer, RefusesOneSampleAndNoData) {
   auto policy = LearnedPolicy::Create(NetworkOptions{16, 1}, 1);
   TrainerOptions options;

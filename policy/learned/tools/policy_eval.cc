@@ -150,7 +150,8 @@ void Timing(const LearnedPolicy& policy, const PlacerRegistry& with_policy) {
     for (auto* v : {&coarsen, &features, &network}) std::sort(v->begin(), v->end());
     std::sort(times.begin(), times.end());
     double placer_ms = 0;
-    Run(with_policy, "policy", **x, absl::Seconds(60), &placer_ms);
+    const absl::StatusOr<PlacerResult> placed = Run(with_policy, "policy", **x, absl::Seconds(60), &placer_ms);
+    if (!placed.ok()) std::cerr << "policy placer on " << (*x)->name << ": " << placed.status() << "\n";
     std::cout << absl::StrFormat("| layered, 8xV100 | %d | %d | %.1f | %.1f / %.1f / %.1f | %.1f |\n", (*x)->graph.num_ops(),
                                  groups, times[2], coarsen[2], features[2], network[2], placer_ms)
               << std::flush;

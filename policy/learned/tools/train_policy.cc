@@ -46,6 +46,13 @@ ABSL_FLAG(int64_t, hidden, 64, "hidden width of the network");
 ABSL_FLAG(int64_t, layers, 3, "message passing rounds");
 ABSL_FLAG(int64_t, teacher_moves, 1500, "local search moves per training instance for the demonstrations");
 ABSL_FLAG(double, imitation_learning_rate, 2e-3, "Adam's learning rate during imitation");
+ABSL_FLAG(std::string, init, "",
+          "start from these weights instead of fresh ones (imitation is then skipped; the seed still draws the "
+          "data and the samples)");
+ABSL_FLAG(double, guide_share, 0,
+          "share of the batch's graphs that train the network as HEFT's guide (trainer.h); with it, checkpoints "
+          "keep the best validation ratio of the better of greedy and the guided decoding");
+ABSL_FLAG(double, guide_threshold, 0.1, "the guided decoding's threshold that guide training aims at");
 ABSL_FLAG(std::string, held_out, "blocks,transformer_encoder,transformer_decoder",
           "families and corpus models kept out of training");
 ABSL_FLAG(std::string, corpus_dir, PLACEMENT_SOURCE_DIR "/tests/data/corpus", "ONNX corpus");
@@ -101,7 +108,18 @@ int main(int argc, char** argv) {
             << absl::StrJoin(data.corpus_models, ",") << "), validating on " << v.size() << "; held out "
             << absl::StrJoin(held, ",") << "\n";
 
-  std::shared_ptr<LearnedPolicy> policy = LearnedPolicy::Create(NetworkOptions{absl::GetFlag(FLAGS_hidden), absl::GetFlag(FLAGS_layers)}, seed);
+  std::shared_ptr<LearnedPolicy> policy;
+  if (absl::GetFlag(FLAGS_init).empty()) {
+    policy = LearnedPolicy::Create(NetworkOptions{absl::GetFlag(FLAGS_hidden), absl::GetFlag(FLAGS_layers)}, seed);
+  } else {
+    auto loaded = LearnedPolicy::LoadForTraining(absl::GetFlag(FLAGS_init));
+    if (!loaded.ok()) {
+      std::cerr << "--init: " << loaded.status() << "\n";
+      return 1;
+    }
+    policy = *std::move(loaded);
+    std::cerr << "starting from " << absl::GetFlag(FLAGS_init) << " (" << policy->version() << ")\n";
+  }
   struct Phase {
     std::string name;
     int64_t first_iteration;
@@ -110,7 +128,7 @@ int main(int argc, char** argv) {
   std::vector<Phase> phases;
   double best = std::numeric_limits<double>::infinity();
   int64_t done = 0;
-  if (absl::GetFlag(FLAGS_imitation_iterations) > 0) {
+  if (absl::GetFlag(FLAGS_imitation_iterations) > 0 && absl::GetFlag(FLAGS_init).empty()) {
     TeacherOptions teacher;
     teacher.seed = seed;
     teacher.max_moves = absl::GetFlag(FLAGS_teacher_moves);
@@ -144,6 +162,8 @@ int main(int argc, char** argv) {
   options.version = absl::GetFlag(FLAGS_version);
   options.entropy_bonus = absl::GetFlag(FLAGS_entropy_bonus);
   options.learning_rate = absl::GetFlag(FLAGS_learning_rate);
+  options.guide_share = absl::GetFlag(FLAGS_guide_share);
+  options.guide_threshold = absl::GetFlag(FLAGS_guide_threshold);
   if (options.stop_after >= 0) {
     auto curve = Train(*policy, t, v, options, &std::cerr);
     if (!curve.ok()) {
