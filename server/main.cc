@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
                                const std::string& preference) -> absl::StatusOr<placement::server::PolicyRuntime> {
     absl::StatusOr<placement::learned::TorchRuntime> runtime = placement::learned::SelectTorchDevice(preference);
     if (!runtime.ok()) return runtime.status();
-    if (policy == nullptr) return placement::server::PolicyRuntime{runtime->device, runtime->torch_version};
+    if (policy == nullptr) return placement::server::PolicyRuntime{runtime->device, runtime->torch_version, "", nullptr};
     return placement::server::PolicyRuntime{policy->device(), runtime->torch_version, policy->version(), reg};
   };
   const std::string listen = options->listen_address;

@@ -73,6 +73,21 @@ std::vector<uint8_t> OperatorCandidates(const std::vector<uint8_t>& group_rows, 
   return out;
 }
 
+std::vector<uint8_t> SampleGroupCandidates(const PolicyScores& s, double threshold, std::mt19937_64& rng) {
+  const double log_threshold = std::log(std::clamp(threshold, 1e-30, 1.0));
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::vector<uint8_t> rows(static_cast<size_t>(s.groups) * s.devices, 0);
+  for (int32_t g = 0; g < s.groups; ++g) {
+    const float* row = &s.logits[static_cast<size_t>(g) * s.devices];
+    const int32_t best = static_cast<int32_t>(std::max_element(row, row + s.devices) - row);
+    for (int32_t d = 0; d < s.devices; ++d) {
+      const double z = static_cast<double>(row[d]) - row[best] - log_threshold;
+      rows[static_cast<size_t>(g) * s.devices + d] = d == best || unit(rng) < 1 / (1 + std::exp(-z));
+    }
+  }
+  return rows;
+}
+
 std::vector<uint8_t> GuidedCandidates(const PolicyScores& s, const Coarsening& groups, double threshold) {
   return OperatorCandidates(GroupCandidates(s, threshold), groups, s.devices);
 }

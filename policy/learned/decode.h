@@ -33,6 +33,11 @@ std::vector<uint8_t> GuidedCandidates(const PolicyScores& scores, const Coarseni
 std::vector<uint8_t> GroupCandidates(const PolicyScores& scores, double threshold);
 std::vector<uint8_t> OperatorCandidates(const std::vector<uint8_t>& group_rows, const Coarsening& groups, int32_t devices);
 
+// A sample of the guided decoding's candidates (groups x devices): each group keeps its best device and each
+// other one with probability sigmoid(logit - best logit - log(threshold)), so the most likely sample is
+// GroupCandidates at that threshold. Devices a group may not go to (masked logits) are never drawn.
+std::vector<uint8_t> SampleGroupCandidates(const PolicyScores& scores, double threshold, std::mt19937_64& rng);
+
 // Index of the chosen device in one row of logits.
 int32_t Choose(const float* logits, int32_t devices, std::mt19937_64* rng);
 

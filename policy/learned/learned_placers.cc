@@ -82,19 +82,21 @@ class PolicyPlacer : public Placer {
     }
     // Guided decodings give per-operator placements (the schedule may split a group's operators), so the
     // iterative sweeps below still start from the best group-level answer.
-    int guided = 0;
-    if (!options_.guided_thresholds.empty() && !budget.Expired()) {
-      // Units and upward ranks once; each threshold is one schedule.
+    int guided = 0, guided_drawn = 0;
+    if ((!options_.guided_thresholds.empty() || options_.guided_samples > 0) && !budget.Expired()) {
+      // Units and upward ranks once; each candidate set is one schedule.
       absl::StatusOr<heuristics::HeftWithCandidates> heft = heuristics::HeftWithCandidates::Prepare(problem, budget);
       if (!heft.ok() && !budget.Expired()) return heft.status();
-      for (double threshold : options_.guided_thresholds) {
-        if (!heft.ok() || budget.Expired()) break;
-        const std::vector<uint8_t> candidates = GuidedCandidates(answer->scores, answer->groups, threshold);
+      const int32_t devices = problem.costs->topology().num_devices();
+      // One guided decoding; false ends the placer with the error in *failure.
+      auto try_guided = [&](const std::vector<uint8_t>& group_rows, const std::string& label, absl::Status* failure) {
+        const std::vector<uint8_t> candidates = OperatorCandidates(group_rows, answer->groups, devices);
         absl::StatusOr<PlacerResult> r = heft->Place(candidates, algorithm, budget);
         if (!r.ok()) {
           // Out of memory on the devices allowed, or out of time: the other answers stand.
-          if (r.status().code() == absl::StatusCode::kFailedPrecondition || budget.Expired()) continue;
-          return r.status();
+          if (r.status().code() == absl::StatusCode::kFailedPrecondition || budget.Expired()) return true;
+          *failure = r.status();
+          return false;
         }
         ++guided;
         if (Better(*r, *best)) {
@@ -102,12 +104,29 @@ class PolicyPlacer : public Placer {
           // How far the network narrowed the choice: HEFT alone would have every device for every operator.
           const double per_op = static_cast<double>(std::count(candidates.begin(), candidates.end(), 1)) /
                                 std::max<int32_t>(1, problem.graph().num_ops());
-          winner = absl::StrFormat("guided %g (%.1f of %d devices per operator)", threshold, per_op,
-                                   problem.costs->topology().num_devices());
+          winner = absl::StrFormat("%s (%.1f of %d devices per operator)", label, per_op, devices);
+        }
+        return true;
+      };
+      absl::Status failure;
+      for (double threshold : options_.guided_thresholds) {
+        if (!heft.ok() || budget.Expired()) break;
+        if (!try_guided(GroupCandidates(answer->scores, threshold), absl::StrFormat("guided %g", threshold), &failure)) {
+          return failure;
+        }
+      }
+      const int guided_samples =
+          problem.graph().num_ops() <= options_.many_ops ? options_.guided_samples : options_.guided_samples / 4;
+      for (; guided_drawn < guided_samples && heft.ok() && !budget.Expired(); ++guided_drawn) {
+        const std::vector<uint8_t> rows = SampleGroupCandidates(answer->scores, options_.guided_sample_threshold, rng);
+        if (!try_guided(rows, absl::StrFormat("guided sample %d at %g", guided_drawn + 1, options_.guided_sample_threshold),
+                        &failure)) {
+          return failure;
         }
       }
     }
-    notes.push_back(absl::StrCat("best of greedy, ", drawn, " samples and ", guided, " guided decodings: ", winner));
+    notes.push_back(absl::StrCat("best of greedy, ", drawn, " samples and ", guided, " guided decodings (",
+                                 guided_drawn, " of them sampled): ", winner));
 
     if (mode_ == Mode::kIterative) {
       std::vector<int32_t> current = best_groups;

@@ -28,6 +28,10 @@ struct LearnedPlacerOptions {
   // Guided decodings, one per threshold: each group may use the devices whose probability is at least this
   // share of its best one's (decode.h). Empty: none.
   std::vector<double> guided_thresholds = {0.5, 0.1, 0.01, 0.001};
+  // Sampled guided decodings (decode.h SampleGroupCandidates at guided_sample_threshold), each one HEFT
+  // schedule, a quarter of them past many_ops. 0: none.
+  int guided_samples = 8;
+  double guided_sample_threshold = 0.01;
 };
 
 void RegisterLearnedPlacers(PlacerRegistry& registry, std::shared_ptr<const LearnedPolicy> policy,

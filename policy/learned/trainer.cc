@@ -23,6 +23,14 @@ std::vector<float> ToVector(const torch::Tensor& t) {
   return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
 }
 
+PolicyScores ScoresOf(const torch::Tensor& logits, int32_t groups, int32_t devices) {
+  PolicyScores scores;
+  scores.groups = groups;
+  scores.devices = devices;
+  scores.logits = ToVector(logits);
+  return scores;
+}
+
 // HEFT among candidate devices on one instance (STEP_TIME), its units and ranks prepared at the first call. Holds
 // the problem HEFT points to, so it does not move.
 class GuidedScorer {
@@ -126,43 +134,28 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
         const bool guide = options.guide_share > 0 && unit(rng) < options.guide_share;
         if (!guide && unit(rng) < options.iterative_share) {
           // The current placement is a single-shot sample; its context adjusts the logits.
-          PolicyScores scores;
-          scores.groups = G;
-          scores.devices = D;
-          scores.logits = ToVector(logits);
-          const std::vector<int32_t> current = DecodeSingleShot(scores, &rng);
+          const std::vector<int32_t> current = DecodeSingleShot(ScoresOf(logits, G, D), &rng);
           std::vector<float> context = ContextFeatures(x.input, current);
           torch::Tensor c = torch::from_blob(context.data(), {G, D, kContextFeatures}).clone().to(impl.device);
           logits = logits + (c * impl.net->context_weights()).sum(2);
         }
         torch::Tensor logp = torch::log_softmax(logits, 1);
+        const PolicyScores sampled = ScoresOf(logits, G, D);
         if (guide) {
           if (scorers[index] == nullptr) scorers[index] = std::make_unique<GuidedScorer>(x);
           // z >= 0 exactly where GroupCandidates keeps the device; the best device's z is constant, so its
           // Bernoulli term has no gradient and it is always kept, as in the guided decoding.
           torch::Tensor z = logits - std::get<0>(logits.max(1, true)) - log_threshold;
-          const std::vector<float> zv = ToVector(z);
-          std::vector<float> masks(static_cast<size_t>(K) * G * D);
-          std::vector<uint8_t> rows(static_cast<size_t>(G) * D);
+          std::vector<float> masks;
+          masks.reserve(static_cast<size_t>(K) * G * D);
           for (int32_t k = 0; k < K; ++k) {
-            for (int32_t g = 0; g < G; ++g) {
-              const float* zr = &zv[static_cast<size_t>(g) * D];
-              const int32_t best = static_cast<int32_t>(std::max_element(zr, zr + D) - zr);
-              for (int32_t d = 0; d < D; ++d) {
-                const bool keep = d == best || unit(rng) < 1 / (1 + std::exp(-static_cast<double>(zr[d])));
-                rows[static_cast<size_t>(g) * D + d] = keep;
-                masks[(static_cast<size_t>(k) * G + g) * D + d] = keep;
-              }
-            }
+            const std::vector<uint8_t> rows = SampleGroupCandidates(sampled, options.guide_threshold, rng);
+            masks.insert(masks.end(), rows.begin(), rows.end());
             costs[k] = scorers[index]->Cost(rows, options.oom_penalty);
           }
           torch::Tensor m = torch::from_blob(masks.data(), {K, G, D}).clone().to(impl.device);
           chosen = (m * torch::log_sigmoid(z) + (1 - m) * torch::log_sigmoid(-z)).sum({1, 2}) / G;
         } else {
-          PolicyScores sampled;
-          sampled.groups = G;
-          sampled.devices = D;
-          sampled.logits = ToVector(logits);
           std::vector<int64_t> actions(static_cast<size_t>(K) * G);
           for (int32_t k = 0; k < K; ++k) {
             std::vector<int32_t> choice = DecodeSingleShot(sampled, &rng);

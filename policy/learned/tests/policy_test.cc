@@ -91,6 +91,38 @@ TEST(LearnedPolicy, GuidedCandidatesKeepTheDevicesNearTheBestForEveryOperatorOfA
   }
 }
 
+// Sampled candidates: the best device always, a masked one never, and every other one about as often as
+// sigmoid(logit - best - log threshold) says; at a threshold of 0.1 the sample's most likely row is the
+// deterministic guided row.
+TEST(LearnedPolicy, SampledGuidedCandidatesKeepTheBestAndDrawTheOthersByTheirScore) {
+  PolicyScores s;
+  s.groups = 2;
+  s.devices = 4;
+  const float masked = -1e9f;
+  s.logits = {0, -1, -3, masked,   -2, 0, 0, -9};
+  const double threshold = 0.1;
+  std::mt19937_64 rng(5);
+  const int n = 4000;
+  std::vector<int> kept(8, 0);
+  for (int i = 0; i < n; ++i) {
+    const std::vector<uint8_t> rows = SampleGroupCandidates(s, threshold, rng);
+    ASSERT_EQ(rows.size(), 8u);
+    for (int j = 0; j < 8; ++j) kept[j] += rows[j];
+  }
+  auto expected = [&](float logit, float best) { return 1 / (1 + std::exp(-(logit - best - std::log(threshold)))); };
+  EXPECT_EQ(kept[0], n);  // group 0's best
+  EXPECT_EQ(kept[3], 0);  // masked
+  EXPECT_NEAR(kept[1] / double(n), expected(-1, 0), 0.03);
+  EXPECT_NEAR(kept[2] / double(n), expected(-3, 0), 0.03);
+  EXPECT_NEAR(kept[4] / double(n), expected(-2, 0), 0.03);
+  EXPECT_EQ(kept[5], n);  // the first of two tied best devices is kept always, the other nearly always
+  EXPECT_NEAR(kept[6] / double(n), expected(0, 0), 0.03);
+  EXPECT_LT(kept[7], n / 100);
+  const std::vector<uint8_t> mode = GroupCandidates(s, threshold);
+  EXPECT_EQ(std::vector<int>(mode.begin(), mode.end()), (std::vector<int>{1, 1, 0, 0, 1, 1, 1, 0}));
+  for (int j = 0; j < 8; ++j) EXPECT_EQ(kept[j] > n / 2, mode[j] == 1) << j;
+}
+
 TEST(LearnedPolicy, NeverChoosesADeviceThePinForbids) {
   Fixture f(Diamond("gpu1"), "2xV100");
   const Coarsening c = *Coarsen(*f.costs);

@@ -35,6 +35,7 @@ ABSL_FLAG(std::string, corpus_dir, PLACEMENT_SOURCE_DIR "/tests/data/corpus", "O
 ABSL_FLAG(bool, timing_only, false, "only the inference-cost table");
 ABSL_FLAG(bool, large, true, "also the graphs ten times larger than any in training");
 ABSL_FLAG(bool, timing, true, "also the inference-cost table");
+ABSL_FLAG(int32_t, guided_samples, 8, "sampled guided decodings of the policy placer (0: none)");
 ABSL_FLAG(std::vector<std::string>, guided, std::vector<std::string>({"0.5", "0.1", "0.01", "0.001"}),
           "thresholds of the policy placer's guided decodings (learned_placers.h); 'none' for none");
 
@@ -59,12 +60,13 @@ absl::StatusOr<PlacerResult> Run(const PlacerRegistry& registry, const std::stri
   return r;
 }
 
-// Which of the policy placer's decodings won ("greedy", "sample 3", "guided 0.1"), from its notes.
+// Which of the policy placer's decodings won ("greedy", "sample 3", "guided 0.1", "guided sample 2 at 0.01"),
+// from its notes.
 std::string Winner(const absl::StatusOr<PlacerResult>& r) {
   if (!r.ok()) return "-";
   for (const std::string& note : r->notes) {
-    const size_t at = note.find(" guided decodings: ");
-    if (at != std::string::npos) return note.substr(at + 19);
+    const size_t at = note.find(" sampled): ");
+    if (at != std::string::npos) return note.substr(at + 11);
   }
   return "-";
 }
@@ -171,6 +173,7 @@ int main(int argc, char** argv) {
   std::cout << "policy " << (*policy)->version() << " on " << (*policy)->device() << "\n\n";
   LearnedPlacerOptions options;
   options.guided_thresholds.clear();
+  options.guided_samples = absl::GetFlag(FLAGS_guided_samples);
   for (const std::string& t : absl::GetFlag(FLAGS_guided)) {
     double v = 0;
     if (t == "none") continue;
@@ -183,6 +186,7 @@ int main(int argc, char** argv) {
   auto registry = MakeRegistryWithPolicy(*policy, options);
   LearnedPlacerOptions alone_options = options;
   alone_options.guided_thresholds.clear();
+  alone_options.guided_samples = 0;
   auto network_only = MakeRegistryWithPolicy(*policy, alone_options);
   if (!absl::GetFlag(FLAGS_timing_only)) {
     DatasetOptions held;
