@@ -29,8 +29,9 @@ struct LearnedPlacerOptions {
   // share of its best one's (decode.h). Empty: none.
   std::vector<double> guided_thresholds = {0.5, 0.1, 0.01, 0.001};
   // Sampled guided decodings (decode.h SampleGroupCandidates at guided_sample_threshold), each one HEFT
-  // schedule, a quarter of them past many_ops. 0: none.
-  int guided_samples = 8;
+  // schedule, a quarter of them past many_ops. Off by default: 8 of them changed 2 of 12 evaluation answers by
+  // 0.5% and doubled the placer's time (docs/BENCHMARKS.md).
+  int guided_samples = 0;
   double guided_sample_threshold = 0.01;
 };
 

@@ -58,8 +58,9 @@ TEST(LearnedPlacers, GuidedDecodingsOnlyEverImproveTheSingleShotAnswer) {
   auto policy = LearnedPolicy::Create(NetworkOptions{}, 3);
   LearnedPlacerOptions alone;
   alone.guided_thresholds.clear();
-  alone.guided_samples = 0;
-  auto with = MakeRegistryWithPolicy(policy);
+  LearnedPlacerOptions sampled;
+  sampled.guided_samples = 8;
+  auto with = MakeRegistryWithPolicy(policy, sampled);
   auto without = MakeRegistryWithPolicy(policy, alone);
   Fixture f = Layered(600);
   PlacementProblem problem;

@@ -35,7 +35,7 @@ ABSL_FLAG(std::string, corpus_dir, PLACEMENT_SOURCE_DIR "/tests/data/corpus", "O
 ABSL_FLAG(bool, timing_only, false, "only the inference-cost table");
 ABSL_FLAG(bool, large, true, "also the graphs ten times larger than any in training");
 ABSL_FLAG(bool, timing, true, "also the inference-cost table");
-ABSL_FLAG(int32_t, guided_samples, 8, "sampled guided decodings of the policy placer (0: none)");
+ABSL_FLAG(int32_t, guided_samples, 0, "sampled guided decodings of the policy placer (0: none, the default)");
 ABSL_FLAG(std::vector<std::string>, guided, std::vector<std::string>({"0.5", "0.1", "0.01", "0.001"}),
           "thresholds of the policy placer's guided decodings (learned_placers.h); 'none' for none");
 
