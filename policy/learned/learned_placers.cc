@@ -82,14 +82,15 @@ class PolicyPlacer : public Placer {
     }
     // Guided decodings give per-operator placements (the schedule may split a group's operators), so the
     // iterative sweeps below still start from the best group-level answer.
-    int guided = 0, guided_drawn = 0;
+    int guided = 0, guided_sampled = 0;  // decodings that gave an answer
     if ((!options_.guided_thresholds.empty() || options_.guided_samples > 0) && !budget.Expired()) {
       // Units and upward ranks once; each candidate set is one schedule.
       absl::StatusOr<heuristics::HeftWithCandidates> heft = heuristics::HeftWithCandidates::Prepare(problem, budget);
       if (!heft.ok() && !budget.Expired()) return heft.status();
       const int32_t devices = problem.costs->topology().num_devices();
       // One guided decoding; false ends the placer with the error in *failure.
-      auto try_guided = [&](const std::vector<uint8_t>& group_rows, const std::string& label, absl::Status* failure) {
+      auto try_guided = [&](const std::vector<uint8_t>& group_rows, const std::string& label, int* count,
+                            absl::Status* failure) {
         const std::vector<uint8_t> candidates = OperatorCandidates(group_rows, answer->groups, devices);
         absl::StatusOr<PlacerResult> r = heft->Place(candidates, algorithm, budget);
         if (!r.ok()) {
@@ -98,7 +99,7 @@ class PolicyPlacer : public Placer {
           *failure = r.status();
           return false;
         }
-        ++guided;
+        ++*count;
         if (Better(*r, *best)) {
           best = std::move(r);
           // How far the network narrowed the choice: HEFT alone would have every device for every operator.
@@ -111,22 +112,23 @@ class PolicyPlacer : public Placer {
       absl::Status failure;
       for (double threshold : options_.guided_thresholds) {
         if (!heft.ok() || budget.Expired()) break;
-        if (!try_guided(GroupCandidates(answer->scores, threshold), absl::StrFormat("guided %g", threshold), &failure)) {
+        if (!try_guided(GroupCandidates(answer->scores, threshold), absl::StrFormat("guided %g", threshold), &guided, &failure)) {
           return failure;
         }
       }
       const int guided_samples =
           problem.graph().num_ops() <= options_.many_ops ? options_.guided_samples : options_.guided_samples / 4;
-      for (; guided_drawn < guided_samples && heft.ok() && !budget.Expired(); ++guided_drawn) {
+      for (int k = 0; k < guided_samples && heft.ok() && !budget.Expired(); ++k) {
         const std::vector<uint8_t> rows = SampleGroupCandidates(answer->scores, options_.guided_sample_threshold, rng);
-        if (!try_guided(rows, absl::StrFormat("guided sample %d at %g", guided_drawn + 1, options_.guided_sample_threshold),
-                        &failure)) {
+        if (!try_guided(rows, absl::StrFormat("guided sample %d at %g", k + 1, options_.guided_sample_threshold),
+                        &guided_sampled, &failure)) {
           return failure;
         }
       }
     }
-    notes.push_back(absl::StrCat("best of greedy, ", drawn, " samples and ", guided, " guided decodings (",
-                                 guided_drawn, " of them sampled): ", winner));
+    notes.push_back(absl::StrCat("best of greedy, ", drawn, " samples and ", guided, " guided decodings",
+                                 guided_sampled > 0 ? absl::StrCat(" (and ", guided_sampled, " sampled)") : "", ": ",
+                                 winner));
 
     if (mode_ == Mode::kIterative) {
       std::vector<int32_t> current = best_groups;

@@ -15,6 +15,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/marshalling.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -65,8 +66,9 @@ absl::StatusOr<PlacerResult> Run(const PlacerRegistry& registry, const std::stri
 std::string Winner(const absl::StatusOr<PlacerResult>& r) {
   if (!r.ok()) return "-";
   for (const std::string& note : r->notes) {
-    const size_t at = note.find(" sampled): ");
-    if (at != std::string::npos) return note.substr(at + 11);
+    if (!absl::StartsWith(note, "best of greedy, ")) continue;
+    const size_t at = note.find(": ");
+    if (at != std::string::npos) return note.substr(at + 2);
   }
   return "-";
 }

@@ -53,6 +53,9 @@ ABSL_FLAG(double, guide_share, 0,
           "share of the batch's graphs that train the network as HEFT's guide (trainer.h); with it, checkpoints "
           "keep the best validation ratio of the better of greedy and the guided decoding");
 ABSL_FLAG(double, guide_threshold, 0.1, "the guided decoding's threshold that guide training aims at");
+ABSL_FLAG(std::string, validation_families, "",
+          "synthetic families kept out of training and used only to choose the checkpoint (empty: the training "
+          "families at another seed, the shipped run's validation)");
 ABSL_FLAG(std::string, held_out, "blocks,transformer_encoder,transformer_decoder",
           "families and corpus models kept out of training");
 ABSL_FLAG(std::string, corpus_dir, PLACEMENT_SOURCE_DIR "/tests/data/corpus", "ONNX corpus");
@@ -81,7 +84,16 @@ int main(int argc, char** argv) {
 
   DatasetOptions data;
   data.seed = seed;
-  data.families = Without(GraphFamilies(), held);
+  const std::vector<std::string> validation_families =
+      absl::StrSplit(absl::GetFlag(FLAGS_validation_families), ',', absl::SkipEmpty());
+  for (const std::string& f : validation_families) {
+    if (std::find(GraphFamilies().begin(), GraphFamilies().end(), f) == GraphFamilies().end() ||
+        std::find(held.begin(), held.end(), f) != held.end()) {
+      std::cerr << "--validation_families: '" << f << "' is not a synthetic family outside --held_out\n";
+      return 2;
+    }
+  }
+  data.families = Without(Without(GraphFamilies(), held), validation_families);
   data.corpus_dir = absl::GetFlag(FLAGS_corpus_dir);
   data.corpus_models = Without(absl::StrSplit(absl::GetFlag(FLAGS_corpus_models), ',', absl::SkipEmpty()), held);
   data.topologies_per_graph = 2;
@@ -95,6 +107,12 @@ int main(int argc, char** argv) {
   val.sizes = {60, 200};
   val.seeds_per_size = 1;
   val.corpus_models.clear();
+  if (!validation_families.empty()) {
+    // Fewer graphs than the training families would give: more sizes and seeds of the unseen ones.
+    val.families = validation_families;
+    val.sizes = {60, 120, 200};
+    val.seeds_per_size = 2;
+  }
   val.topologies_per_graph = 1;
   auto validation = MakeDataset(val);
   if (!validation.ok()) {
@@ -105,7 +123,8 @@ int main(int argc, char** argv) {
   for (const auto& x : *train) t.push_back(x.get());
   for (const auto& x : *validation) v.push_back(x.get());
   std::cerr << "training on " << t.size() << " instances (families " << absl::StrJoin(data.families, ",") << "; corpus "
-            << absl::StrJoin(data.corpus_models, ",") << "), validating on " << v.size() << "; held out "
+            << absl::StrJoin(data.corpus_models, ",") << "), validating on " << v.size() << " (families "
+            << absl::StrJoin(val.families, ",") << "); held out "
             << absl::StrJoin(held, ",") << "\n";
 
   std::shared_ptr<LearnedPolicy> policy;
