@@ -88,16 +88,14 @@ class PolicyPlacer : public Placer {
       absl::StatusOr<heuristics::HeftWithCandidates> heft = heuristics::HeftWithCandidates::Prepare(problem, budget);
       if (!heft.ok() && !budget.Expired()) return heft.status();
       const int32_t devices = problem.costs->topology().num_devices();
-      // One guided decoding; false ends the placer with the error in *failure.
-      auto try_guided = [&](const std::vector<uint8_t>& group_rows, const std::string& label, int* count,
-                            absl::Status* failure) {
+      // One guided decoding, counted in *count when it gives an answer; an error ends the placer.
+      auto try_guided = [&](const std::vector<uint8_t>& group_rows, const std::string& label, int* count) {
         const std::vector<uint8_t> candidates = OperatorCandidates(group_rows, answer->groups, devices);
         absl::StatusOr<PlacerResult> r = heft->Place(candidates, algorithm, budget);
         if (!r.ok()) {
           // Out of memory on the devices allowed, or out of time: the other answers stand.
-          if (r.status().code() == absl::StatusCode::kFailedPrecondition || budget.Expired()) return true;
-          *failure = r.status();
-          return false;
+          if (r.status().code() == absl::StatusCode::kFailedPrecondition || budget.Expired()) return absl::OkStatus();
+          return r.status();
         }
         ++*count;
         if (Better(*r, *best)) {
@@ -107,23 +105,20 @@ class PolicyPlacer : public Placer {
                                 std::max<int32_t>(1, problem.graph().num_ops());
           winner = absl::StrFormat("%s (%.1f of %d devices per operator)", label, per_op, devices);
         }
-        return true;
+        return absl::OkStatus();
       };
-      absl::Status failure;
       for (double threshold : options_.guided_thresholds) {
         if (!heft.ok() || budget.Expired()) break;
-        if (!try_guided(GroupCandidates(answer->scores, threshold), absl::StrFormat("guided %g", threshold), &guided, &failure)) {
-          return failure;
-        }
+        absl::Status st = try_guided(GroupCandidates(answer->scores, threshold), absl::StrFormat("guided %g", threshold), &guided);
+        if (!st.ok()) return st;
       }
       const int guided_samples =
           problem.graph().num_ops() <= options_.many_ops ? options_.guided_samples : options_.guided_samples / 4;
       for (int k = 0; k < guided_samples && heft.ok() && !budget.Expired(); ++k) {
         const std::vector<uint8_t> rows = SampleGroupCandidates(answer->scores, options_.guided_sample_threshold, rng);
-        if (!try_guided(rows, absl::StrFormat("guided sample %d at %g", k + 1, options_.guided_sample_threshold),
-                        &guided_sampled, &failure)) {
-          return failure;
-        }
+        absl::Status st = try_guided(
+            rows, absl::StrFormat("guided sample %d at %g", k + 1, options_.guided_sample_threshold), &guided_sampled);
+        if (!st.ok()) return st;
       }
     }
     notes.push_back(absl::StrCat("best of greedy, ", drawn, " samples and ", guided, " guided decodings",

@@ -8,9 +8,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "policy/heuristics/heft.h"
 #include "policy/learned/curve_recorder.h"
 #include "policy/learned/decode.h"
-#include "policy/heuristics/heft.h"
 #include "policy/learned/network.h"
 #include "policy/placer.h"
 #include "simulator/objectives.h"

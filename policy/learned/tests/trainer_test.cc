@@ -2,14 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <vector>
+
 #include "policy/learned/dataset.h"
 
 namespace placement::learned {
 namespace {
 
 // A toy family: small layered graphs on one fast and one slow device, where a random placement is poor and
-// the answer is easy to learn. A few seconds of training must lower the greedy cost.
-TEST(PolicyTrainer, ShortRunLowersTheCostOnAToyFamily) {
+// the answer is easy to learn.
+std::vector<std::unique_ptr<Instance>> ToyFamily() {
   DatasetOptions data;
   data.families = {"layered"};
   data.sizes = {20, 40};
@@ -17,18 +20,30 @@ TEST(PolicyTrainer, ShortRunLowersTheCostOnAToyFamily) {
   data.training_graphs = false;
   data.topologies = {"V100+T4"};
   auto set = MakeDataset(data);
-  ASSERT_TRUE(set.ok()) << set.status();
-  std::vector<const Instance*> train;
-  for (const auto& x : *set) train.push_back(x.get());
+  EXPECT_TRUE(set.ok()) << set.status();
+  return set.ok() ? *std::move(set) : std::vector<std::unique_ptr<Instance>>{};
+}
 
-  auto policy = LearnedPolicy::Create(NetworkOptions{32, 2}, 3);
+// A run of a few seconds on it.
+TrainerOptions ShortRun() {
   TrainerOptions options;
   options.iterations = 40;
   options.eval_every = 40;
   options.graphs_per_batch = 2;
   options.samples_per_graph = 6;
   options.learning_rate = 1e-2;
-  auto curve = Train(*policy, train, train, options);
+  return options;
+}
+
+// A few seconds of training must lower the greedy cost.
+TEST(PolicyTrainer, ShortRunLowersTheCostOnAToyFamily) {
+  const auto set = ToyFamily();
+  ASSERT_FALSE(set.empty());
+  std::vector<const Instance*> train;
+  for (const auto& x : set) train.push_back(x.get());
+
+  auto policy = LearnedPolicy::Create(NetworkOptions{32, 2}, 3);
+  auto curve = Train(*policy, train, train, ShortRun());
   ASSERT_TRUE(curve.ok()) << curve.status();
   ASSERT_GE(curve->size(), 2u);
   EXPECT_LT(curve->back().greedy_ratio, curve->front().greedy_ratio)
@@ -39,24 +54,13 @@ TEST(PolicyTrainer, ShortRunLowersTheCostOnAToyFamily) {
 // of it must lower the validation ratio (per graph the better of greedy and the guided decoding at the
 // threshold), and the curve must report that ratio from its first point.
 TEST(PolicyTrainer, GuideTrainingLowersTheGuidedCostOnAToyFamily) {
-  DatasetOptions data;
-  data.families = {"layered"};
-  data.sizes = {20, 40};
-  data.seeds_per_size = 2;
-  data.training_graphs = false;
-  data.topologies = {"V100+T4"};
-  auto set = MakeDataset(data);
-  ASSERT_TRUE(set.ok()) << set.status();
+  const auto set = ToyFamily();
+  ASSERT_FALSE(set.empty());
   std::vector<const Instance*> train;
-  for (const auto& x : *set) train.push_back(x.get());
+  for (const auto& x : set) train.push_back(x.get());
 
   auto policy = LearnedPolicy::Create(NetworkOptions{32, 2}, 3);
-  TrainerOptions options;
-  options.iterations = 40;
-  options.eval_every = 40;
-  options.graphs_per_batch = 2;
-  options.samples_per_graph = 6;
-  options.learning_rate = 1e-2;
+  TrainerOptions options = ShortRun();
   options.guide_share = 1;
   options.guide_threshold = 0.5;
   const double before = GreedyRatio(*policy, train, options.oom_penalty, options.guide_threshold);
