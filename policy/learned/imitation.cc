@@ -171,7 +171,7 @@ absl::StatusOr<std::vector<CurvePoint>> Imitate(LearnedPolicy& policy, const std
         torch::Tensor loss = torch::nll_loss(logp, targets[index]);
         (loss / options.graphs_per_batch).backward();
         batch_loss += loss.item<double>();
-        batch_entropy += (-(torch::softmax(logits, 1) * logp).sum(1).mean()).item<double>();
+        batch_entropy += MeanEntropy(logits, logp).item<double>();
       }
       torch::nn::utils::clip_grad_norm_(impl.net->parameters(), options.max_grad_norm);
       optimizer.step();

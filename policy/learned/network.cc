@@ -86,4 +86,8 @@ torch::Tensor PolicyNetImpl::forward(const InputTensors& x) {
   return (attention + pair).masked_fill(x.allowed.logical_not(), kMasked);
 }
 
+torch::Tensor MeanEntropy(const torch::Tensor& logits, const torch::Tensor& log_probs) {
+  return -(torch::softmax(logits, 1) * log_probs).sum(1).mean();
+}
+
 }  // namespace placement::learned

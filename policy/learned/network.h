@@ -42,6 +42,10 @@ class PolicyNetImpl : public torch::nn::Module {
 };
 TORCH_MODULE(PolicyNet);
 
+// Mean over groups of the entropy of each group's device distribution, from the logits and their log_softmax
+// (both [groups, devices]): the figure both trainers log, and the reinforcement trainer's entropy bonus.
+torch::Tensor MeanEntropy(const torch::Tensor& logits, const torch::Tensor& log_probs);
+
 struct LearnedPolicy::Impl {
   explicit Impl(PolicyNet n) : net(std::move(n)) {}
   PolicyNet net;

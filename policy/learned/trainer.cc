@@ -178,7 +178,7 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
         std::vector<float> advantage(K);
         for (int32_t k = 0; k < K; ++k) advantage[k] = static_cast<float>((mean - costs[k]) / (std::sqrt(var) + 0.02));
         torch::Tensor adv = torch::from_blob(advantage.data(), {K}).clone().to(impl.device);
-        torch::Tensor entropy = -(torch::softmax(logits, 1) * logp).sum(1).mean();
+        torch::Tensor entropy = MeanEntropy(logits, logp);
         torch::Tensor loss = -(adv * chosen).mean() - beta * entropy;
         (loss / options.graphs_per_batch).backward();
         batch_loss += loss.item<double>();
