@@ -51,9 +51,11 @@ void DecodeSweep(const PolicyScores& s, const PolicyInput& in, std::vector<int32
   }
 }
 
+double LogThreshold(double threshold) { return std::log(std::clamp(threshold, 1e-30, 1.0)); }
+
 std::vector<uint8_t> GroupCandidates(const PolicyScores& s, double threshold) {
   // p[d] >= threshold * p[best]  <=>  logit[d] - logit[best] >= log(threshold): no softmax needed.
-  const float cut = static_cast<float>(std::log(std::clamp(threshold, 1e-30, 1.0)));
+  const float cut = static_cast<float>(LogThreshold(threshold));
   std::vector<uint8_t> group_rows(static_cast<size_t>(s.groups) * s.devices, 0);
   for (int32_t g = 0; g < s.groups; ++g) {
     const float* row = &s.logits[static_cast<size_t>(g) * s.devices];
@@ -74,7 +76,7 @@ std::vector<uint8_t> OperatorCandidates(const std::vector<uint8_t>& group_rows, 
 }
 
 std::vector<uint8_t> SampleGroupCandidates(const PolicyScores& s, double threshold, std::mt19937_64& rng) {
-  const double log_threshold = std::log(std::clamp(threshold, 1e-30, 1.0));
+  const double log_threshold = LogThreshold(threshold);
   std::uniform_real_distribution<double> unit(0, 1);
   std::vector<uint8_t> rows(static_cast<size_t>(s.groups) * s.devices, 0);
   for (int32_t g = 0; g < s.groups; ++g) {
@@ -86,10 +88,6 @@ std::vector<uint8_t> SampleGroupCandidates(const PolicyScores& s, double thresho
     }
   }
   return rows;
-}
-
-std::vector<uint8_t> GuidedCandidates(const PolicyScores& s, const Coarsening& groups, double threshold) {
-  return OperatorCandidates(GroupCandidates(s, threshold), groups, s.devices);
 }
 
 }  // namespace placement::learned

@@ -25,12 +25,14 @@ std::vector<int32_t> DecodeSingleShot(const PolicyScores& scores, std::mt19937_6
 void DecodeSweep(const PolicyScores& scores, const PolicyInput& input, std::vector<int32_t>& group_device,
                  std::mt19937_64* rng);
 
-// Operators x devices (row-major), 1 where the operator's group rates the device at least `threshold` times
-// its best softmax probability (threshold in (0, 1]; 1 keeps the best device and its ties).
-std::vector<uint8_t> GuidedCandidates(const PolicyScores& scores, const Coarsening& groups, double threshold);
+// log(threshold) for a guided decoding's threshold, clamped into [1e-30, 1]: a device stays a candidate where
+// its logit is at least the group's best logit plus this.
+double LogThreshold(double threshold);
 
-// The same per group (groups x devices), and the expansion of group rows to every operator of the group.
+// Groups x devices (row-major), 1 where the group rates the device at least `threshold` times its best softmax
+// probability (threshold in (0, 1]; 1 keeps the best device and its ties).
 std::vector<uint8_t> GroupCandidates(const PolicyScores& scores, double threshold);
+// Group rows expanded to operators x devices: every operator carries its group's row.
 std::vector<uint8_t> OperatorCandidates(const std::vector<uint8_t>& group_rows, const Coarsening& groups, int32_t devices);
 
 // A sample of the guided decoding's candidates (groups x devices): each group keeps its best device and each

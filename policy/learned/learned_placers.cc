@@ -66,7 +66,9 @@ class PolicyPlacer : public Placer {
     // Sampled mode (GDP samples at inference too): a few placements drawn from the policy, seeded by the
     // problem, compete with the greedy one under the simulator.
     std::vector<int32_t> best_groups = answer->group_device;
-    const int samples = problem.graph().num_ops() <= options_.many_ops ? options_.samples : options_.samples / 4;
+    // Past many_ops each draw costs a simulation of a large graph: a quarter of them.
+    auto draws = [&](int n) { return problem.graph().num_ops() <= options_.many_ops ? n : n / 4; };
+    const int samples = draws(options_.samples);
     std::mt19937_64 rng(problem.seed);
     int drawn = 0;
     std::string winner = "greedy";
@@ -112,8 +114,7 @@ class PolicyPlacer : public Placer {
         absl::Status st = try_guided(GroupCandidates(answer->scores, threshold), absl::StrFormat("guided %g", threshold), &guided);
         if (!st.ok()) return st;
       }
-      const int guided_samples =
-          problem.graph().num_ops() <= options_.many_ops ? options_.guided_samples : options_.guided_samples / 4;
+      const int guided_samples = draws(options_.guided_samples);
       for (int k = 0; k < guided_samples && heft.ok() && !budget.Expired(); ++k) {
         const std::vector<uint8_t> rows = SampleGroupCandidates(answer->scores, options_.guided_sample_threshold, rng);
         absl::Status st = try_guided(

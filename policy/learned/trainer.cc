@@ -106,7 +106,7 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
     curve_options.eval_every = options.eval_every;
     if (options.guide_share > 0) curve_options.guide_threshold = options.guide_threshold;
     std::vector<std::unique_ptr<GuidedScorer>> scorers(train.size());
-    const float log_threshold = static_cast<float>(std::log(std::clamp(options.guide_threshold, 1e-30, 1.0)));
+    const float log_threshold = static_cast<float>(LogThreshold(options.guide_threshold));
     CurveRecorder recorder(policy, validation, curve_options, log);
     std::uniform_real_distribution<double> unit(0, 1);
     const int32_t K = options.samples_per_graph;

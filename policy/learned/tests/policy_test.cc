@@ -70,19 +70,20 @@ TEST(LearnedPolicy, GuidedCandidatesKeepTheDevicesNearTheBestForEveryOperatorOfA
     const OpId v = f.graph.FindOp(op);
     return std::vector<int>(c.begin() + v * 4, c.begin() + v * 4 + 4);
   };
+  auto guided = [&](double threshold) { return OperatorCandidates(GroupCandidates(s, threshold), groups, s.devices); };
   auto group_row = [&](const std::vector<uint8_t>& c, int g) {
     const OpId v = groups.ops[groups.group_begin[g]];
     return std::vector<int>(c.begin() + v * 4, c.begin() + v * 4 + 4);
   };
-  const std::vector<uint8_t> best = GuidedCandidates(s, groups, 1.0);
+  const std::vector<uint8_t> best = guided(1.0);
   ASSERT_EQ(best.size(), 16u);
   EXPECT_EQ(group_row(best, 0), (std::vector<int>{1, 0, 0, 0}));
   EXPECT_EQ(group_row(best, 2), (std::vector<int>{1, 1, 1, 1}));  // ties all kept
-  const std::vector<uint8_t> wide = GuidedCandidates(s, groups, 0.1);  // e^-1 > 0.1 > e^-3
+  const std::vector<uint8_t> wide = guided(0.1);  // e^-1 > 0.1 > e^-3
   EXPECT_EQ(group_row(wide, 0), (std::vector<int>{1, 1, 0, 0}));
   EXPECT_EQ(group_row(wide, 1), (std::vector<int>{1, 1, 0, 0}));
   EXPECT_EQ(group_row(wide, 3), (std::vector<int>{0, 0, 0, 1}));  // a masked device never comes back
-  const std::vector<uint8_t> widest = GuidedCandidates(s, groups, 1e-30);
+  const std::vector<uint8_t> widest = guided(1e-30);
   EXPECT_EQ(group_row(widest, 1), (std::vector<int>{1, 1, 0, 1}));
   // Every operator carries its group's row.
   for (const char* op : {"a", "b", "c", "d"}) {
