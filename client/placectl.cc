@@ -78,7 +78,7 @@ constexpr char kUsage[] =
     "  import GRAPH [--batch N] [--seq N] [--training]\n"
     "      print the graph in our JSON format (importer warnings go to stderr)\n"
     "  generate FAMILY [--ops N] [--seed S] [--batch N] [--width N] [--training]\n"
-    "      print a synthetic graph: layered, nas_cells, blocks, fan_out or chain\n"
+    "      print a synthetic graph: layered, nas_cells, blocks, fan_out, chain, branches or unet\n"
     "  presets\n"
     "      list the device presets and the published figures they use\n\n"
     "with a server (--server HOST:PORT; submit and bench default to 127.0.0.1:50051):\n"

@@ -164,6 +164,100 @@ absl::StatusOr<Graph> NasCells(const FamilyOptions& o) {
   return std::move(e).Build();
 }
 
+// Multi-branch residual blocks (ResNeXt, Inception-ResNet) over batch x 64 positions: each block normalizes the
+// stream, runs one to four parallel branches of one to three layers of seeded widths, merges them (a sum, or a
+// concatenation and a projection) and adds the result to the stream. Half the graphs use dense layers, half
+// 3x3 convolutions over an 8x8 map, so branch costs differ by family member as well as by branch.
+absl::StatusOr<Graph> Branches(const FamilyOptions& o) {
+  Emitter e(o.seed);
+  const bool conv = seeded::Chance(e.rng(), 0.5);
+  const double positions = static_cast<double>(o.batch * 64);
+  const int64_t d = o.width;
+  const double kernel = conv ? 9 : 1;
+  const char* layer = conv ? "Conv" : "MatMul";
+  auto bytes = [&](int64_t channels) { return static_cast<int64_t>(positions) * channels * kFloatBytes; };
+  auto dense = [&](int64_t in, int64_t out, OpId from) {
+    return e.Op(layer, 2 * positions * in * out * kernel, bytes(out), static_cast<int64_t>(in * out * kernel) * kFloatBytes, {from});
+  };
+  OpId x = e.Op("Input", 0, bytes(d), 0, {});
+  x = dense(d, d, x);
+  while (e.count() < o.approx_ops - 1) {
+    const OpId norm = e.Op("BatchNormalization", 4 * positions * d, bytes(d), 2 * d * kFloatBytes, {x});
+    const int32_t branches = 1 + static_cast<int32_t>(seeded::UniformBelow(e.rng(), 4));
+    const bool concat = branches > 1 && seeded::Chance(e.rng(), 0.5);
+    std::vector<OpId> ends;
+    int64_t concat_channels = 0;
+    for (int32_t b = 0; b < branches; ++b) {
+      const int32_t depth = 1 + static_cast<int32_t>(seeded::UniformBelow(e.rng(), 3));
+      const int64_t w = std::max<int64_t>(8, static_cast<int64_t>(d * seeded::LogUniform(e.rng(), 0.25, 2.0)));
+      OpId prev = norm;
+      int64_t channels = d;
+      for (int32_t l = 0; l < depth; ++l) {
+        // The last layer of a summed branch returns to the stream's width; a concatenated one keeps its own.
+        const int64_t out = (l + 1 == depth && !concat) ? d : w;
+        prev = dense(channels, out, prev);
+        channels = out;
+        if (l + 1 < depth) prev = e.Op("Relu", positions * channels, bytes(channels), 0, {prev});
+      }
+      ends.push_back(prev);
+      concat_channels += channels;
+    }
+    OpId merged = ends[0];
+    if (concat) {
+      merged = dense(concat_channels, d, e.Op("Concat", 0, bytes(concat_channels), 0, ends));
+    } else if (branches > 1) {
+      merged = e.Op("Sum", positions * d * (branches - 1), bytes(d), 0, ends);
+    }
+    x = e.Op("Add", positions * d, bytes(d), 0, {x, merged});
+    x = e.Op("Relu", positions * d, bytes(d), 0, {x});
+  }
+  return std::move(e).Build();
+}
+
+// A U-Net: four levels down (convolutions, then pooling to half the side and twice the channels), a bottom
+// stage, and four levels up (upsampling, a concatenation with the same level's skip, convolutions) over a
+// 64x64 map with width / 8 channels at the top. The size sets the convolutions per stage, so large members are
+// deep stages joined by long skips whose tensors live from the first half of the graph to the second.
+absl::StatusOr<Graph> UNet(const FamilyOptions& o) {
+  Emitter e(o.seed);
+  constexpr int32_t kLevels = 4;
+  const int64_t c0 = std::max<int64_t>(8, o.width / 8);
+  // 18 operators per convolution of a stage (a convolution and its activation in each of nine stages), and 14
+  // more (pools, upsamplings, concatenations, the input and the output convolution).
+  const int32_t convs = std::max<int32_t>(1, (o.approx_ops - 14 + 9) / 18);
+  auto pixels = [&](int32_t level) { return static_cast<double>(o.batch) * (64 >> level) * (64 >> level); };
+  auto bytes = [&](int32_t level, int64_t channels) { return static_cast<int64_t>(pixels(level)) * channels * kFloatBytes; };
+  auto stage = [&](int32_t level, int64_t in, int64_t out, OpId x) {
+    for (int32_t k = 0; k < convs; ++k) {
+      const int64_t from = k == 0 ? in : out;
+      x = e.Op("Conv", 2 * pixels(level) * from * out * 9, bytes(level, out), from * out * 9 * kFloatBytes, {x});
+      x = e.Op("Relu", pixels(level) * out, bytes(level, out), 0, {x});
+    }
+    return x;
+  };
+  OpId x = e.Op("Input", 0, bytes(0, 3), 0, {});
+  std::vector<OpId> skips;
+  int64_t channels = 3;
+  for (int32_t level = 0; level < kLevels; ++level) {
+    const int64_t out = c0 << level;
+    x = stage(level, channels, out, x);
+    channels = out;
+    skips.push_back(x);
+    x = e.Op("MaxPool", pixels(level) * channels, bytes(level + 1, channels), 0, {x});
+  }
+  x = stage(kLevels, channels, channels * 2, x);
+  channels *= 2;
+  for (int32_t level = kLevels - 1; level >= 0; --level) {
+    const int64_t out = c0 << level;
+    x = e.Op("ConvTranspose", 2 * pixels(level) * channels * out * 4, bytes(level, out), channels * out * 4 * kFloatBytes, {x});
+    x = e.Op("Concat", 0, bytes(level, 2 * out), 0, {skips[level], x});
+    x = stage(level, 2 * out, out, x);
+    channels = out;
+  }
+  e.Op("Conv", 2 * pixels(0) * channels, bytes(0, 1), channels * kFloatBytes, {x});
+  return std::move(e).Build();
+}
+
 absl::StatusOr<Graph> Layered(const FamilyOptions& o) {
   LayeredDagOptions options;
   options.num_ops = o.approx_ops;
@@ -174,6 +268,7 @@ absl::StatusOr<Graph> Layered(const FamilyOptions& o) {
 using Generator = absl::StatusOr<Graph> (*)(const FamilyOptions&);
 constexpr std::pair<absl::string_view, Generator> kFamilies[] = {
     {"layered", Layered}, {"nas_cells", NasCells}, {"blocks", Blocks}, {"fan_out", FanOut}, {"chain", Chain},
+    {"branches", Branches}, {"unet", UNet},
 };
 
 }  // namespace

@@ -9,6 +9,9 @@
 //               residual, feed-forward, residual
 //   fan_out     one source feeding many parallel branches that a concatenation joins (wide layers, experts)
 //   chain       a long chain of operators (RNN unrolled in time, pipeline-friendly)
+//   branches    multi-branch residual blocks (ResNeXt, Inception-ResNet): one to four parallel branches of
+//               dense or convolutional layers, summed or concatenated and projected, added to the stream
+//   unet        an encoder-decoder (U-Net) whose long skips join each level down to the same level up
 //
 // Operators carry roofline costs (FLOPs, bytes touched), output bytes and parameter bytes in the proportions of
 // the layers they imitate, with seeded jitter so that no two graphs of a family are alike.

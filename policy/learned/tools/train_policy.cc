@@ -56,6 +56,8 @@ ABSL_FLAG(double, guide_threshold, 0.1, "the guided decoding's threshold that gu
 ABSL_FLAG(std::string, validation_families, "",
           "synthetic families kept out of training and used only to choose the checkpoint (empty: the training "
           "families at another seed, the shipped run's validation)");
+ABSL_FLAG(std::string, families, "layered,nas_cells,fan_out,chain",
+          "synthetic families to train on (graph_families.h), less --held_out and --validation_families");
 ABSL_FLAG(std::string, held_out, "blocks,transformer_encoder,transformer_decoder",
           "families and corpus models kept out of training");
 ABSL_FLAG(std::string, corpus_dir, PLACEMENT_SOURCE_DIR "/tests/data/corpus", "ONNX corpus");
@@ -86,14 +88,27 @@ int main(int argc, char** argv) {
   data.seed = seed;
   const std::vector<std::string> validation_families =
       absl::StrSplit(absl::GetFlag(FLAGS_validation_families), ',', absl::SkipEmpty());
+  auto known = [](const std::string& f) {
+    return std::find(GraphFamilies().begin(), GraphFamilies().end(), f) != GraphFamilies().end();
+  };
   for (const std::string& f : validation_families) {
-    if (std::find(GraphFamilies().begin(), GraphFamilies().end(), f) == GraphFamilies().end() ||
-        std::find(held.begin(), held.end(), f) != held.end()) {
+    if (!known(f) || std::find(held.begin(), held.end(), f) != held.end()) {
       std::cerr << "--validation_families: '" << f << "' is not a synthetic family outside --held_out\n";
       return 2;
     }
   }
-  data.families = Without(Without(GraphFamilies(), held), validation_families);
+  const std::vector<std::string> families = absl::StrSplit(absl::GetFlag(FLAGS_families), ',', absl::SkipEmpty());
+  for (const std::string& f : families) {
+    if (!known(f)) {
+      std::cerr << "--families: '" << f << "' is not a synthetic family (" << absl::StrJoin(GraphFamilies(), ", ") << ")\n";
+      return 2;
+    }
+  }
+  data.families = Without(Without(families, held), validation_families);
+  if (data.families.empty()) {
+    std::cerr << "--families: none left to train on after --held_out and --validation_families\n";
+    return 2;
+  }
   data.corpus_dir = absl::GetFlag(FLAGS_corpus_dir);
   data.corpus_models = Without(absl::StrSplit(absl::GetFlag(FLAGS_corpus_models), ',', absl::SkipEmpty()), held);
   data.topologies_per_graph = 2;
