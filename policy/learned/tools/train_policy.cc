@@ -19,6 +19,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "graph/graph_families.h"
@@ -58,6 +59,7 @@ ABSL_FLAG(std::string, validation_families, "",
           "families at another seed, the shipped run's validation)");
 ABSL_FLAG(std::string, families, "layered,nas_cells,fan_out,chain",
           "synthetic families to train on (graph_families.h), less --held_out and --validation_families");
+ABSL_FLAG(std::string, sizes, "30,60,120,250", "approximate operator counts of the synthetic training graphs");
 ABSL_FLAG(std::string, held_out, "blocks,transformer_encoder,transformer_decoder",
           "families and corpus models kept out of training");
 ABSL_FLAG(std::string, corpus_dir, PLACEMENT_SOURCE_DIR "/tests/data/corpus", "ONNX corpus");
@@ -105,6 +107,19 @@ int main(int argc, char** argv) {
     }
   }
   data.families = Without(Without(families, held), validation_families);
+  data.sizes.clear();
+  for (absl::string_view size : absl::StrSplit(absl::GetFlag(FLAGS_sizes), ',', absl::SkipEmpty())) {
+    int32_t n = 0;
+    if (!absl::SimpleAtoi(size, &n) || n < 2 || n > 100000) {
+      std::cerr << "--sizes: '" << size << "' is not an operator count between 2 and 100000\n";
+      return 2;
+    }
+    data.sizes.push_back(n);
+  }
+  if (data.sizes.empty()) {
+    std::cerr << "--sizes: no size given\n";
+    return 2;
+  }
   if (data.families.empty()) {
     std::cerr << "--families: none left to train on after --held_out and --validation_families\n";
     return 2;
