@@ -223,7 +223,9 @@ absl::StatusOr<Graph> UNet(const FamilyOptions& o) {
   constexpr int32_t kLevels = 4;
   const int64_t c0 = std::max<int64_t>(8, o.width / 8);
   // 18 operators per convolution of a stage (a convolution and its activation in each of nine stages), and 14
-  // more (pools, upsamplings, concatenations, the input and the output convolution).
+  // more (pools, upsamplings, concatenations, the input and the output convolution); the count is rounded to the
+  // nearest (+9 before dividing by 18), so from the smallest U-Net (32 operators) up the graph lands within 9
+  // operators of the asked size.
   const int32_t convs = std::max<int32_t>(1, (o.approx_ops - 14 + 9) / 18);
   auto pixels = [&](int32_t level) { return static_cast<double>(o.batch) * (64 >> level) * (64 >> level); };
   auto bytes = [&](int32_t level, int64_t channels) { return static_cast<int64_t>(pixels(level)) * channels * kFloatBytes; };
