@@ -22,13 +22,14 @@ std::vector<double> HeftPriority(const CostModel& costs, const UnitIndex& units)
 // `candidates`: units x devices, or empty for every device.
 absl::StatusOr<PlacerResult> RunHeft(const PlacementProblem& problem, const UnitIndex& units,
                                      std::vector<double> priority, std::vector<uint8_t> candidates,
-                                     absl::string_view algorithm, const Budget& budget) {
+                                     absl::string_view algorithm, const Budget& budget, DeviceChooser choose = {}) {
   const CostModel& costs = *problem.costs;
   ListScheduleOptions options;
   options.mode = ListScheduleOptions::Mode::kStaticPriority;
   options.insertion = true;
   options.priority = std::move(priority);
   options.candidates = std::move(candidates);
+  options.choose = std::move(choose);
   const bool narrowed = !options.candidates.empty();
   if (budget.Expired()) return budget.ExpiredStatus();
   MemoryLedger ledger(costs, units, MemoryModelFor(problem.objective));
@@ -78,6 +79,12 @@ absl::StatusOr<PlacerResult> HeftWithCandidates::Place(absl::Span<const uint8_t>
     for (DeviceId d = 0; d < nd; ++d) row[d] &= allow[d] != 0 ? 1 : 0;
   }
   return RunHeft(*problem_, units_, priority_, std::move(unit_candidates), algorithm, budget);
+}
+
+absl::StatusOr<PlacerResult> HeftWithCandidates::PlaceChosen(const DeviceChooser& choose, absl::string_view algorithm,
+                                                             const Budget& budget) const {
+  if (budget.Expired()) return budget.ExpiredStatus();
+  return RunHeft(*problem_, units_, priority_, {}, algorithm, budget, choose);
 }
 
 }  // namespace placement::heuristics

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "policy/heuristics/list_scheduler.h"
 #include "policy/heuristics/placement_state.h"
 #include "policy/placer.h"
 
@@ -28,6 +29,10 @@ class HeftWithCandidates {
   // notes count such fallbacks. INVALID_ARGUMENT when the span's size does not match the problem.
   absl::StatusOr<PlacerResult> Place(absl::Span<const uint8_t> op_candidates, absl::string_view algorithm,
                                      const Budget& budget) const;
+  // HEFT's order and insertion over every device, with `choose` deciding each unit's device from the finish
+  // times instead of taking the earliest (list_scheduler.h).
+  absl::StatusOr<PlacerResult> PlaceChosen(const DeviceChooser& choose, absl::string_view algorithm,
+                                           const Budget& budget) const;
 
  private:
   HeftWithCandidates(const PlacementProblem& problem, UnitIndex units, std::vector<double> priority)

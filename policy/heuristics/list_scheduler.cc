@@ -89,6 +89,8 @@ absl::StatusOr<ListScheduleResult> StaticPriority(const CostModel& costs, const 
   std::vector<double> avail(nd, 0.0);
   std::vector<DeviceId> candidates;
   candidates.reserve(nd);
+  std::vector<double> starts, finishes;  // per candidate, when a chooser decides
+  std::vector<size_t> positions;
   ListScheduleResult result;
   BudgetClock clock(budget);
 
@@ -136,6 +138,12 @@ absl::StatusOr<ListScheduleResult> StaticPriority(const CostModel& costs, const 
     DeviceId best = kNone;
     double best_start = 0, best_finish = 0;
     size_t best_pos = 0;
+    const bool chosen = options.choose && !ledger.placed(u) && candidates.size() > 1;
+    if (chosen) {
+      starts.clear();
+      finishes.clear();
+      positions.clear();
+    }
     for (DeviceId d : candidates) {
       const double ready_at = schedule.DataReady(v, d);
       const double w = costs.op_time(v, d);
@@ -146,12 +154,23 @@ absl::StatusOr<ListScheduleResult> StaticPriority(const CostModel& costs, const 
       } else {
         start = std::max(ready_at, avail[d]);
       }
-      if (best == kNone || start + w < best_finish) {
+      if (chosen) {
+        starts.push_back(start);
+        finishes.push_back(start + w);
+        positions.push_back(pos);
+      } else if (best == kNone || start + w < best_finish) {
         best = d;
         best_start = start;
         best_finish = start + w;
         best_pos = pos;
       }
+    }
+    if (chosen) {
+      const size_t i = std::min(options.choose(u, v, candidates, finishes), candidates.size() - 1);
+      best = candidates[i];
+      best_start = starts[i];
+      best_finish = finishes[i];
+      best_pos = positions[i];
     }
     if (options.insertion) {
       timeline[best].Insert(best_pos, best_start, best_finish);
@@ -320,6 +339,9 @@ absl::StatusOr<ListScheduleResult> ListSchedule(const CostModel& costs, const Un
   if (!options.candidates.empty() && options.candidates.size() != cells) {
     return absl::InvalidArgumentError(absl::StrCat("list scheduling: candidates has ", options.candidates.size(),
                                                    " entries for ", cells, " unit-device pairs"));
+  }
+  if (options.choose && options.mode != ListScheduleOptions::Mode::kStaticPriority) {
+    return absl::InvalidArgumentError("list scheduling: a device chooser needs the static-priority discipline");
   }
   if (options.mode == ListScheduleOptions::Mode::kStaticPriority) {
     return StaticPriority(costs, units, ledger, options, budget);

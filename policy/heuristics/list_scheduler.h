@@ -17,13 +17,21 @@
 // per-device ready heaps.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "policy/heuristics/placement_state.h"
 
 namespace placement::heuristics {
+
+// Chooses the device of a unit as its first operator is scheduled, from the devices it may use and that
+// operator's finish time on each (same order, at least two); returns an index into them.
+using DeviceChooser =
+    std::function<size_t(int32_t unit, OpId op, absl::Span<const DeviceId> devices, absl::Span<const double> finish)>;
 
 struct ListScheduleOptions {
   enum class Mode : uint8_t { kStaticPriority = 0, kEarliestStart = 1 };
@@ -38,6 +46,9 @@ struct ListScheduleOptions {
   // unit left with no such device that can take it falls back to every device (counted in fallbacks). Empty:
   // every device.
   std::vector<uint8_t> candidates;
+  // kStaticPriority: when set, decides every unit with a choice of devices instead of the earliest finish (the
+  // learned policy's scheduled decoding, policy/learned/decode.h). Empty: the earliest finish.
+  DeviceChooser choose;
   // kEarliestStart: per operator its favourite child, kNone where it has none. Empty: none.
   std::vector<OpId> favourite_child;
 };

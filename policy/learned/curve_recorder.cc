@@ -34,7 +34,8 @@ absl::Status CurveRecorder::Point(int64_t iteration) {
   p.sample_ratio = options_.fixed_sample_ratio > 0 ? options_.fixed_sample_ratio
                   : ratio_count_ > 0             ? ratio_sum_ / ratio_count_
                                                  : 0;
-  p.greedy_ratio = GreedyRatio(policy_, validation_, options_.oom_penalty, options_.guide_threshold);
+  p.greedy_ratio = GreedyRatio(policy_, validation_, options_.oom_penalty, options_.guide_threshold,
+                                options_.schedule_weight);
   loss_sum_ = entropy_sum_ = ratio_sum_ = 0;
   since_ = ratio_count_ = 0;
   curve_.push_back(p);

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "policy/heuristics/heft.h"
 #include "policy/learned/decode.h"
+#include "policy/learned/scheduled.h"
 #include "policy/search/local_search.h"
 #include "policy/search/memory_repair.h"
 #include "policy/search/search_units.h"
@@ -84,8 +85,9 @@ class PolicyPlacer : public Placer {
     }
     // Guided decodings give per-operator placements (the schedule may split a group's operators), so the
     // iterative sweeps below still start from the best group-level answer.
-    int guided = 0, guided_sampled = 0;  // decodings that gave an answer
-    if ((!options_.guided_thresholds.empty() || options_.guided_samples > 0) && !budget.Expired()) {
+    int guided = 0, guided_sampled = 0, scheduled = 0;  // decodings that gave an answer
+    if ((!options_.guided_thresholds.empty() || options_.guided_samples > 0 || !options_.scheduled_weights.empty()) &&
+        !budget.Expired()) {
       // Units and upward ranks once; each candidate set is one schedule.
       absl::StatusOr<heuristics::HeftWithCandidates> heft = heuristics::HeftWithCandidates::Prepare(problem, budget);
       if (!heft.ok() && !budget.Expired()) return heft.status();
@@ -114,6 +116,21 @@ class PolicyPlacer : public Placer {
         absl::Status st = try_guided(GroupCandidates(answer->scores, threshold), absl::StrFormat("guided %g", threshold), &guided);
         if (!st.ok()) return st;
       }
+      const double time_scale = ScheduleTimeScale(answer->groups, devices);
+      for (double weight : options_.scheduled_weights) {
+        if (!heft.ok() || budget.Expired()) break;
+        absl::StatusOr<PlacerResult> r = heft->PlaceChosen(
+            ScheduledChooser(answer->scores, answer->groups, weight, time_scale, nullptr, nullptr), algorithm, budget);
+        if (!r.ok()) {
+          if (r.status().code() == absl::StatusCode::kFailedPrecondition || budget.Expired()) continue;
+          return r.status();
+        }
+        ++scheduled;
+        if (Better(*r, *best)) {
+          best = std::move(r);
+          winner = absl::StrFormat("scheduled %g", weight);
+        }
+      }
       const int guided_samples = draws(options_.guided_samples);
       for (int k = 0; k < guided_samples && heft.ok() && !budget.Expired(); ++k) {
         const std::vector<uint8_t> rows = SampleGroupCandidates(answer->scores, options_.guided_sample_threshold, rng);
@@ -123,8 +140,8 @@ class PolicyPlacer : public Placer {
       }
     }
     notes.push_back(absl::StrCat("best of greedy, ", drawn, " samples and ", guided, " guided decodings",
-                                 guided_sampled > 0 ? absl::StrCat(" (and ", guided_sampled, " sampled)") : "", ": ",
-                                 winner));
+                                 guided_sampled > 0 ? absl::StrCat(" (and ", guided_sampled, " sampled)") : "",
+                                 scheduled > 0 ? absl::StrCat(", ", scheduled, " scheduled") : "", ": ", winner));
 
     if (mode_ == Mode::kIterative) {
       std::vector<int32_t> current = best_groups;

@@ -33,6 +33,9 @@ struct LearnedPlacerOptions {
   // 0.5% and doubled the placer's time (docs/BENCHMARKS.md).
   int guided_samples = 0;
   double guided_sample_threshold = 0.01;
+  // Scheduled decodings (scheduled.h), greedy, one per weight of the schedule's delays against the logits.
+  // Empty: none.
+  std::vector<double> scheduled_weights;
 };
 
 void RegisterLearnedPlacers(PlacerRegistry& registry, std::shared_ptr<const LearnedPolicy> policy,

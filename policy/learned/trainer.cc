@@ -12,6 +12,7 @@
 #include "policy/learned/curve_recorder.h"
 #include "policy/learned/decode.h"
 #include "policy/learned/network.h"
+#include "policy/learned/scheduled.h"
 #include "policy/placer.h"
 #include "simulator/objectives.h"
 
@@ -50,10 +51,24 @@ class GuidedScorer {
     return ratio + (r->evaluation.fits_memory ? 0 : oom_penalty);
   }
 
+  // The same for the scheduled decoding of `scores` at `weight` (rng null: greedy), its choices in *trace.
+  double ScheduledCost(const PolicyScores& scores, double weight, std::mt19937_64* rng, ScheduledTrace* trace,
+                       double oom_penalty) {
+    if (!heft_.has_value()) heft_.emplace(heuristics::HeftWithCandidates::Prepare(problem_, Budget{}));
+    if (!heft_->ok()) return 10 + oom_penalty;
+    if (time_scale_ == 0) time_scale_ = ScheduleTimeScale(x_.groups, x_.input.num_devices);
+    absl::StatusOr<PlacerResult> r = (*heft_)->PlaceChosen(
+        ScheduledChooser(scores, x_.groups, weight, time_scale_, rng, trace), "scheduled", Budget{});
+    if (!r.ok()) return 3 + oom_penalty;
+    const double ratio = x_.bound > 0 ? r->evaluation.value / x_.bound : 1;
+    return ratio + (r->evaluation.fits_memory ? 0 : oom_penalty);
+  }
+
  private:
   const Instance& x_;
   PlacementProblem problem_;
   std::optional<absl::StatusOr<heuristics::HeftWithCandidates>> heft_;
+  double time_scale_ = 0;
 };
 
 }  // namespace
@@ -66,7 +81,7 @@ double PlacementCost(const Instance& x, const std::vector<int32_t>& group_device
 }
 
 double GreedyRatio(const LearnedPolicy& policy, const std::vector<const Instance*>& instances, double oom_penalty,
-                   double guide_threshold) {
+                   double guide_threshold, double schedule_weight) {
   double sum = 0;
   for (const Instance* x : instances) {
     absl::StatusOr<PolicyScores> s = policy.Score(x->input);
@@ -75,7 +90,11 @@ double GreedyRatio(const LearnedPolicy& policy, const std::vector<const Instance
       continue;
     }
     double cost = PlacementCost(*x, DecodeSingleShot(*s, nullptr), oom_penalty);
-    if (guide_threshold > 0) cost = std::min(cost, GuidedScorer(*x).Cost(GroupCandidates(*s, guide_threshold), oom_penalty));
+    if (guide_threshold > 0 || schedule_weight > 0) {
+      GuidedScorer heft(*x);
+      if (guide_threshold > 0) cost = std::min(cost, heft.Cost(GroupCandidates(*s, guide_threshold), oom_penalty));
+      if (schedule_weight > 0) cost = std::min(cost, heft.ScheduledCost(*s, schedule_weight, nullptr, nullptr, oom_penalty));
+    }
     sum += cost;
   }
   return instances.empty() ? 0 : sum / instances.size();
@@ -105,6 +124,7 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
     curve_options.loss_name = "loss";
     curve_options.eval_every = options.eval_every;
     if (options.guide_share > 0) curve_options.guide_threshold = options.guide_threshold;
+    if (options.scheduled_share > 0) curve_options.schedule_weight = options.schedule_weight;
     std::vector<std::unique_ptr<GuidedScorer>> scorers(train.size());
     const float log_threshold = static_cast<float>(LogThreshold(options.guide_threshold));
     CurveRecorder recorder(policy, validation, curve_options, log);
@@ -131,8 +151,10 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
         std::vector<double> costs(K);
         torch::Tensor chosen;  // [K]: per-group mean log-probability of each sample
         // (The draw is skipped without guide training, which keeps the random sequence of runs without it.)
-        const bool guide = options.guide_share > 0 && unit(rng) < options.guide_share;
-        if (!guide && unit(rng) < options.iterative_share) {
+        // (As is the scheduled draw without scheduled training.)
+        const bool scheduled = options.scheduled_share > 0 && unit(rng) < options.scheduled_share;
+        const bool guide = !scheduled && options.guide_share > 0 && unit(rng) < options.guide_share;
+        if (!guide && !scheduled && unit(rng) < options.iterative_share) {
           // The current placement is a single-shot sample; its context adjusts the logits.
           const std::vector<int32_t> current = DecodeSingleShot(ScoresOf(logits, G, D), &rng);
           std::vector<float> context = ContextFeatures(x.input, current);
@@ -141,7 +163,32 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
         }
         torch::Tensor logp = torch::log_softmax(logits, 1);
         const PolicyScores sampled = ScoresOf(logits, G, D);
-        if (guide) {
+        if (scheduled) {
+          if (scorers[index] == nullptr) scorers[index] = std::make_unique<GuidedScorer>(x);
+          // Every choice among two or more devices, all samples together: its group's logits less the delay
+          // penalties, the log-probability of the device taken, averaged per sample.
+          ScheduledTrace trace;
+          std::vector<int64_t> sample_of;
+          std::vector<float> per_choice;  // 1 / (choices of the sample)
+          for (int32_t k = 0; k < K; ++k) {
+            const size_t before = trace.group.size();
+            costs[k] = scorers[index]->ScheduledCost(sampled, options.schedule_weight, &rng, &trace, options.oom_penalty);
+            const size_t m = trace.group.size() - before;
+            sample_of.insert(sample_of.end(), m, k);
+            per_choice.insert(per_choice.end(), m, 1.0f / static_cast<float>(std::max<size_t>(m, 1)));
+          }
+          const int64_t M = static_cast<int64_t>(trace.group.size());
+          chosen = torch::zeros({K}, logits.options());
+          if (M > 0) {
+            auto tensor = [&](auto& v, auto dtype, std::vector<int64_t> shape) {
+              return torch::from_blob(v.data(), shape, dtype).clone().to(impl.device);
+            };
+            torch::Tensor rows = logits.index_select(0, tensor(trace.group, torch::kInt64, {M})) -
+                                 tensor(trace.penalty, torch::kFloat32, {M, D});
+            torch::Tensor lp = torch::log_softmax(rows, 1).gather(1, tensor(trace.choice, torch::kInt64, {M, 1})).squeeze(1);
+            chosen = chosen.index_add(0, tensor(sample_of, torch::kInt64, {M}), lp * tensor(per_choice, torch::kFloat32, {M}));
+          }
+        } else if (guide) {
           if (scorers[index] == nullptr) scorers[index] = std::make_unique<GuidedScorer>(x);
           // z >= 0 exactly where GroupCandidates keeps the device; the best device's z is constant, so its
           // Bernoulli term has no gradient and it is always kept, as in the guided decoding.

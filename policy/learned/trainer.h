@@ -42,6 +42,12 @@ struct TrainerOptions {
   // candidates and the simulated step time is the reward. 0 draws nothing (the shipped run's random sequence).
   double guide_share = 0;
   double guide_threshold = 0.1;
+  // Share of the batch's graphs that train the network for the scheduled decoding (scheduled.h): HEFT's list
+  // scheduler samples each unit's device from softmax(logit - schedule_weight * delay / time scale), the
+  // simulated step time is the reward. With it, checkpoints keep the best validation ratio of the better of
+  // greedy and the greedy scheduled decoding. 0 draws nothing (the shipped run's random sequence).
+  double scheduled_share = 0;
+  double schedule_weight = 2;
   int64_t eval_every = 25;         // iterations between validation (greedy single shot) and curve points
   std::string checkpoint;          // path; the best validation weights are saved here (empty: not saved)
   // Only validation ratios below this one are checkpointed (what an earlier phase already saved).
@@ -68,7 +74,8 @@ double PlacementCost(const Instance& x, const std::vector<int32_t>& group_device
 
 // Mean greedy single-shot step time / lower bound over the instances (OOM answers count as ratio + penalty).
 // guide_threshold > 0: per instance the better of that and the guided decoding at the threshold.
+// schedule_weight > 0: per instance the better of that and the greedy scheduled decoding at the weight.
 double GreedyRatio(const LearnedPolicy& policy, const std::vector<const Instance*>& instances, double oom_penalty,
-                   double guide_threshold = 0);
+                   double guide_threshold = 0, double schedule_weight = 0);
 
 }  // namespace placement::learned

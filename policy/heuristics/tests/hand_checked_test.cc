@@ -1,4 +1,5 @@
 // Small cases whose answers are known by hand or from the papers.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,46 @@ TEST(HandChecked, HeftWithCandidatesKeepsEachOperatorToItsAllowedDevices) {
   absl::StatusOr<PlacerResult> bad = heft->Place(std::vector<uint8_t>(7, 1), "guided", Budget{});
   ASSERT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(bad.status().message()), ::testing::HasSubstr("7 operator-device candidates for 30 pairs"));
+}
+
+// A chooser decides each operator where HEFT would take the earliest finish: it is handed the finish times HEFT
+// compares (n1: 14, 16, 9 on P1, P2, P3, the paper's table), taking the earliest gives the figure's schedule, and
+// taking another device every time is obeyed.
+TEST(HandChecked, HeftChooserSeesTheFinishTimesAndDecides) {
+  const Graph g = TopcuogluDag();
+  const Topology topo = ThreeProcessors();
+  const CostModel costs = Costs(g, topo);
+  PlacementProblem problem;
+  problem.costs = &costs;
+  absl::StatusOr<HeftWithCandidates> heft = HeftWithCandidates::Prepare(problem, Budget{});
+  ASSERT_TRUE(heft.ok()) << heft.status();
+  std::vector<double> first_finish;
+  int calls = 0;
+  DeviceChooser earliest = [&](int32_t, OpId op, absl::Span<const DeviceId> devices, absl::Span<const double> finish) {
+    EXPECT_EQ(devices.size(), finish.size());
+    if (op == 0) first_finish.assign(finish.begin(), finish.end());
+    ++calls;
+    return static_cast<size_t>(std::min_element(finish.begin(), finish.end()) - finish.begin());
+  };
+  absl::StatusOr<PlacerResult> same = heft->PlaceChosen(earliest, "chosen", Budget{});
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_THAT(same->placement.device, ElementsAre(2, 0, 2, 1, 2, 1, 2, 0, 1, 1));
+  EXPECT_THAT(first_finish, ElementsAre(14, 16, 9));
+  EXPECT_EQ(calls, 10);
+  DeviceChooser last = [](int32_t, OpId, absl::Span<const DeviceId> devices, absl::Span<const double>) {
+    return devices.size() - 1;
+  };
+  absl::StatusOr<PlacerResult> p3 = heft->PlaceChosen(last, "chosen", Budget{});
+  ASSERT_TRUE(p3.ok()) << p3.status();
+  EXPECT_THAT(p3->placement.device, ::testing::Each(2));
+  // Only the static-priority discipline asks a chooser.
+  absl::StatusOr<UnitIndex> units = UnitIndex::Build(costs);
+  ASSERT_TRUE(units.ok());
+  MemoryLedger ledger(costs, *units, MemoryModel::kAllocations);
+  ListScheduleOptions options;
+  options.mode = ListScheduleOptions::Mode::kEarliestStart;
+  options.choose = last;
+  EXPECT_EQ(ListSchedule(costs, *units, ledger, options, Budget{}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 // A chain of eight operators of one second each on four identical devices.

@@ -72,6 +72,27 @@ TEST(PolicyTrainer, GuideTrainingLowersTheGuidedCostOnAToyFamily) {
   EXPECT_LT(curve->back().greedy_ratio, before) << "before " << before << " after " << curve->back().greedy_ratio;
 }
 
+// Scheduled training: the network learns where HEFT's earliest finish should yield to its scores. The curve
+// reports the better of greedy and the scheduled decoding from its first point, and a few seconds lower it.
+TEST(PolicyTrainer, ScheduledTrainingLowersTheScheduledCostOnAToyFamily) {
+  const auto set = ToyFamily();
+  ASSERT_FALSE(set.empty());
+  std::vector<const Instance*> train;
+  for (const auto& x : set) train.push_back(x.get());
+
+  auto policy = LearnedPolicy::Create(NetworkOptions{32, 2}, 3);
+  TrainerOptions options = ShortRun();
+  options.scheduled_share = 1;
+  options.schedule_weight = 0.5;
+  const double before = GreedyRatio(*policy, train, options.oom_penalty, 0, options.schedule_weight);
+  EXPECT_LE(before, GreedyRatio(*policy, train, options.oom_penalty)) << "the scheduled decoding only adds a choice";
+  auto curve = Train(*policy, train, train, options);
+  ASSERT_TRUE(curve.ok()) << curve.status();
+  ASSERT_GE(curve->size(), 2u);
+  EXPECT_DOUBLE_EQ(curve->front().greedy_ratio, before);
+  EXPECT_LT(curve->back().greedy_ratio, before) << "before " << before << " after " << curve->back().greedy_ratio;
+}
+
 TEST(PolicyTrainer, RefusesOneSampleAndNoData) {
   auto policy = LearnedPolicy::Create(NetworkOptions{16, 1}, 1);
   TrainerOptions options;

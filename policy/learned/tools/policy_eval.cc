@@ -40,6 +40,9 @@ ABSL_FLAG(int32_t, guided_samples, 0, "sampled guided decodings of the policy pl
 ABSL_FLAG(std::vector<std::string>, guided, std::vector<std::string>({"0.5", "0.1", "0.01", "0.001"}),
           "thresholds of the policy placer's guided decodings (learned_placers.h); 'none' for none");
 
+ABSL_FLAG(std::vector<std::string>, scheduled, std::vector<std::string>({}),
+          "weights of the policy placer's scheduled decodings (learned_placers.h); empty for none");
+
 namespace {
 
 using namespace placement;
@@ -185,10 +188,19 @@ int main(int argc, char** argv) {
     }
     options.guided_thresholds.push_back(v);
   }
+  for (const std::string& t : absl::GetFlag(FLAGS_scheduled)) {
+    double v = 0;
+    if (!absl::SimpleAtod(t, &v) || !(v >= 0 && v <= 1e6)) {
+      std::cerr << "--scheduled: '" << t << "' is not a weight in [0, 1e6]\n";
+      return 2;
+    }
+    options.scheduled_weights.push_back(v);
+  }
   auto registry = MakeRegistryWithPolicy(*policy, options);
   LearnedPlacerOptions alone_options = options;
   alone_options.guided_thresholds.clear();
   alone_options.guided_samples = 0;
+  alone_options.scheduled_weights.clear();
   auto network_only = MakeRegistryWithPolicy(*policy, alone_options);
   if (!absl::GetFlag(FLAGS_timing_only)) {
     DatasetOptions held;

@@ -54,6 +54,10 @@ ABSL_FLAG(double, guide_share, 0,
           "share of the batch's graphs that train the network as HEFT's guide (trainer.h); with it, checkpoints "
           "keep the best validation ratio of the better of greedy and the guided decoding");
 ABSL_FLAG(double, guide_threshold, 0.1, "the guided decoding's threshold that guide training aims at");
+ABSL_FLAG(double, scheduled_share, 0,
+          "share of the batch's graphs that train the network for the scheduled decoding (trainer.h); with it, "
+          "checkpoints keep the best validation ratio of the better of greedy and the scheduled decoding");
+ABSL_FLAG(double, schedule_weight, 2, "the scheduled decoding's weight of delays against logits (scheduled.h)");
 ABSL_FLAG(std::string, validation_families, "",
           "synthetic families kept out of training and used only to choose the checkpoint (empty: the training "
           "families at another seed, the shipped run's validation)");
@@ -213,6 +217,8 @@ int main(int argc, char** argv) {
   options.learning_rate = absl::GetFlag(FLAGS_learning_rate);
   options.guide_share = absl::GetFlag(FLAGS_guide_share);
   options.guide_threshold = absl::GetFlag(FLAGS_guide_threshold);
+  options.scheduled_share = absl::GetFlag(FLAGS_scheduled_share);
+  options.schedule_weight = absl::GetFlag(FLAGS_schedule_weight);
   if (options.stop_after >= 0) {
     auto curve = Train(*policy, t, v, options, &std::cerr);
     if (!curve.ok()) {
