@@ -148,10 +148,10 @@ TEST(HeuristicLimits, ListSchedulersPlaceTenThousandOperatorsOnEightDevicesQuick
     absl::StatusOr<PlacerResult> r = RunPlacer(placer, costs, Objective::kThroughput);  // scoring is a linear pass
     const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
     ASSERT_TRUE(r.ok()) << placer << ": " << r.status();
-    // m-SCT's LP (CLP) takes most of a second on its own at this size; the rest must be well under one.
-    if (std::string(placer) != "m_sct") {
-      EXPECT_LT(seconds, 1.0) << placer;
-    }
+    // Not a speed target (docs/BENCHMARKS.md measures those): a guard against a quadratic pass, which at 10k
+    // operators takes minutes. Each placer takes well under a second alone (m-SCT's LP about one), and two to
+    // three times that while other tests share the two cores, so the bound leaves room for that.
+    EXPECT_LT(seconds, 20.0) << placer;
     std::printf("%-14s 10k ops x 8 devices: %.1f ms\n", placer, seconds * 1e3);
   }
 }
