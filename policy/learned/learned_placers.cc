@@ -41,8 +41,9 @@ class PolicyPlacer : public Placer {
   absl::string_view description() const override {
     switch (mode_) {
       case Mode::kSingleShot:
-        return "learned GNN policy, single shot (GDP): one pass scores every operator group; greedy, sampled and "
-               "guided (HEFT among the devices it rates near its best) decodings, the best simulated";
+        return "learned GNN policy, single shot (GDP): one pass scores every operator group; greedy, sampled, "
+               "guided (HEFT among the devices it rates near its best) and scheduled (HEFT's list scheduler "
+               "weighing its scores against delays) decodings, the best simulated";
       case Mode::kIterative:
         return "learned GNN policy, iterative (Placeto): group by group over the current placement, best sweep kept";
       case Mode::kSearch: return "learned GNN policy's single-shot answer improved by local search";

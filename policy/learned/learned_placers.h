@@ -1,7 +1,9 @@
 // The learned placers, registered next to the classical families when a policy is loaded:
 //   policy            single shot (GDP): coarsen, one forward pass, the best device per group (greedy), a few
-//                     placements sampled from the same scores and the guided decodings (decode.h: HEFT among
-//                     the devices the network rates close to its best), the best under the simulator
+//                     placements sampled from the same scores, the guided decodings (decode.h: HEFT among the
+//                     devices the network rates close to its best) and the scheduled ones (scheduled.h: HEFT's
+//                     list scheduler taking each unit's device from the logits less weighted delays), the best
+//                     under the simulator
 //   policy_iterative  from the single-shot answer, sweeps operator group by group in topological order over the
 //                     current placement (Placeto), keeping the best simulated sweep
 //   policy_search     the single-shot answer improved by local search for the rest of the budget
@@ -33,9 +35,10 @@ struct LearnedPlacerOptions {
   // 0.5% and doubled the placer's time (docs/BENCHMARKS.md).
   int guided_samples = 0;
   double guided_sample_threshold = 0.01;
-  // Scheduled decodings (scheduled.h), greedy, one per weight of the schedule's delays against the logits.
-  // Empty: none.
-  std::vector<double> scheduled_weights;
+  // Scheduled decodings (scheduled.h), greedy, one per weight of the schedule's delays against the logits: the
+  // weight the shipped network was trained at (4, models/MANIFEST.json) and around it, the larger ones closer to
+  // HEFT. Empty: none.
+  std::vector<double> scheduled_weights = {2, 4, 8, 16, 32};
 };
 
 void RegisterLearnedPlacers(PlacerRegistry& registry, std::shared_ptr<const LearnedPolicy> policy,

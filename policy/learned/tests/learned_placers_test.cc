@@ -54,10 +54,11 @@ TEST(LearnedPlacers, IterativeIsNeverWorseThanSingleShot) {
   EXPECT_LE(it.evaluation.value, one.evaluation.value * (1 + 1e-12));
 }
 
-TEST(LearnedPlacers, GuidedDecodingsOnlyEverImproveTheSingleShotAnswer) {
+TEST(LearnedPlacers, GuidedAndScheduledDecodingsOnlyEverImproveTheSingleShotAnswer) {
   auto policy = LearnedPolicy::Create(NetworkOptions{}, 3);
   LearnedPlacerOptions alone;
   alone.guided_thresholds.clear();
+  alone.scheduled_weights.clear();
   LearnedPlacerOptions sampled;
   sampled.guided_samples = 8;
   auto with = MakeRegistryWithPolicy(policy, sampled);
@@ -70,7 +71,7 @@ TEST(LearnedPlacers, GuidedDecodingsOnlyEverImproveTheSingleShotAnswer) {
   EXPECT_TRUE(ValidatePlacement(*f.costs, guided.placement).ok());
   EXPECT_LE(guided.evaluation.value, network.evaluation.value * (1 + 1e-12));
   const std::string notes = absl::StrJoin(guided.notes, "\n");
-  EXPECT_NE(notes.find("and 4 guided decodings (and 8 sampled): "), std::string::npos) << notes;
+  EXPECT_NE(notes.find("and 4 guided decodings (and 8 sampled), 5 scheduled: "), std::string::npos) << notes;
   EXPECT_NE(absl::StrJoin(network.notes, "\n").find("and 0 guided decodings: "), std::string::npos);
 }
 

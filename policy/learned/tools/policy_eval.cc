@@ -40,8 +40,8 @@ ABSL_FLAG(int32_t, guided_samples, 0, "sampled guided decodings of the policy pl
 ABSL_FLAG(std::vector<std::string>, guided, std::vector<std::string>({"0.5", "0.1", "0.01", "0.001"}),
           "thresholds of the policy placer's guided decodings (learned_placers.h); 'none' for none");
 
-ABSL_FLAG(std::vector<std::string>, scheduled, std::vector<std::string>({}),
-          "weights of the policy placer's scheduled decodings (learned_placers.h); empty for none");
+ABSL_FLAG(std::vector<std::string>, scheduled, std::vector<std::string>({"2", "4", "8", "16", "32"}),
+          "weights of the policy placer's scheduled decodings (learned_placers.h); 'none' for none");
 
 namespace {
 
@@ -188,8 +188,10 @@ int main(int argc, char** argv) {
     }
     options.guided_thresholds.push_back(v);
   }
+  options.scheduled_weights.clear();
   for (const std::string& t : absl::GetFlag(FLAGS_scheduled)) {
     double v = 0;
+    if (t == "none") continue;
     if (!absl::SimpleAtod(t, &v) || !(v >= 0 && v <= 1e6)) {
       std::cerr << "--scheduled: '" << t << "' is not a weight in [0, 1e6]\n";
       return 2;
