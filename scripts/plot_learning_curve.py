@@ -3,9 +3,10 @@
 
     /usr/bin/python3 scripts/plot_learning_curve.py docs/policy_learning_curve.tsv docs/policy_learning_curve.svg
 
-Two phases share the x axis: imitation (cross-entropy against local search's placements) and reinforcement.
-Red: greedy single shot on the validation graphs, both phases. Blue: the placements sampled in reinforcement.
-Dashed: the demonstrations' own step time / bound.
+Up to two phases share the x axis: imitation (cross-entropy against local search's placements), when the run had
+one, and reinforcement. Red: the validation ratio the checkpoints are chosen on (greedy single shot, or with
+scheduled training the better of that and the greedy scheduled decoding). Blue: the placements sampled in
+reinforcement. Dashed: the demonstrations' own step time / bound.
 """
 import csv
 import sys
@@ -58,7 +59,7 @@ def main(src, dst):
         legend.append(("sampled (training)", "#1f77b4", ""))
     pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in zip(xs, greedy))
     out.append(f'<polyline fill="none" stroke="#d62728" stroke-width="1.5" points="{pts}"/>')
-    legend.append(("greedy (validation)", "#d62728", ""))
+    legend.append(("greedy / scheduled (validation)", "#d62728", ""))
     if demo:
         out.append(f'<line x1="{L}" y1="{py(demo[0]):.1f}" x2="{W - R}" y2="{py(demo[0]):.1f}" stroke="#2ca02c" '
                    'stroke-dasharray="6,4"/>')

@@ -51,7 +51,7 @@ class LearnedPolicy {
   // Writes the weights with the version string inside.
   absl::Status Save(const std::string& path, const std::string& version) const;
 
-  // The version stored in the file plus a hash of the file's bytes ("gnn-2+3f2a9c01"): it names exactly these
+  // The version stored in the file plus a hash of the file's bytes ("gnn-3+3f2a9c01"): it names exactly these
   // weights, which is what the answer cache keys on.
   const std::string& version() const;
   const std::string& device() const;  // "cpu" or "cuda:0"

@@ -39,13 +39,13 @@ struct TrainerOptions {
   // Share of the batch's graphs that train the network as HEFT's guide (decode.h): for each group, every device
   // but the best is left open with probability sigmoid(logit - best logit - log(guide_threshold)), so the most
   // likely candidate set is exactly the guided decoding at that threshold; HEFT schedules among the sampled
-  // candidates and the simulated step time is the reward. 0 draws nothing (the shipped run's random sequence).
+  // candidates and the simulated step time is the reward. 0 draws nothing (the random sequence of runs without it).
   double guide_share = 0;
   double guide_threshold = 0.1;
   // Share of the batch's graphs that train the network for the scheduled decoding (scheduled.h): HEFT's list
   // scheduler samples each unit's device from softmax(logit - schedule_weight * delay / time scale), the
   // simulated step time is the reward. With it, checkpoints keep the best validation ratio of the better of
-  // greedy and the greedy scheduled decoding. 0 draws nothing (the shipped run's random sequence).
+  // greedy and the greedy scheduled decoding. 0 draws nothing (the random sequence of runs without it).
   double scheduled_share = 0;
   double schedule_weight = 2;
   int64_t eval_every = 25;         // iterations between validation (greedy single shot) and curve points

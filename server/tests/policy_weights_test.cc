@@ -43,9 +43,9 @@ TEST(PolicyWeights, ShippedWeightsLoadAndNameTheirVersion) {
   TempDir dir;
   const ServerRun run = RunServer(dir, "--policy_device=cpu", 8);
   EXPECT_EQ(run.exit_code, 124) << run.log;  // still serving when stopped
-  EXPECT_NE(run.log.find("policy gnn-2+"), std::string::npos) << run.log;
+  EXPECT_NE(run.log.find("policy gnn-3+"), std::string::npos) << run.log;
   EXPECT_NE(run.log.find("policy version placers-"), std::string::npos) << run.log;
-  EXPECT_NE(run.log.find("/learned-gnn-2+"), std::string::npos) << run.log;
+  EXPECT_NE(run.log.find("/learned-gnn-3+"), std::string::npos) << run.log;
 }
 
 TEST(PolicyWeights, CorruptWeightsStopTheStartWithAClearError) {

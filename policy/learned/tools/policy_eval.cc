@@ -40,7 +40,7 @@ ABSL_FLAG(int32_t, guided_samples, 0, "sampled guided decodings of the policy pl
 ABSL_FLAG(std::vector<std::string>, guided, std::vector<std::string>({"0.5", "0.1", "0.01", "0.001"}),
           "thresholds of the policy placer's guided decodings (learned_placers.h); 'none' for none");
 
-ABSL_FLAG(std::vector<std::string>, scheduled, std::vector<std::string>({"2", "4", "8", "16", "32"}),
+ABSL_FLAG(std::vector<std::string>, scheduled, std::vector<std::string>({"4", "2", "8", "16", "32"}),
           "weights of the policy placer's scheduled decodings (learned_placers.h); 'none' for none");
 
 namespace {

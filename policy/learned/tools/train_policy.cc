@@ -1,10 +1,13 @@
 // Trains the placement policy and writes the weights and the learning curve:
 //
-//   build/policy/learned/train_policy --seed=1 --out=models/placement_policy.pt
-//       --curve=docs/policy_learning_curve.tsv      (one line)
+//   build/policy/learned/train_policy --seed=2 --imitation_iterations=0 --scheduled_share=1 --schedule_weight=4
+//       --iterations=30000 --validation_families=branches,unet --minutes=0 --version=gnn-3
+//       --out=models/placement_policy.pt --curve=docs/policy_learning_curve.tsv      (one line; the shipped run,
+//       models/MANIFEST.json)
 //
-// Two phases: imitation of local search's placements (imitation.h), then REINFORCE against the simulator
-// (trainer.h). The defaults are the shipped run's (models/MANIFEST.json).
+// Up to two phases: imitation of local search's placements (imitation.h), then REINFORCE against the simulator
+// (trainer.h), for single shot, the guided or the scheduled decoding. The default flags are the single-shot
+// recipe of the previous network, gnn-2 (imitation, then single-shot reinforcement).
 //
 // Data: the synthetic families and the corpus models minus --held_out (whole families, kept for evaluation),
 // each as an inference graph and a training step on a cluster drawn from the dataset's list. Validation: the
