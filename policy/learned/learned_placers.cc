@@ -86,7 +86,7 @@ class PolicyPlacer : public Placer {
     }
     // Guided decodings give per-operator placements (the schedule may split a group's operators), so the
     // iterative sweeps below still start from the best group-level answer.
-    int guided = 0, guided_sampled = 0, scheduled = 0;  // decodings that gave an answer
+    int guided = 0, guided_sampled = 0, scheduled = 0, scheduled_sampled = 0;  // decodings that gave an answer
     if ((!options_.guided_thresholds.empty() || options_.guided_samples > 0 || !options_.scheduled_weights.empty()) &&
         !budget.Expired()) {
       // Units and upward ranks once; each candidate set is one schedule.
@@ -123,21 +123,36 @@ class PolicyPlacer : public Placer {
         if (!st.ok()) return st;
       }
       const double time_scale = ScheduleTimeScale(answer->groups, devices);
-      const size_t schedules = first_quarter(options_.scheduled_weights.size());
-      for (size_t i = 0; i < schedules; ++i) {
-        const double weight = options_.scheduled_weights[i];
-        if (!heft.ok() || budget.Expired()) break;
+      // One scheduled decoding (greedy when sampler is null), counted in *count when it gives an answer.
+      auto try_scheduled = [&](double weight, std::mt19937_64* sampler, const std::string& label, int* count) {
         absl::StatusOr<PlacerResult> r = heft->PlaceChosen(
-            ScheduledChooser(answer->scores, answer->groups, weight, time_scale, nullptr, nullptr), algorithm, budget);
+            ScheduledChooser(answer->scores, answer->groups, weight, time_scale, sampler, nullptr), algorithm, budget);
         if (!r.ok()) {
-          if (r.status().code() == absl::StatusCode::kFailedPrecondition || budget.Expired()) continue;
+          if (r.status().code() == absl::StatusCode::kFailedPrecondition || budget.Expired()) return absl::OkStatus();
           return r.status();
         }
-        ++scheduled;
+        ++*count;
         if (Better(*r, *best)) {
           best = std::move(r);
-          winner = absl::StrFormat("scheduled %g", weight);
+          winner = label;
         }
+        return absl::OkStatus();
+      };
+      const size_t schedules = first_quarter(options_.scheduled_weights.size());
+      for (size_t i = 0; i < schedules && heft.ok() && !budget.Expired(); ++i) {
+        const double weight = options_.scheduled_weights[i];
+        absl::Status st = try_scheduled(weight, nullptr, absl::StrFormat("scheduled %g", weight), &scheduled);
+        if (!st.ok()) return st;
+      }
+      // Past many_ops none: each is a 0.7 s pass at 50k operators, and the greedy scheduled decoding has run.
+      const int scheduled_samples = options_.scheduled_weights.empty() || problem.graph().num_ops() > options_.many_ops
+                                        ? 0
+                                        : options_.scheduled_samples;
+      for (int k = 0; k < scheduled_samples && heft.ok() && !budget.Expired(); ++k) {
+        const double weight = options_.scheduled_weights.front();
+        absl::Status st =
+            try_scheduled(weight, &rng, absl::StrFormat("scheduled sample %d at %g", k + 1, weight), &scheduled_sampled);
+        if (!st.ok()) return st;
       }
       const int guided_samples = draws(options_.guided_samples);
       for (int k = 0; k < guided_samples && heft.ok() && !budget.Expired(); ++k) {
@@ -149,7 +164,9 @@ class PolicyPlacer : public Placer {
     }
     notes.push_back(absl::StrCat("best of greedy, ", drawn, " samples and ", guided, " guided decodings",
                                  guided_sampled > 0 ? absl::StrCat(" (and ", guided_sampled, " sampled)") : "",
-                                 scheduled > 0 ? absl::StrCat(", ", scheduled, " scheduled") : "", ": ", winner));
+                                 scheduled > 0 ? absl::StrCat(", ", scheduled, " scheduled") : "",
+                                 scheduled_sampled > 0 ? absl::StrCat(" (and ", scheduled_sampled, " sampled)") : "", ": ",
+                                 winner));
 
     if (mode_ == Mode::kIterative) {
       std::vector<int32_t> current = best_groups;

@@ -39,6 +39,9 @@ struct LearnedPlacerOptions {
   // weight the shipped network was trained at first (4, models/MANIFEST.json), then around it, the larger ones
   // closer to HEFT. Past many_ops only the first quarter (at least one) run. Empty: none.
   std::vector<double> scheduled_weights = {4, 2, 8, 16, 32};
+  // Sampled scheduled decodings at the first weight (scheduled.h with the placer's seeded generator: the
+  // distribution the network was trained on); none past many_ops. 0: none.
+  int scheduled_samples = 8;
 };
 
 void RegisterLearnedPlacers(PlacerRegistry& registry, std::shared_ptr<const LearnedPolicy> policy,

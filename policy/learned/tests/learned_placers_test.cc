@@ -61,6 +61,7 @@ TEST(LearnedPlacers, GuidedAndScheduledDecodingsOnlyEverImproveTheSingleShotAnsw
   alone.scheduled_weights.clear();
   LearnedPlacerOptions sampled;
   sampled.guided_samples = 8;
+  sampled.scheduled_samples = 4;
   auto with = MakeRegistryWithPolicy(policy, sampled);
   auto without = MakeRegistryWithPolicy(policy, alone);
   Fixture f = Layered(600);
@@ -71,7 +72,7 @@ TEST(LearnedPlacers, GuidedAndScheduledDecodingsOnlyEverImproveTheSingleShotAnsw
   EXPECT_TRUE(ValidatePlacement(*f.costs, guided.placement).ok());
   EXPECT_LE(guided.evaluation.value, network.evaluation.value * (1 + 1e-12));
   const std::string notes = absl::StrJoin(guided.notes, "\n");
-  EXPECT_NE(notes.find("and 4 guided decodings (and 8 sampled), 5 scheduled: "), std::string::npos) << notes;
+  EXPECT_NE(notes.find("and 4 guided decodings (and 8 sampled), 5 scheduled (and 4 sampled): "), std::string::npos) << notes;
   EXPECT_NE(absl::StrJoin(network.notes, "\n").find("and 0 guided decodings: "), std::string::npos);
 }
 

@@ -40,6 +40,8 @@ ABSL_FLAG(int32_t, guided_samples, 0, "sampled guided decodings of the policy pl
 ABSL_FLAG(std::vector<std::string>, guided, std::vector<std::string>({"0.5", "0.1", "0.01", "0.001"}),
           "thresholds of the policy placer's guided decodings (learned_placers.h); 'none' for none");
 
+ABSL_FLAG(int32_t, scheduled_samples, 8,
+          "sampled scheduled decodings of the policy placer at the first --scheduled weight (learned_placers.h)");
 ABSL_FLAG(std::vector<std::string>, scheduled, std::vector<std::string>({"4", "2", "8", "16", "32"}),
           "weights of the policy placer's scheduled decodings (learned_placers.h); 'none' for none");
 
@@ -179,6 +181,7 @@ int main(int argc, char** argv) {
   LearnedPlacerOptions options;
   options.guided_thresholds.clear();
   options.guided_samples = absl::GetFlag(FLAGS_guided_samples);
+  options.scheduled_samples = absl::GetFlag(FLAGS_scheduled_samples);
   for (const std::string& t : absl::GetFlag(FLAGS_guided)) {
     double v = 0;
     if (t == "none") continue;
@@ -203,6 +206,7 @@ int main(int argc, char** argv) {
   alone_options.guided_thresholds.clear();
   alone_options.guided_samples = 0;
   alone_options.scheduled_weights.clear();
+  alone_options.scheduled_samples = 0;
   auto network_only = MakeRegistryWithPolicy(*policy, alone_options);
   if (!absl::GetFlag(FLAGS_timing_only)) {
     DatasetOptions held;
