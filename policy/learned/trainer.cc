@@ -32,13 +32,13 @@ PolicyScores ScoresOf(const torch::Tensor& logits, int32_t groups, int32_t devic
   return scores;
 }
 
-// HEFT among candidate devices on one instance (STEP_TIME), its units and ranks prepared at the first call. Holds
-// the problem HEFT points to, so it does not move.
-class GuidedScorer {
+// HEFT-based decodings of one instance (STEP_TIME: guided among candidate devices, or scheduled), its units and
+// ranks prepared at the first call. Holds the problem HEFT points to, so it does not move.
+class HeftScorer {
  public:
-  explicit GuidedScorer(const Instance& x) : x_(x) { problem_.costs = x.costs.get(); }
-  GuidedScorer(const GuidedScorer&) = delete;
-  GuidedScorer& operator=(const GuidedScorer&) = delete;
+  explicit HeftScorer(const Instance& x) : x_(x) { problem_.costs = x.costs.get(); }
+  HeftScorer(const HeftScorer&) = delete;
+  HeftScorer& operator=(const HeftScorer&) = delete;
 
   // Step time / lower bound of HEFT's schedule among `group_rows` (groups x devices), as PlacementCost counts.
   double Cost(const std::vector<uint8_t>& group_rows, double oom_penalty) {
@@ -91,7 +91,7 @@ double GreedyRatio(const LearnedPolicy& policy, const std::vector<const Instance
     }
     double cost = PlacementCost(*x, DecodeSingleShot(*s, nullptr), oom_penalty);
     if (guide_threshold > 0 || schedule_weight > 0) {
-      GuidedScorer heft(*x);
+      HeftScorer heft(*x);
       if (guide_threshold > 0) cost = std::min(cost, heft.Cost(GroupCandidates(*s, guide_threshold), oom_penalty));
       if (schedule_weight > 0) cost = std::min(cost, heft.ScheduledCost(*s, schedule_weight, nullptr, nullptr, oom_penalty));
     }
@@ -125,7 +125,7 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
     curve_options.eval_every = options.eval_every;
     if (options.guide_share > 0) curve_options.guide_threshold = options.guide_threshold;
     if (options.scheduled_share > 0) curve_options.schedule_weight = options.schedule_weight;
-    std::vector<std::unique_ptr<GuidedScorer>> scorers(train.size());
+    std::vector<std::unique_ptr<HeftScorer>> scorers(train.size());
     const float log_threshold = static_cast<float>(LogThreshold(options.guide_threshold));
     CurveRecorder recorder(policy, validation, curve_options, log);
     std::uniform_real_distribution<double> unit(0, 1);
@@ -164,7 +164,7 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
         torch::Tensor logp = torch::log_softmax(logits, 1);
         const PolicyScores sampled = ScoresOf(logits, G, D);
         if (scheduled) {
-          if (scorers[index] == nullptr) scorers[index] = std::make_unique<GuidedScorer>(x);
+          if (scorers[index] == nullptr) scorers[index] = std::make_unique<HeftScorer>(x);
           // Every choice among two or more devices, all samples together: its group's logits less the delay
           // penalties, the log-probability of the device taken, averaged per sample.
           ScheduledTrace trace;
@@ -189,7 +189,7 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
             chosen = chosen.index_add(0, tensor(sample_of, torch::kInt64, {M}), lp * tensor(per_choice, torch::kFloat32, {M}));
           }
         } else if (guide) {
-          if (scorers[index] == nullptr) scorers[index] = std::make_unique<GuidedScorer>(x);
+          if (scorers[index] == nullptr) scorers[index] = std::make_unique<HeftScorer>(x);
           // z >= 0 exactly where GroupCandidates keeps the device; the best device's z is constant, so its
           // Bernoulli term has no gradient and it is always kept, as in the guided decoding.
           torch::Tensor z = logits - std::get<0>(logits.max(1, true)) - log_threshold;
