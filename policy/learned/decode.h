@@ -6,6 +6,7 @@
 //   (HEFT's earliest finish, policy/heuristics/heft.h) chooses among them in time order. The network decides
 //   where a group may go; the schedule decides the balance between devices the network rates alike, which
 //   one-shot logits cannot see (every group chooses at once, so none knows how loaded a device already is).
+// A fourth, the scheduled decoding (scores and schedule weighed at every choice), is in scheduled.h.
 #pragma once
 
 #include <cstdint>
