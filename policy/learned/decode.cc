@@ -5,7 +5,10 @@
 
 namespace placement::learned {
 
-int32_t Choose(const float* logits, int32_t devices, std::mt19937_64* rng) {
+namespace {
+
+template <typename T>
+int32_t ChooseFrom(const T* logits, int32_t devices, std::mt19937_64* rng) {
   int32_t best = 0;
   for (int32_t d = 1; d < devices; ++d) {
     if (logits[d] > logits[best]) best = d;
@@ -22,6 +25,11 @@ int32_t Choose(const float* logits, int32_t devices, std::mt19937_64* rng) {
   }
   return best;
 }
+
+}  // namespace
+
+int32_t Choose(const float* logits, int32_t devices, std::mt19937_64* rng) { return ChooseFrom(logits, devices, rng); }
+int32_t Choose(const double* scores, int32_t devices, std::mt19937_64* rng) { return ChooseFrom(scores, devices, rng); }
 
 std::vector<int32_t> DecodeSingleShot(const PolicyScores& s, std::mt19937_64* rng) {
   std::vector<int32_t> out(s.groups);

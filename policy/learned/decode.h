@@ -43,5 +43,7 @@ std::vector<uint8_t> SampleGroupCandidates(const PolicyScores& scores, double th
 
 // Index of the chosen device in one row of logits.
 int32_t Choose(const float* logits, int32_t devices, std::mt19937_64* rng);
+// The same over scores in double precision (the scheduled decoding's logits less delay penalties).
+int32_t Choose(const double* scores, int32_t devices, std::mt19937_64* rng);
 
 }  // namespace placement::learned

@@ -93,18 +93,25 @@ class PolicyPlacer : public Placer {
       absl::StatusOr<heuristics::HeftWithCandidates> heft = heuristics::HeftWithCandidates::Prepare(problem, budget);
       if (!heft.ok() && !budget.Expired()) return heft.status();
       const int32_t devices = problem.costs->topology().num_devices();
-      // One guided decoding, counted in *count when it gives an answer; an error ends the placer.
-      auto try_guided = [&](const std::vector<uint8_t>& group_rows, const std::string& label, int* count) {
-        const std::vector<uint8_t> candidates = OperatorCandidates(group_rows, answer->groups, devices);
-        absl::StatusOr<PlacerResult> r = heft->Place(candidates, algorithm, budget);
+      // A HEFT-based decoding's answer, counted in *count when there is one; true when it is the best so far.
+      // Out of memory on the devices allowed, or out of time, leaves the other answers standing; another error
+      // ends the placer.
+      auto keep = [&](absl::StatusOr<PlacerResult> r, int* count) -> absl::StatusOr<bool> {
         if (!r.ok()) {
-          // Out of memory on the devices allowed, or out of time: the other answers stand.
-          if (r.status().code() == absl::StatusCode::kFailedPrecondition || budget.Expired()) return absl::OkStatus();
+          if (r.status().code() == absl::StatusCode::kFailedPrecondition || budget.Expired()) return false;
           return r.status();
         }
         ++*count;
-        if (Better(*r, *best)) {
-          best = std::move(r);
+        if (!Better(*r, *best)) return false;
+        best = std::move(r);
+        return true;
+      };
+      // One guided decoding.
+      auto try_guided = [&](const std::vector<uint8_t>& group_rows, const std::string& label, int* count) {
+        const std::vector<uint8_t> candidates = OperatorCandidates(group_rows, answer->groups, devices);
+        absl::StatusOr<bool> kept = keep(heft->Place(candidates, algorithm, budget), count);
+        if (!kept.ok()) return kept.status();
+        if (*kept) {
           // How far the network narrowed the choice: HEFT alone would have every device for every operator.
           const double per_op = static_cast<double>(std::count(candidates.begin(), candidates.end(), 1)) /
                                 std::max<int32_t>(1, problem.graph().num_ops());
@@ -123,19 +130,14 @@ class PolicyPlacer : public Placer {
         if (!st.ok()) return st;
       }
       const double time_scale = ScheduleTimeScale(answer->groups, devices);
-      // One scheduled decoding (greedy when sampler is null), counted in *count when it gives an answer.
+      // One scheduled decoding (greedy when sampler is null).
       auto try_scheduled = [&](double weight, std::mt19937_64* sampler, const std::string& label, int* count) {
-        absl::StatusOr<PlacerResult> r = heft->PlaceChosen(
-            ScheduledChooser(answer->scores, answer->groups, weight, time_scale, sampler, nullptr), algorithm, budget);
-        if (!r.ok()) {
-          if (r.status().code() == absl::StatusCode::kFailedPrecondition || budget.Expired()) return absl::OkStatus();
-          return r.status();
-        }
-        ++*count;
-        if (Better(*r, *best)) {
-          best = std::move(r);
-          winner = label;
-        }
+        absl::StatusOr<bool> kept = keep(
+            heft->PlaceChosen(ScheduledChooser(answer->scores, answer->groups, weight, time_scale, sampler, nullptr),
+                              algorithm, budget),
+            count);
+        if (!kept.ok()) return kept.status();
+        if (*kept) winner = label;
         return absl::OkStatus();
       };
       const size_t schedules = first_quarter(options_.scheduled_weights.size());

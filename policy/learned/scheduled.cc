@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "policy/learned/decode.h"
+
 namespace placement::learned {
 
 double ScheduleTimeScale(const Coarsening& groups, int32_t devices) {
@@ -28,35 +30,23 @@ heuristics::DeviceChooser ScheduledChooser(const PolicyScores& scores, const Coa
     const float* logits = &scores.logits[static_cast<size_t>(g) * nd];
     const double earliest = *std::min_element(finish.begin(), finish.end());
     // Penalties are capped where the softmax no longer sees them, which keeps the trace's floats finite.
-    thread_local std::vector<double> score;
+    thread_local std::vector<double> penalty, score;
+    penalty.resize(devices.size());
     score.resize(devices.size());
     size_t best = 0;
     for (size_t i = 0; i < devices.size(); ++i) {
-      const double penalty = std::min(per_second * (finish[i] - earliest), 60.0);
-      score[i] = logits[devices[i]] - penalty;
+      penalty[i] = std::min(per_second * (finish[i] - earliest), 60.0);
+      score[i] = logits[devices[i]] - penalty[i];
       if (score[i] > score[best] || (score[i] == score[best] && finish[i] < finish[best])) best = i;
     }
-    size_t pick = best;
-    if (rng != nullptr) {
-      const double top = score[best];
-      double total = 0;
-      for (double& s : score) total += s = std::exp(s - top);
-      double r = std::uniform_real_distribution<double>(0, total)(*rng);
-      for (size_t i = 0; i < devices.size(); ++i) {
-        if ((r -= score[i]) <= 0 && score[i] > 0) {
-          pick = i;
-          break;
-        }
-      }
-    }
+    const size_t pick =
+        rng == nullptr ? best : static_cast<size_t>(Choose(score.data(), static_cast<int32_t>(devices.size()), rng));
     if (trace != nullptr) {
       trace->group.push_back(g);
       trace->choice.push_back(devices[pick]);
       const size_t at = trace->penalty.size();
       trace->penalty.resize(at + nd, ScheduledTrace::kNotOffered);
-      for (size_t i = 0; i < devices.size(); ++i) {
-        trace->penalty[at + devices[i]] = static_cast<float>(std::min(per_second * (finish[i] - earliest), 60.0));
-      }
+      for (size_t i = 0; i < devices.size(); ++i) trace->penalty[at + devices[i]] = static_cast<float>(penalty[i]);
     }
     return pick;
   };

@@ -32,43 +32,57 @@ PolicyScores ScoresOf(const torch::Tensor& logits, int32_t groups, int32_t devic
   return scores;
 }
 
+// Step time / lower bound of an evaluated placement of `x`, plus oom_penalty when it overflows memory.
+double RatioCost(const Instance& x, const Evaluation& e, double oom_penalty) {
+  const double ratio = x.bound > 0 ? e.value / x.bound : 1;
+  return ratio + (e.fits_memory ? 0 : oom_penalty);
+}
+
 // HEFT-based decodings of one instance (STEP_TIME: guided among candidate devices, or scheduled), its units and
 // ranks prepared at the first call. Holds the problem HEFT points to, so it does not move.
 class HeftScorer {
  public:
-  explicit HeftScorer(const Instance& x) : x_(x) { problem_.costs = x.costs.get(); }
+  explicit HeftScorer(const Instance& x)
+      : x_(x), time_scale_(ScheduleTimeScale(x.groups, x.input.num_devices)) {
+    problem_.costs = x.costs.get();
+  }
   HeftScorer(const HeftScorer&) = delete;
   HeftScorer& operator=(const HeftScorer&) = delete;
 
   // Step time / lower bound of HEFT's schedule among `group_rows` (groups x devices), as PlacementCost counts.
   double Cost(const std::vector<uint8_t>& group_rows, double oom_penalty) {
-    if (!heft_.has_value()) heft_.emplace(heuristics::HeftWithCandidates::Prepare(problem_, Budget{}));
-    if (!heft_->ok()) return 10 + oom_penalty;
-    absl::StatusOr<PlacerResult> r =
-        (*heft_)->Place(OperatorCandidates(group_rows, x_.groups, x_.input.num_devices), "guided", Budget{});
-    if (!r.ok()) return 3 + oom_penalty;  // no schedule among these candidates fits in memory
-    const double ratio = x_.bound > 0 ? r->evaluation.value / x_.bound : 1;
-    return ratio + (r->evaluation.fits_memory ? 0 : oom_penalty);
+    const heuristics::HeftWithCandidates* heft = Heft();
+    if (heft == nullptr) return 10 + oom_penalty;
+    return CostOf(heft->Place(OperatorCandidates(group_rows, x_.groups, x_.input.num_devices), "guided", Budget{}),
+                  oom_penalty);
   }
 
   // The same for the scheduled decoding of `scores` at `weight` (rng null: greedy), its choices in *trace.
   double ScheduledCost(const PolicyScores& scores, double weight, std::mt19937_64* rng, ScheduledTrace* trace,
                        double oom_penalty) {
-    if (!heft_.has_value()) heft_.emplace(heuristics::HeftWithCandidates::Prepare(problem_, Budget{}));
-    if (!heft_->ok()) return 10 + oom_penalty;
-    if (time_scale_ == 0) time_scale_ = ScheduleTimeScale(x_.groups, x_.input.num_devices);
-    absl::StatusOr<PlacerResult> r = (*heft_)->PlaceChosen(
-        ScheduledChooser(scores, x_.groups, weight, time_scale_, rng, trace), "scheduled", Budget{});
-    if (!r.ok()) return 3 + oom_penalty;
-    const double ratio = x_.bound > 0 ? r->evaluation.value / x_.bound : 1;
-    return ratio + (r->evaluation.fits_memory ? 0 : oom_penalty);
+    const heuristics::HeftWithCandidates* heft = Heft();
+    if (heft == nullptr) return 10 + oom_penalty;
+    return CostOf(heft->PlaceChosen(ScheduledChooser(scores, x_.groups, weight, time_scale_, rng, trace), "scheduled",
+                                    Budget{}),
+                  oom_penalty);
   }
 
  private:
+  // Null when HEFT cannot be prepared for the instance.
+  const heuristics::HeftWithCandidates* Heft() {
+    if (!heft_.has_value()) heft_.emplace(heuristics::HeftWithCandidates::Prepare(problem_, Budget{}));
+    return heft_->ok() ? &**heft_ : nullptr;
+  }
+
+  double CostOf(const absl::StatusOr<PlacerResult>& r, double oom_penalty) const {
+    if (!r.ok()) return 3 + oom_penalty;  // no schedule among the devices allowed fits in memory
+    return RatioCost(x_, r->evaluation, oom_penalty);
+  }
+
   const Instance& x_;
+  const double time_scale_;
   PlacementProblem problem_;
   std::optional<absl::StatusOr<heuristics::HeftWithCandidates>> heft_;
-  double time_scale_ = 0;
 };
 
 }  // namespace
@@ -76,8 +90,7 @@ class HeftScorer {
 double PlacementCost(const Instance& x, const std::vector<int32_t>& group_device, double oom_penalty) {
   absl::StatusOr<Evaluation> e = Evaluate(*x.costs, x.groups.Expand(group_device), Objective::kStepTime);
   if (!e.ok()) return 10 + oom_penalty;  // cannot happen for placements the mask allows; keep training alive
-  const double ratio = x.bound > 0 ? e->value / x.bound : 1;
-  return ratio + (e->fits_memory ? 0 : oom_penalty);
+  return RatioCost(x, *e, oom_penalty);
 }
 
 double GreedyRatio(const LearnedPolicy& policy, const std::vector<const Instance*>& instances, double oom_penalty,
