@@ -76,13 +76,22 @@ TEST(HandChecked, HeftOnTheTopcuogluDagGivesTheFigureSchedule) {
   EXPECT_THAT(r.notes, ::testing::Contains(::testing::HasSubstr("HEFT schedule length 80")));
 }
 
-TEST(HandChecked, HeftWithCandidatesKeepsEachOperatorToItsAllowedDevices) {
-  const Graph g = TopcuogluDag();
-  const Topology topo = ThreeProcessors();
-  const CostModel costs = Costs(g, topo);
+// HEFT prepared on the Topcuoglu DAG and three processors, for the tests that hand it candidates or a chooser.
+struct PreparedTopcuoglu {
+  PreparedTopcuoglu() : g(TopcuogluDag()), topo(ThreeProcessors()), costs(Costs(g, topo)) {
+    problem.costs = &costs;
+    heft = HeftWithCandidates::Prepare(problem, Budget{});
+  }
+  const Graph g;
+  const Topology topo;
+  const CostModel costs;
   PlacementProblem problem;
-  problem.costs = &costs;
-  absl::StatusOr<HeftWithCandidates> heft = HeftWithCandidates::Prepare(problem, Budget{});
+  absl::StatusOr<HeftWithCandidates> heft = absl::UnknownError("not prepared");
+};
+
+TEST(HandChecked, HeftWithCandidatesKeepsEachOperatorToItsAllowedDevices) {
+  PreparedTopcuoglu t;
+  absl::StatusOr<HeftWithCandidates>& heft = t.heft;
   ASSERT_TRUE(heft.ok()) << heft.status();
   // Every device allowed: exactly heft's answer.
   std::vector<uint8_t> all(10 * 3, 1);
@@ -115,12 +124,9 @@ TEST(HandChecked, HeftWithCandidatesKeepsEachOperatorToItsAllowedDevices) {
 // compares (n1: 14, 16, 9 on P1, P2, P3, the paper's table), taking the earliest gives the figure's schedule, and
 // taking another device every time is obeyed.
 TEST(HandChecked, HeftChooserSeesTheFinishTimesAndDecides) {
-  const Graph g = TopcuogluDag();
-  const Topology topo = ThreeProcessors();
-  const CostModel costs = Costs(g, topo);
-  PlacementProblem problem;
-  problem.costs = &costs;
-  absl::StatusOr<HeftWithCandidates> heft = HeftWithCandidates::Prepare(problem, Budget{});
+  PreparedTopcuoglu t;
+  const CostModel& costs = t.costs;
+  absl::StatusOr<HeftWithCandidates>& heft = t.heft;
   ASSERT_TRUE(heft.ok()) << heft.status();
   std::vector<double> first_finish;
   int calls = 0;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "policy/learned/dataset.h"
@@ -35,12 +36,17 @@ TrainerOptions ShortRun() {
   return options;
 }
 
+std::vector<const Instance*> Pointers(const std::vector<std::unique_ptr<Instance>>& set) {
+  std::vector<const Instance*> out;
+  for (const auto& x : set) out.push_back(x.get());
+  return out;
+}
+
 // A few seconds of training must lower the greedy cost.
 TEST(PolicyTrainer, ShortRunLowersTheCostOnAToyFamily) {
   const auto set = ToyFamily();
   ASSERT_FALSE(set.empty());
-  std::vector<const Instance*> train;
-  for (const auto& x : set) train.push_back(x.get());
+  const std::vector<const Instance*> train = Pointers(set);
 
   auto policy = LearnedPolicy::Create(NetworkOptions{32, 2}, 3);
   auto curve = Train(*policy, train, train, ShortRun());
@@ -50,21 +56,18 @@ TEST(PolicyTrainer, ShortRunLowersTheCostOnAToyFamily) {
       << "before " << curve->front().greedy_ratio << " after " << curve->back().greedy_ratio;
 }
 
-// Guide training: the network learns which devices to leave open to HEFT. On the toy family above, a few seconds
-// of it must lower the validation ratio (per graph the better of greedy and the guided decoding at the
-// threshold), and the curve must report that ratio from its first point.
-TEST(PolicyTrainer, GuideTrainingLowersTheGuidedCostOnAToyFamily) {
+// Training a HEFT-based decoding (`options` sets its share; guide_threshold or schedule_weight names it): the
+// validation ratio is per graph the better of greedy and that decoding, so at most greedy's; the curve reports it
+// from its first point, and a few seconds of training on the toy family lower it.
+void ExpectTrainingLowersTheDecodedCost(const TrainerOptions& options, double guide_threshold, double schedule_weight,
+                                        const std::string& decoding) {
   const auto set = ToyFamily();
   ASSERT_FALSE(set.empty());
-  std::vector<const Instance*> train;
-  for (const auto& x : set) train.push_back(x.get());
+  const std::vector<const Instance*> train = Pointers(set);
 
   auto policy = LearnedPolicy::Create(NetworkOptions{32, 2}, 3);
-  TrainerOptions options = ShortRun();
-  options.guide_share = 1;
-  options.guide_threshold = 0.5;
-  const double before = GreedyRatio(*policy, train, options.oom_penalty, options.guide_threshold);
-  EXPECT_LE(before, GreedyRatio(*policy, train, options.oom_penalty)) << "the guided decoding only adds a choice";
+  const double before = GreedyRatio(*policy, train, options.oom_penalty, guide_threshold, schedule_weight);
+  EXPECT_LE(before, GreedyRatio(*policy, train, options.oom_penalty)) << "the " << decoding << " decoding only adds a choice";
   auto curve = Train(*policy, train, train, options);
   ASSERT_TRUE(curve.ok()) << curve.status();
   ASSERT_GE(curve->size(), 2u);
@@ -72,25 +75,20 @@ TEST(PolicyTrainer, GuideTrainingLowersTheGuidedCostOnAToyFamily) {
   EXPECT_LT(curve->back().greedy_ratio, before) << "before " << before << " after " << curve->back().greedy_ratio;
 }
 
-// Scheduled training: the network learns where HEFT's earliest finish should yield to its scores. The curve
-// reports the better of greedy and the scheduled decoding from its first point, and a few seconds lower it.
-TEST(PolicyTrainer, ScheduledTrainingLowersTheScheduledCostOnAToyFamily) {
-  const auto set = ToyFamily();
-  ASSERT_FALSE(set.empty());
-  std::vector<const Instance*> train;
-  for (const auto& x : set) train.push_back(x.get());
+// Guide training: the network learns which devices to leave open to HEFT.
+TEST(PolicyTrainer, GuideTrainingLowersTheGuidedCostOnAToyFamily) {
+  TrainerOptions options = ShortRun();
+  options.guide_share = 1;
+  options.guide_threshold = 0.5;
+  ExpectTrainingLowersTheDecodedCost(options, options.guide_threshold, 0, "guided");
+}
 
-  auto policy = LearnedPolicy::Create(NetworkOptions{32, 2}, 3);
+// Scheduled training: the network learns where HEFT's earliest finish should yield to its scores.
+TEST(PolicyTrainer, ScheduledTrainingLowersTheScheduledCostOnAToyFamily) {
   TrainerOptions options = ShortRun();
   options.scheduled_share = 1;
   options.schedule_weight = 0.5;
-  const double before = GreedyRatio(*policy, train, options.oom_penalty, 0, options.schedule_weight);
-  EXPECT_LE(before, GreedyRatio(*policy, train, options.oom_penalty)) << "the scheduled decoding only adds a choice";
-  auto curve = Train(*policy, train, train, options);
-  ASSERT_TRUE(curve.ok()) << curve.status();
-  ASSERT_GE(curve->size(), 2u);
-  EXPECT_DOUBLE_EQ(curve->front().greedy_ratio, before);
-  EXPECT_LT(curve->back().greedy_ratio, before) << "before " << before << " after " << curve->back().greedy_ratio;
+  ExpectTrainingLowersTheDecodedCost(options, 0, options.schedule_weight, "scheduled");
 }
 
 TEST(PolicyTrainer, RefusesOneSampleAndNoData) {
