@@ -1,7 +1,8 @@
-// Evaluation of the small integer computations that exporters emit to compute shapes at run time
-// (Shape -> Gather -> Div -> Concat -> Reshape). ONNX's own shape inference propagates such values only
-// through a few ops, so a Transformer exported with a dynamic sequence axis would end with unknown shapes;
-// evaluating them once the graph inputs are bound gives every Reshape its target shape.
+// Evaluation of the small computations exporters emit to compute sizes at run time: Shape -> Gather -> Div
+// -> Concat -> Reshape in every attention layer, ConstantOfShape -> Concat -> Slice (negative step) -> Transpose
+// -> Cast for a Pad whose pads come from shapes, a Loop's trip count, an If's condition. ONNX's own shape
+// inference propagates such values through a few ops only; evaluating any operator whose inputs are constants
+// or shapes, once the graph inputs are bound, resolves every size that static shapes determine.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +16,8 @@
 
 namespace placement::onnx_import {
 
-// Larger tensors are never evaluated: shape computations are tiny, and the cap bounds the work a hostile
-// model can ask for.
+// Larger tensors are never evaluated: size computations are tiny, and the cap bounds the work a hostile model
+// can ask for.
 inline constexpr int64_t kMaxFoldElements = 4096;
 
 // A constant tensor. Integer and boolean types keep their values in `ints`, floating types in `reals`.
@@ -28,6 +29,7 @@ struct ConstValue {
   std::vector<double> reals;
 
   int64_t size() const { return is_real ? static_cast<int64_t>(reals.size()) : static_cast<int64_t>(ints.size()); }
+  double Real(int64_t i) const { return is_real ? reals[i] : static_cast<double>(ints[i]); }
 };
 
 // The value of an inline tensor of a supported type with at most kMaxFoldElements elements; nullopt otherwise.
@@ -37,14 +39,15 @@ std::optional<ConstValue> DecodeTensor(const onnx::TensorProto& tensor);
 std::optional<onnx::TensorProto> EncodeTensor(const ConstValue& value, const std::string& name);
 
 struct FoldInput {
-  const ConstValue* value = nullptr;         // nullptr: not a known constant
+  const ConstValue* value = nullptr;           // nullptr: not a known constant (or the slot is empty)
   const std::vector<int64_t>* dims = nullptr;  // nullptr: shape not fully known
+  int32_t elem_type = 0;                       // 0: unknown
 };
 
-// The value of output 0 of `node` when it can be computed from its constant inputs (or, for Shape and Size,
-// from its input's shape); nullopt when it cannot. `output_dims` is the shape inference found for output 0,
-// or nullptr. Never throws; malformed attributes simply make the node not foldable.
-std::optional<ConstValue> FoldNode(const onnx::NodeProto& node, int opset, absl::Span<const FoldInput> inputs,
-                                   const std::vector<int64_t>* output_dims);
+// The values of the node's outputs, from output 0 on, as far as they can be computed from constant inputs (or,
+// for Shape and Size, from the input's shape); empty when none can. `output_dims` is the shape inference
+// found for output 0, or nullptr. Never throws; malformed attributes simply make the node not foldable.
+std::vector<ConstValue> FoldNode(const onnx::NodeProto& node, int opset, absl::Span<const FoldInput> inputs,
+                                 const std::vector<int64_t>* output_dims);
 
 }  // namespace placement::onnx_import

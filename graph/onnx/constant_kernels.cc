@@ -2,17 +2,114 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
+
+#include "graph/onnx/tensor_info.h"
 
 namespace placement::onnx_import {
 namespace {
 
 using onnx::TensorProto;
 
+bool IsComparison(const std::string& op) {
+  return op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual";
+}
+
+std::optional<double> RealOp(const std::string& op, double x, double y, bool fmod) {
+  if (op == "Add" || op == "Sum") return x + y;
+  if (op == "Sub") return x - y;
+  if (op == "Mul") return x * y;
+  if (op == "Div") return x / y;
+  if (op == "Pow") return std::pow(x, y);
+  if (op == "Max") return std::max(x, y);
+  if (op == "Min") return std::min(x, y);
+  if (op == "Mod") {
+    double r = std::fmod(x, y);
+    if (!fmod && r != 0 && ((r < 0) != (y < 0))) r += y;
+    return r;
+  }
+  if (op == "Equal") return x == y;
+  if (op == "Less") return x < y;
+  if (op == "Greater") return x > y;
+  if (op == "LessOrEqual") return x <= y;
+  if (op == "GreaterOrEqual") return x >= y;
+  return std::nullopt;
+}
+
+std::optional<int64_t> IntOp(const std::string& op, int64_t x, int64_t y) {
+  int64_t r = 0;
+  if (op == "Add" || op == "Sum") return __builtin_add_overflow(x, y, &r) ? std::nullopt : std::optional<int64_t>(r);
+  if (op == "Sub") return __builtin_sub_overflow(x, y, &r) ? std::nullopt : std::optional<int64_t>(r);
+  if (op == "Mul") return __builtin_mul_overflow(x, y, &r) ? std::nullopt : std::optional<int64_t>(r);
+  if (op == "Div" || op == "Mod") {
+    if (y == 0 || (x == std::numeric_limits<int64_t>::min() && y == -1)) return std::nullopt;
+    return op == "Div" ? x / y : x % y;
+  }
+  if (op == "Pow") {
+    if (y < 0 || y > 62) return std::nullopt;
+    r = 1;
+    for (int64_t k = 0; k < y; ++k) {
+      if (__builtin_mul_overflow(r, x, &r)) return std::nullopt;
+    }
+    return r;
+  }
+  if (op == "Max") return std::max(x, y);
+  if (op == "Min") return std::min(x, y);
+  if (op == "Equal") return x == y;
+  if (op == "Less") return x < y;
+  if (op == "Greater") return x > y;
+  if (op == "LessOrEqual") return x <= y;
+  if (op == "GreaterOrEqual") return x >= y;
+  if (op == "And") return x && y;
+  if (op == "Or") return x || y;
+  if (op == "Xor") return (x != 0) != (y != 0);
+  if (op == "BitwiseAnd") return x & y;
+  if (op == "BitwiseOr") return x | y;
+  if (op == "BitwiseXor") return x ^ y;
+  if (op == "BitShiftLEFT" || op == "BitShiftRIGHT") {
+    if (x < 0 || y < 0 || y > 63) return std::nullopt;
+    return op == "BitShiftLEFT" ? static_cast<int64_t>(static_cast<uint64_t>(x) << y) : x >> y;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> RealUnary(const std::string& op, double x) {
+  if (op == "Neg") return -x;
+  if (op == "Abs") return std::fabs(x);
+  if (op == "Sqrt") return std::sqrt(x);
+  if (op == "Floor") return std::floor(x);
+  if (op == "Ceil") return std::ceil(x);
+  if (op == "Round") return std::nearbyint(x);  // ONNX rounds halves to even, as the default FP mode does
+  if (op == "Sign") return static_cast<double>((x > 0) - (x < 0));
+  if (op == "Reciprocal") return 1.0 / x;
+  if (op == "Exp") return std::exp(x);
+  if (op == "Log") return std::log(x);
+  if (op == "Relu") return std::max(x, 0.0);
+  if (op == "Sigmoid") return 1.0 / (1.0 + std::exp(-x));
+  if (op == "Tanh") return std::tanh(x);
+  if (op == "Erf") return std::erf(x);
+  if (op == "Sin") return std::sin(x);
+  if (op == "Cos") return std::cos(x);
+  return std::nullopt;
+}
+
+std::optional<int64_t> IntUnary(const std::string& op, int64_t x) {
+  const bool min = x == std::numeric_limits<int64_t>::min();
+  if (op == "Neg") return min ? std::nullopt : std::optional<int64_t>(-x);
+  if (op == "Abs") return min ? std::nullopt : std::optional<int64_t>(x < 0 ? -x : x);
+  if (op == "Sign") return (x > 0) - (x < 0);
+  if (op == "Relu") return std::max<int64_t>(x, 0);
+  if (op == "Not") return !x;
+  if (op == "BitwiseNot") return ~x;
+  if (op == "Floor" || op == "Ceil" || op == "Round") return x;
+  return std::nullopt;
+}
+
+}  // namespace
+
 bool IsRealType(int32_t t) {
   return t == TensorProto::FLOAT || t == TensorProto::DOUBLE || t == TensorProto::FLOAT16 ||
-         t == TensorProto::BFLOAT16;
+         t == TensorProto::BFLOAT16 || (t >= kFloat8E4M3FN && t <= kFloat8E5M2FNUZ);
 }
 
 bool IsIntType(int32_t t) {
@@ -26,14 +123,11 @@ bool IsIntType(int32_t t) {
   }
 }
 
-// Normalizes a possibly negative axis; nullopt when out of range.
-std::optional<int64_t> Axis(int64_t axis, int64_t rank) {
+std::optional<int64_t> NormalizeAxis(int64_t axis, int64_t rank) {
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= rank) return std::nullopt;
   return axis;
 }
-
-}  // namespace
 
 std::optional<int64_t> FoldableElements(const std::vector<int64_t>& dims) {
   int64_t n = 1;
@@ -60,7 +154,6 @@ ConstValue Reals(int32_t type, std::vector<int64_t> dims, std::vector<double> va
   return v;
 }
 
-// Numpy broadcasting of two shapes.
 std::optional<std::vector<int64_t>> Broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
   size_t rank = std::max(a.size(), b.size());
   std::vector<int64_t> out(rank);
@@ -73,7 +166,6 @@ std::optional<std::vector<int64_t>> Broadcast(const std::vector<int64_t>& a, con
   return out;
 }
 
-// For each element of `out`, the flat index of the element of a tensor of shape `in` broadcast to it.
 std::vector<int64_t> BroadcastIndex(const std::vector<int64_t>& in, const std::vector<int64_t>& out, int64_t n) {
   std::vector<int64_t> index(n, 0);
   size_t offset = out.size() - in.size();
@@ -93,78 +185,68 @@ std::vector<int64_t> BroadcastIndex(const std::vector<int64_t>& in, const std::v
   return index;
 }
 
-std::optional<ConstValue> Elementwise(const std::string& op, const ConstValue& a, const ConstValue& b) {
+ConstValue Pick(const ConstValue& a, const std::vector<int64_t>& index, std::vector<int64_t> dims) {
+  ConstValue v = a.is_real ? Reals(a.elem_type, std::move(dims), {}) : Ints(a.elem_type, std::move(dims), {});
+  for (int64_t i : index) {
+    if (a.is_real) v.reals.push_back(a.reals[i]);
+    else v.ints.push_back(a.ints[i]);
+  }
+  return v;
+}
+
+std::optional<ConstValue> Elementwise(const std::string& op, const ConstValue& a, const ConstValue& b, bool fmod) {
   std::optional<std::vector<int64_t>> dims = Broadcast(a.dims, b.dims);
-  if (!dims || a.is_real != b.is_real) return std::nullopt;
+  if (!dims) return std::nullopt;
   std::optional<int64_t> n = FoldableElements(*dims);
   if (!n) return std::nullopt;
   std::vector<int64_t> ia = BroadcastIndex(a.dims, *dims, *n), ib = BroadcastIndex(b.dims, *dims, *n);
-  bool compare = op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual";
-  if (a.is_real) {
+  const bool compare = IsComparison(op);
+  // Mixed operands (Pow with an integer exponent, a comparison of a float with an int) are computed as reals.
+  if (a.is_real || b.is_real) {
     std::vector<double> r(*n);
-    std::vector<int64_t> c(*n);
     for (int64_t i = 0; i < *n; ++i) {
-      double x = a.reals[ia[i]], y = b.reals[ib[i]];
-      if (op == "Add") r[i] = x + y;
-      else if (op == "Sub") r[i] = x - y;
-      else if (op == "Mul") r[i] = x * y;
-      else if (op == "Div") r[i] = x / y;
-      else if (op == "Pow") r[i] = std::pow(x, y);
-      else if (op == "Max") r[i] = std::max(x, y);
-      else if (op == "Min") r[i] = std::min(x, y);
-      else if (op == "Equal") c[i] = x == y;
-      else if (op == "Less") c[i] = x < y;
-      else if (op == "Greater") c[i] = x > y;
-      else if (op == "LessOrEqual") c[i] = x <= y;
-      else if (op == "GreaterOrEqual") c[i] = x >= y;
-      else return std::nullopt;
+      std::optional<double> x = RealOp(op, a.Real(ia[i]), b.Real(ib[i]), fmod);
+      if (!x) return std::nullopt;
+      r[i] = *x;
     }
-    return compare ? Ints(TensorProto::BOOL, *dims, std::move(c)) : Reals(a.elem_type, *dims, std::move(r));
+    if (compare) {
+      std::vector<int64_t> c(r.begin(), r.end());
+      return Ints(TensorProto::BOOL, *dims, std::move(c));
+    }
+    return Reals(a.is_real ? a.elem_type : b.elem_type, *dims, std::move(r));
   }
   std::vector<int64_t> r(*n);
   for (int64_t i = 0; i < *n; ++i) {
     int64_t x = a.ints[ia[i]], y = b.ints[ib[i]];
-    bool overflow = false;
-    if (op == "Add") overflow = __builtin_add_overflow(x, y, &r[i]);
-    else if (op == "Sub") overflow = __builtin_sub_overflow(x, y, &r[i]);
-    else if (op == "Mul") overflow = __builtin_mul_overflow(x, y, &r[i]);
-    else if (op == "Div" || op == "Mod") {
-      if (y == 0 || (x == std::numeric_limits<int64_t>::min() && y == -1)) return std::nullopt;
-      r[i] = op == "Div" ? x / y : x % y;
-    } else if (op == "Max") r[i] = std::max(x, y);
-    else if (op == "Min") r[i] = std::min(x, y);
-    else if (op == "Equal") r[i] = x == y;
-    else if (op == "Less") r[i] = x < y;
-    else if (op == "Greater") r[i] = x > y;
-    else if (op == "LessOrEqual") r[i] = x <= y;
-    else if (op == "GreaterOrEqual") r[i] = x >= y;
-    else if (op == "And") r[i] = x && y;
-    else if (op == "Or") r[i] = x || y;
-    else return std::nullopt;
-    if (overflow) return std::nullopt;
+    std::optional<int64_t> v = IntOp(op, x, y);
+    if (!v) return std::nullopt;
+    if (op == "Mod" && !fmod && *v != 0 && ((*v < 0) != (y < 0))) *v += y;  // Python's sign rule
+    r[i] = *v;
   }
   return Ints(compare ? TensorProto::BOOL : a.elem_type, *dims, std::move(r));
 }
 
 std::optional<ConstValue> Unary(const std::string& op, const ConstValue& a) {
+  if (op == "IsNaN" || op == "IsInf") {
+    std::vector<int64_t> r(a.size());
+    for (int64_t i = 0; i < a.size(); ++i) {
+      r[i] = a.is_real && (op == "IsNaN" ? std::isnan(a.reals[i]) : std::isinf(a.reals[i]));
+    }
+    return Ints(TensorProto::BOOL, a.dims, std::move(r));
+  }
   ConstValue v = a;
   if (a.is_real) {
-    std::function<double(double)> f;
-    if (op == "Neg") f = [](double x) { return -x; };
-    else if (op == "Abs") f = [](double x) { return std::fabs(x); };
-    else if (op == "Sqrt") f = [](double x) { return std::sqrt(x); };
-    else if (op == "Floor") f = [](double x) { return std::floor(x); };
-    else if (op == "Ceil") f = [](double x) { return std::ceil(x); };
-    else if (op == "Reciprocal") f = [](double x) { return 1.0 / x; };
-    else return std::nullopt;
-    for (double& x : v.reals) x = f(x);
+    for (double& x : v.reals) {
+      std::optional<double> r = RealUnary(op, x);
+      if (!r) return std::nullopt;
+      x = *r;
+    }
     return v;
   }
   for (int64_t& x : v.ints) {
-    if (op == "Neg" && x != std::numeric_limits<int64_t>::min()) x = -x;
-    else if (op == "Abs" && x != std::numeric_limits<int64_t>::min()) x = x < 0 ? -x : x;
-    else if (op == "Not") x = !x;
-    else return std::nullopt;
+    std::optional<int64_t> r = IntUnary(op, x);
+    if (!r) return std::nullopt;
+    x = *r;
   }
   return v;
 }
@@ -172,7 +254,7 @@ std::optional<ConstValue> Unary(const std::string& op, const ConstValue& a) {
 std::optional<ConstValue> Cast(const ConstValue& a, int64_t to) {
   if (IsRealType(static_cast<int32_t>(to))) {
     std::vector<double> r(a.size());
-    for (int64_t i = 0; i < a.size(); ++i) r[i] = a.is_real ? a.reals[i] : static_cast<double>(a.ints[i]);
+    for (int64_t i = 0; i < a.size(); ++i) r[i] = a.Real(i);
     return Reals(static_cast<int32_t>(to), a.dims, std::move(r));
   }
   if (!IsIntType(static_cast<int32_t>(to))) return std::nullopt;
@@ -180,6 +262,8 @@ std::optional<ConstValue> Cast(const ConstValue& a, int64_t to) {
   for (int64_t i = 0; i < a.size(); ++i) {
     if (!a.is_real) {
       r[i] = a.ints[i];
+    } else if (to == TensorProto::BOOL) {
+      r[i] = a.reals[i] != 0;
     } else if (!std::isfinite(a.reals[i]) || std::fabs(a.reals[i]) > 9.0e18) {
       return std::nullopt;
     } else {
@@ -190,84 +274,23 @@ std::optional<ConstValue> Cast(const ConstValue& a, int64_t to) {
   return Ints(static_cast<int32_t>(to), a.dims, std::move(r));
 }
 
-// Elements of `a` picked by flat indices, as a value of shape `dims`.
-ConstValue Pick(const ConstValue& a, const std::vector<int64_t>& index, std::vector<int64_t> dims) {
-  ConstValue v = a.is_real ? Reals(a.elem_type, std::move(dims), {}) : Ints(a.elem_type, std::move(dims), {});
-  for (int64_t i : index) {
-    if (a.is_real) v.reals.push_back(a.reals[i]);
-    else v.ints.push_back(a.ints[i]);
+std::optional<ConstValue> Where(const ConstValue& condition, const ConstValue& x, const ConstValue& y) {
+  std::optional<std::vector<int64_t>> dims = Broadcast(condition.dims, x.dims);
+  if (dims) dims = Broadcast(*dims, y.dims);
+  std::optional<int64_t> n = dims ? FoldableElements(*dims) : std::nullopt;
+  if (!n || condition.is_real) return std::nullopt;
+  const bool real = x.is_real || y.is_real;
+  std::vector<int64_t> ic = BroadcastIndex(condition.dims, *dims, *n), ix = BroadcastIndex(x.dims, *dims, *n),
+                       iy = BroadcastIndex(y.dims, *dims, *n);
+  ConstValue v = real ? Reals(x.elem_type, *dims, {}) : Ints(x.elem_type, *dims, {});
+  for (int64_t i = 0; i < *n; ++i) {
+    const bool take_x = condition.ints[ic[i]] != 0;
+    const ConstValue& src = take_x ? x : y;
+    const int64_t k = take_x ? ix[i] : iy[i];
+    if (real) v.reals.push_back(src.Real(k));
+    else v.ints.push_back(src.ints[k]);
   }
   return v;
-}
-
-std::optional<ConstValue> Gather(const ConstValue& data, const ConstValue& indices, int64_t axis_attr) {
-  std::optional<int64_t> axis = Axis(axis_attr, static_cast<int64_t>(data.dims.size()));
-  if (!axis || indices.is_real) return std::nullopt;
-  int64_t outer = 1, inner = 1, size = data.dims[*axis];
-  for (int64_t d = 0; d < *axis; ++d) outer *= data.dims[d];
-  for (size_t d = *axis + 1; d < data.dims.size(); ++d) inner *= data.dims[d];
-  std::vector<int64_t> dims(data.dims.begin(), data.dims.begin() + *axis);
-  dims.insert(dims.end(), indices.dims.begin(), indices.dims.end());
-  dims.insert(dims.end(), data.dims.begin() + *axis + 1, data.dims.end());
-  if (!FoldableElements(dims)) return std::nullopt;
-  std::vector<int64_t> index;
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t k : indices.ints) {
-      if (k < 0) k += size;
-      if (k < 0 || k >= size) return std::nullopt;
-      for (int64_t i = 0; i < inner; ++i) index.push_back((o * size + k) * inner + i);
-    }
-  }
-  return Pick(data, index, std::move(dims));
-}
-
-std::optional<ConstValue> Concat(absl::Span<const ConstValue* const> inputs, int64_t axis_attr) {
-  const ConstValue& first = *inputs[0];
-  std::optional<int64_t> axis = Axis(axis_attr, static_cast<int64_t>(first.dims.size()));
-  if (!axis) return std::nullopt;
-  std::vector<int64_t> dims = first.dims;
-  dims[*axis] = 0;
-  for (const ConstValue* in : inputs) {
-    const ConstValue& v = *in;
-    if (v.dims.size() != first.dims.size() || v.is_real != first.is_real) return std::nullopt;
-    for (size_t d = 0; d < dims.size(); ++d) {
-      if (static_cast<int64_t>(d) != *axis && v.dims[d] != first.dims[d]) return std::nullopt;
-    }
-    dims[*axis] += v.dims[*axis];
-  }
-  if (!FoldableElements(dims)) return std::nullopt;
-  int64_t outer = 1;
-  for (int64_t d = 0; d < *axis; ++d) outer *= dims[d];
-  ConstValue out = first.is_real ? Reals(first.elem_type, dims, {}) : Ints(first.elem_type, dims, {});
-  for (int64_t o = 0; o < outer; ++o) {
-    for (const ConstValue* in : inputs) {
-      int64_t chunk = in->size() / std::max<int64_t>(outer, 1);
-      for (int64_t i = o * chunk; i < (o + 1) * chunk; ++i) {
-        if (first.is_real) out.reals.push_back(in->reals[i]);
-        else out.ints.push_back(in->ints[i]);
-      }
-    }
-  }
-  return out;
-}
-
-// Slice of a 1-D value (shape vectors), with ONNX's clamping of starts and ends for either sign of step.
-std::optional<ConstValue> Slice1D(const ConstValue& data, int64_t start, int64_t end, int64_t step) {
-  if (data.dims.size() != 1 || step == 0) return std::nullopt;
-  int64_t n = data.dims[0];
-  if (start < 0) start = start < -n ? -1 : start + n;  // saturate: INT64_MIN is a common "from the end"
-  if (end < 0) end = end < -n ? -1 : end + n;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, n);
-    end = std::clamp<int64_t>(end, 0, n);
-  } else {
-    start = std::clamp<int64_t>(start, 0, n - 1);
-    end = std::clamp<int64_t>(end, -1, n - 1);
-  }
-  std::vector<int64_t> index;
-  for (int64_t i = start; step > 0 ? i < end : i > end; i += step) index.push_back(i);
-  int64_t count = static_cast<int64_t>(index.size());
-  return Pick(data, index, {count});
 }
 
 }  // namespace placement::onnx_import

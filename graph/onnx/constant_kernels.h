@@ -18,6 +18,11 @@ std::optional<int64_t> FoldableElements(const std::vector<int64_t>& dims);
 
 ConstValue Ints(int32_t type, std::vector<int64_t> dims, std::vector<int64_t> values);
 ConstValue Reals(int32_t type, std::vector<int64_t> dims, std::vector<double> values);
+bool IsRealType(int32_t type);
+bool IsIntType(int32_t type);
+
+// Normalizes a possibly negative axis; nullopt when out of range.
+std::optional<int64_t> NormalizeAxis(int64_t axis, int64_t rank);
 
 // Numpy broadcasting of two shapes; nullopt when they are incompatible.
 std::optional<std::vector<int64_t>> Broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
@@ -26,13 +31,13 @@ std::vector<int64_t> BroadcastIndex(const std::vector<int64_t>& in, const std::v
 // Elements of `a` at flat indices, as a value of shape `dims`.
 ConstValue Pick(const ConstValue& a, const std::vector<int64_t>& index, std::vector<int64_t> dims);
 
-// Add, Sub, Mul, Div, Mod, Pow, Max, Min, comparisons, And, Or.
-std::optional<ConstValue> Elementwise(const std::string& op, const ConstValue& a, const ConstValue& b);
-// Neg, Abs, Sqrt, Floor, Ceil, Reciprocal, Not.
+// Add, Sub, Mul, Div, Mod (fmod: C's remainder, else the divisor's sign), Pow, Max, Min, Sum,
+// comparisons, And, Or, Xor, BitShift (direction in `op`: "BitShiftLEFT"), BitwiseAnd, BitwiseOr, BitwiseXor.
+std::optional<ConstValue> Elementwise(const std::string& op, const ConstValue& a, const ConstValue& b, bool fmod);
+// Neg, Abs, Sqrt, Floor, Ceil, Round, Sign, Reciprocal, Exp, Log, Relu, Sigmoid, Tanh, Erf, Sin, Cos, Not,
+// IsNaN, IsInf, BitwiseNot.
 std::optional<ConstValue> Unary(const std::string& op, const ConstValue& a);
 std::optional<ConstValue> Cast(const ConstValue& a, int64_t to);
-std::optional<ConstValue> Gather(const ConstValue& data, const ConstValue& indices, int64_t axis);
-std::optional<ConstValue> Concat(absl::Span<const ConstValue* const> inputs, int64_t axis);
-std::optional<ConstValue> Slice1D(const ConstValue& data, int64_t start, int64_t end, int64_t step);
+std::optional<ConstValue> Where(const ConstValue& condition, const ConstValue& x, const ConstValue& y);
 
 }  // namespace placement::onnx_import

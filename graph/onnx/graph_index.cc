@@ -7,19 +7,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/onnx/subgraphs.h"
 
 namespace placement::onnx_import {
 namespace {
-
-bool HasSubgraph(const onnx::NodeProto& node) {
-  for (const onnx::AttributeProto& attr : node.attribute()) {
-    if (attr.has_g() || attr.graphs_size() > 0 || attr.type() == onnx::AttributeProto::GRAPH ||
-        attr.type() == onnx::AttributeProto::GRAPHS) {
-      return true;
-    }
-  }
-  return node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan";
-}
 
 std::vector<std::string> UniqueOpNames(const onnx::GraphProto& graph) {
   std::vector<std::string> names(graph.node_size());
@@ -72,13 +63,14 @@ std::string DescribeCycle(const onnx::GraphProto& graph, const GraphIndex& index
 
 }  // namespace
 
-std::string NodeLabel(const onnx::GraphProto& graph, int32_t node) {
-  const onnx::NodeProto& n = graph.node(node);
-  if (n.name().empty()) return absl::StrCat("#", node, " (", n.op_type(), ")");
+std::string NodeLabel(const onnx::NodeProto& n, int32_t index) {
+  if (n.name().empty()) return absl::StrCat("#", index, " (", n.op_type(), ")");
   return absl::StrCat("'", n.name(), "' (", n.op_type(), ")");
 }
 
-absl::StatusOr<GraphIndex> IndexGraph(const onnx::GraphProto& graph) {
+std::string NodeLabel(const onnx::GraphProto& graph, int32_t node) { return NodeLabel(graph.node(node), node); }
+
+absl::StatusOr<GraphIndex> IndexGraph(const onnx::GraphProto& graph, const OuterScope& outer) {
   GraphIndex index;
   size_t tensors = static_cast<size_t>(graph.input_size() + graph.initializer_size());
   for (const onnx::NodeProto& node : graph.node()) tensors += static_cast<size_t>(node.output_size());
@@ -100,11 +92,6 @@ absl::StatusOr<GraphIndex> IndexGraph(const onnx::GraphProto& graph) {
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto& node = graph.node(i);
     if (node.op_type().empty()) return absl::InvalidArgumentError(absl::StrCat("node #", i, " has no op_type"));
-    if (HasSubgraph(node)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "node ", NodeLabel(graph, i), " is control flow (it holds a subgraph); If, Loop and Scan cannot be "
-          "placed as one static graph: export the model with the loop unrolled or the branch resolved"));
-    }
     for (int o = 0; o < node.output_size(); ++o) {
       const std::string& name = node.output(o);
       if (name.empty()) continue;  // an optional output left out
@@ -117,22 +104,35 @@ absl::StatusOr<GraphIndex> IndexGraph(const onnx::GraphProto& graph) {
       }
     }
   }
-  // Consumers per node, counting each producing node once per consumer input, for Kahn's algorithm.
+  // Consumers per node, counting each producing node once per consumer input, for Kahn's algorithm. A node
+  // holding subgraphs also waits for what they read from this graph.
   std::vector<int> waiting(graph.node_size(), 0);
   std::vector<std::vector<int32_t>> consumers(graph.node_size());
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto& node = graph.node(i);
-    for (int k = 0; k < node.input_size(); ++k) {
-      const std::string& name = node.input(k);
-      if (name.empty()) continue;  // an optional input left out
+    auto depend = [&](const std::string& name, const std::string& what) -> absl::Status {
       auto it = index.producers.find(name);
       if (it == index.producers.end()) {
-        return absl::InvalidArgumentError(absl::StrCat("node ", NodeLabel(graph, i), " input ", k, " '", name,
-                                                       "' is not a graph input, an initializer or a node output"));
+        if (outer && outer(name)) return absl::OkStatus();
+        return absl::InvalidArgumentError(absl::StrCat("node ", NodeLabel(graph, i), " ", what, " '", name,
+                                                       "' is not a graph input, an initializer or a node output",
+                                                       outer ? " here or in an enclosing graph" : ""));
       }
       if (it->second.node >= 0) {
         ++waiting[i];
         consumers[it->second.node].push_back(i);
+      }
+      return absl::OkStatus();
+    };
+    for (int k = 0; k < node.input_size(); ++k) {
+      if (node.input(k).empty()) continue;  // an optional input left out
+      if (absl::Status s = depend(node.input(k), absl::StrCat("input ", k)); !s.ok()) return s;
+    }
+    if (!HasSubgraph(node)) continue;
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (!a.has_g()) continue;
+      for (const std::string& name : CapturedNames(a.g())) {
+        if (absl::Status s = depend(name, absl::StrCat("(its subgraph '", a.name(), "') reads")); !s.ok()) return s;
       }
     }
   }
@@ -157,6 +157,25 @@ absl::StatusOr<GraphIndex> IndexGraph(const onnx::GraphProto& graph) {
   if (static_cast<int>(index.order.size()) != graph.node_size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("the graph has a cycle: ", DescribeCycle(graph, index, waiting)));
+  }
+  index.op_names = UniqueOpNames(graph);
+  return index;
+}
+
+GraphIndex IndexInOrder(const onnx::GraphProto& graph) {
+  GraphIndex index;
+  size_t tensors = static_cast<size_t>(graph.input_size() + graph.initializer_size());
+  for (const onnx::NodeProto& node : graph.node()) tensors += static_cast<size_t>(node.output_size());
+  index.producers.reserve(tensors);
+  for (const onnx::TensorProto& init : graph.initializer()) index.producers.emplace(init.name(), TensorProducer{});
+  for (const onnx::ValueInfoProto& input : graph.input()) index.producers.emplace(input.name(), TensorProducer{});
+  index.order.resize(graph.node_size());
+  for (int i = 0; i < graph.node_size(); ++i) {
+    index.order[i] = i;
+    const onnx::NodeProto& node = graph.node(i);
+    for (int o = 0; o < node.output_size(); ++o) {
+      if (!node.output(o).empty()) index.producers[node.output(o)] = TensorProducer{i, o};
+    }
   }
   index.op_names = UniqueOpNames(graph);
   return index;

@@ -42,7 +42,15 @@ std::pair<int64_t, int64_t> TypedFieldCounts(const onnx::TensorProto& t, int64_t
     case onnx::TensorProto::BOOL:
     case onnx::TensorProto::FLOAT16:
     case onnx::TensorProto::BFLOAT16:
+    case kFloat8E4M3FN:
+    case kFloat8E4M3FNUZ:
+    case kFloat8E5M2:
+    case kFloat8E5M2FNUZ:
       return {elements, t.int32_data_size()};
+    case kUint4:
+    case kInt4:
+    case kFloat4E2M1:
+      return {elements / 2 + elements % 2, t.int32_data_size()};  // two 4-bit values an entry
     default:
       return {-1, -1};
   }
@@ -150,7 +158,7 @@ absl::Status CheckExternalData(const onnx::TensorProto& t, const TensorInfo& inf
 
 absl::StatusOr<TensorInfo> InitializerInfo(const onnx::TensorProto& init, const std::string& model_dir) {
   std::string what = absl::StrCat("initializer '", init.name(), "'");
-  if (!onnx::TensorProto_DataType_IsValid(init.data_type()) || init.data_type() == onnx::TensorProto::UNDEFINED) {
+  if (!IsKnownDataType(init.data_type())) {
     return absl::InvalidArgumentError(absl::StrCat(what, " has an unknown data_type ", init.data_type()));
   }
   std::vector<int64_t> dims(init.dims().begin(), init.dims().end());

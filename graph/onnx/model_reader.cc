@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -102,22 +103,22 @@ absl::StatusOr<std::unordered_map<std::string, int>> CheckModelHeader(const onnx
     return absl::InvalidArgumentError("not a valid ONNX model: ir_version is missing");
   }
   // IR 3 (ONNX 1.0) introduced operator-set imports; older files cannot say which operator semantics they use.
-  if (model.ir_version() < 3 || model.ir_version() > onnx::IR_VERSION) {
+  if (model.ir_version() < 3 || model.ir_version() > kMaxIrVersion) {
     return absl::InvalidArgumentError(absl::StrCat("unsupported ONNX IR version ", model.ir_version(),
-                                                   ": this importer reads IR versions 3 to ",
-                                                   static_cast<int>(onnx::IR_VERSION)));
+                                                   ": this importer reads IR versions 3 to ", kMaxIrVersion));
   }
   const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   std::unordered_map<std::string, int> opsets;
   for (const onnx::OperatorSetIdProto& opset : model.opset_import()) {
     std::string domain = opset.domain() == "ai.onnx" ? "" : opset.domain();
     auto range = ranges.find(domain);
-    if (range != ranges.end() &&
-        (opset.version() < range->second.first || opset.version() > range->second.second)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unsupported opset version ", opset.version(), " for domain '",
-          domain.empty() ? "ai.onnx" : domain, "': this importer knows versions ", range->second.first, " to ",
-          range->second.second));
+    if (range != ranges.end()) {
+      const int64_t last = std::max<int64_t>(range->second.second, MaxKnownOpset(domain));
+      if (opset.version() < range->second.first || opset.version() > last) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "unsupported opset version ", opset.version(), " for domain '", domain.empty() ? "ai.onnx" : domain,
+            "': this importer knows versions ", range->second.first, " to ", last, " (docs/onnx.md)"));
+      }
     }
     if (!opsets.emplace(domain, static_cast<int>(opset.version())).second) {
       return absl::InvalidArgumentError(absl::StrCat("opset_import lists domain '", opset.domain(), "' twice"));
@@ -130,6 +131,18 @@ absl::StatusOr<std::unordered_map<std::string, int>> CheckModelHeader(const onnx
     return absl::InvalidArgumentError("the model has no graph or its graph has no nodes");
   }
   return opsets;
+}
+
+int MaxLibraryOpset(const std::string& domain) {
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto range = ranges.find(domain == "ai.onnx" ? "" : domain);
+  return range == ranges.end() ? INT_MAX : range->second.second;
+}
+
+int MaxKnownOpset(const std::string& domain) {
+  if (domain.empty() || domain == "ai.onnx") return kMaxDefaultOpset;
+  if (domain == "ai.onnx.ml") return kMaxMlOpset;
+  return 0;
 }
 
 bool SniffModelProto(absl::string_view bytes) {

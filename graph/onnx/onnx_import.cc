@@ -11,6 +11,8 @@
 #include <onnx/onnx_pb.h>
 
 #include "absl/strings/str_cat.h"
+#include "graph/onnx/control_flow.h"
+#include "graph/onnx/functions.h"
 #include "graph/onnx/graph_index.h"
 #include "graph/onnx/infer_shapes.h"
 #include "graph/onnx/initializers.h"
@@ -24,15 +26,21 @@ namespace {
 using onnx_import::TensorInfo;
 
 absl::Status CheckOptions(const OnnxImportOptions& options) {
-  if (options.batch_size < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("batch_size must be at least 1, not ", options.batch_size));
+  if (options.batch_size.has_value() && *options.batch_size < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("batch_size must be at least 1, not ", *options.batch_size));
   }
-  if (options.sequence_length < 1) {
+  if (options.sequence_length.has_value() && *options.sequence_length < 1) {
     return absl::InvalidArgumentError(
-        absl::StrCat("sequence_length must be at least 1, not ", options.sequence_length));
+        absl::StrCat("sequence_length must be at least 1, not ", *options.sequence_length));
   }
   for (const auto& [name, value] : options.dims) {
     if (value < 0) return absl::InvalidArgumentError(absl::StrCat("dims['", name, "'] is negative: ", value));
+  }
+  if (options.loop_iterations < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("loop_iterations must not be negative, not ", options.loop_iterations));
+  }
+  if (options.max_unrolled_nodes < 1 || options.max_nodes < 1) {
+    return absl::InvalidArgumentError("max_unrolled_nodes and max_nodes must be positive");
   }
   return absl::OkStatus();
 }
@@ -117,6 +125,9 @@ absl::StatusOr<OnnxImportResult> ImportModel(onnx::ModelProto& model, const Onnx
   if (!status.ok()) return status;
   absl::StatusOr<std::unordered_map<std::string, int>> opsets = onnx_import::CheckModelHeader(model);
   if (!opsets.ok()) return opsets.status();
+  std::vector<std::string> warnings;
+  status = onnx_import::InlineFunctions(&model, options.max_nodes, &*opsets, &warnings);
+  if (!status.ok()) return status;
   onnx::GraphProto& graph = *model.mutable_graph();
   absl::StatusOr<onnx_import::GraphIndex> index = onnx_import::IndexGraph(graph);
   if (!index.ok()) return index.status();
@@ -128,12 +139,15 @@ absl::StatusOr<OnnxImportResult> ImportModel(onnx::ModelProto& model, const Onnx
   }
   absl::StatusOr<std::unordered_set<std::string>> weights = onnx_import::WeightInputs(graph, options);
   if (!weights.ok()) return weights.status();
-  absl::StatusOr<onnx_import::InferredShapes> shapes =
-      onnx_import::InferShapes(graph, *index, *opsets, initializers, options);
-  if (!shapes.ok()) return shapes.status();
-  absl::StatusOr<OnnxImportResult> result = ProblemBuilder(graph, *index, *shapes, *std::move(weights)).Build();
+  absl::StatusOr<onnx_import::ExpandedGraph> expanded =
+      onnx_import::ExpandGraph(&graph, *index, *opsets, initializers, options);
+  if (!expanded.ok()) return expanded.status();
+  absl::StatusOr<OnnxImportResult> result =
+      ProblemBuilder(expanded->graph, expanded->index, expanded->shapes, *std::move(weights)).Build();
   if (!result.ok()) return result.status();
-  result->warnings.insert(result->warnings.end(), shapes->warnings.begin(), shapes->warnings.end());
+  for (std::vector<std::string>* more : {&warnings, &expanded->shapes.warnings}) {
+    result->warnings.insert(result->warnings.end(), more->begin(), more->end());
+  }
   std::sort(result->warnings.begin(), result->warnings.end());
   return result;
 }

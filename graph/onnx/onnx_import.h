@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,13 +18,19 @@
 
 namespace placement {
 
+inline constexpr int64_t kDefaultSequenceLength = 128;
+
 struct OnnxImportOptions {
   // Bound to symbolic graph-input dimensions named like a batch ("batch", "batch_size", "N") and to the first
-  // dimension of an input when it has neither a value nor a name.
-  int64_t batch_size = 1;
-  // Bound to symbolic dimensions whose name contains "seq" ("seq", "seq_len", "memory_seq").
-  int64_t sequence_length = 128;
-  // Symbolic dimension name -> value; wins over the two rules above.
+  // dimension of an input when it has neither a value nor a name. Unset: 1. Set and binding nothing (every
+  // input's batch axis is fixed), the result says so in a warning.
+  std::optional<int64_t> batch_size;
+  // Bound to symbolic dimensions whose name contains "seq" ("seq", "seq_len", "memory_seq"). Unset:
+  // kDefaultSequenceLength; set and binding nothing, a warning.
+  std::optional<int64_t> sequence_length;
+  // Values by name; they win over the two rules above. A name is either a symbol of a graph input's dimension
+  // ("height") or "TENSOR:AXIS" for a dimension that depends on the data ("/NonZero_output_0:1"), which
+  // the warnings name wherever the importer assumed a value.
   std::map<std::string, int64_t> dims;
   // Folder that external-data locations are relative to. ImportOnnxFile defaults it to the model's folder;
   // ImportOnnxBytes needs it for a model with external data.
@@ -31,9 +38,19 @@ struct OnnxImportOptions {
   // How many graph inputs without an initializer are real inputs; the rest are weights (a model exported
   // without its parameters lists them as inputs). -1: decide by the rule in docs/onnx.md.
   int32_t num_data_inputs = -1;
-  // A dimension that shape inference cannot resolve (a data-dependent size, an op with no schema) is an
-  // error naming the tensor and dimension; with this set it counts as 1 and a warning says where.
+  // A dimension that nothing resolves (an op without a schema or declared shape, a data-dependent size with
+  // no stated bound) is an error naming the tensor and dimension; with this set it counts as 1 and a warning
+  // says where.
   bool allow_unresolved_dims = false;
+  // Iterations counted for a Loop whose trip count depends on the data (neither its trip count nor its
+  // condition folds); the warning states the value.
+  int64_t loop_iterations = 8;
+  // A Loop or Scan whose unrolled body would exceed this many nodes is kept as one operator costing the trip
+  // count times its body, with a warning.
+  int64_t max_unrolled_nodes = 20000;
+  // The most nodes the imported graph may hold after functions are inlined and control flow expanded;
+  // beyond it the import fails with RESOURCE_EXHAUSTED rather than use unbounded memory.
+  int64_t max_nodes = 2000000;
 };
 
 struct OnnxImportResult {

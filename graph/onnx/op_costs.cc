@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "graph/onnx/attributes.h"
 #include "graph/onnx/einsum.h"
+#include "graph/onnx/newer_ops.h"
 
 namespace placement::onnx_import {
 namespace {
@@ -80,6 +82,13 @@ const std::map<std::string, Rule, std::less<>>& Table() {
       {"Upsample", {Kind::kPerOutput, 4}},
       {"Sum", {Kind::kVariadic}}, {"Max", {Kind::kVariadic}}, {"Min", {Kind::kVariadic}},
       {"Mean", {Kind::kVariadic}},
+      {"BitwiseAnd", {Kind::kPerOutput}}, {"BitwiseOr", {Kind::kPerOutput}}, {"BitwiseXor", {Kind::kPerOutput}},
+      {"BitwiseNot", {Kind::kPerOutput}}, {"BitShift", {Kind::kPerOutput}},
+      // Detection post-processing: one pass over the candidates (the sort and suppression are data-dependent).
+      {"TopK", {Kind::kPerInput}}, {"NonMaxSuppression", {Kind::kPerInput}}, {"Unique", {Kind::kPerInput}},
+      // Bilinear sampling: four taps and their weights per output element.
+      {"RoiAlign", {Kind::kPerOutput, 8}}, {"GridSample", {Kind::kPerOutput, 8}}, {"AffineGrid", {Kind::kPerOutput, 6}},
+      {"DeformConv", {Kind::kConv}},
       // Data movement: copies with no arithmetic.
       {"Transpose", {Kind::kMovement}}, {"Concat", {Kind::kMovement}}, {"Split", {Kind::kMovement}},
       {"Slice", {Kind::kMovement}}, {"Pad", {Kind::kMovement}}, {"Tile", {Kind::kMovement}},
@@ -87,6 +96,7 @@ const std::map<std::string, Rule, std::less<>>& Table() {
       {"GatherElements", {Kind::kMovement}}, {"GatherND", {Kind::kMovement}}, {"ScatterND", {Kind::kMovement}},
       {"ScatterElements", {Kind::kMovement}}, {"DepthToSpace", {Kind::kMovement}},
       {"SpaceToDepth", {Kind::kMovement}}, {"ReverseSequence", {Kind::kMovement}}, {"OneHot", {Kind::kMovement}},
+      {"Compress", {Kind::kMovement}}, {"Col2Im", {Kind::kMovement}}, {"CenterCropPad", {Kind::kMovement}},
       {"Gather", {Kind::kGather}},
       {"Reshape", {Kind::kView}}, {"Flatten", {Kind::kView}}, {"Squeeze", {Kind::kView}},
       {"Unsqueeze", {Kind::kView}}, {"Identity", {Kind::kView}}, {"Dropout", {Kind::kView}},
@@ -96,11 +106,18 @@ const std::map<std::string, Rule, std::less<>>& Table() {
   return *table;
 }
 
-const onnx::AttributeProto* Attr(const onnx::NodeProto& node, absl::string_view name) {
-  for (const onnx::AttributeProto& a : node.attribute()) {
-    if (a.name() == name) return &a;
+// The importer's own operators: Stack copies; a Loop or Scan kept as one operator carries its cost, the trip
+// count times its body's, in the attribute kUnitCostAttribute.
+OpCost InternalOpCost(const onnx::NodeProto& node, double in_bytes, double out_bytes) {
+  OpCost cost;
+  cost.bytes_accessed = in_bytes + out_bytes;
+  const onnx::AttributeProto* unit = FindAttr(node, kUnitCostAttribute);
+  if (unit != nullptr && unit->floats_size() == 3) {
+    cost.flops = unit->floats(0);
+    cost.bytes_accessed = unit->floats(1);
+    cost.macs = unit->floats(2);
   }
-  return nullptr;
+  return cost;
 }
 
 double Elements(const TensorInfo* t) { return t != nullptr ? static_cast<double>(t->elements) : 0; }
@@ -117,13 +134,13 @@ double TrailingProduct(const TensorInfo* t, size_t from) {
 
 double GemmMacs(const onnx::NodeProto& node, const TensorInfo* a, const TensorInfo* y) {
   if (a == nullptr || a->dims.size() != 2) return 0;
-  const onnx::AttributeProto* trans_a = Attr(node, "transA");
+  const onnx::AttributeProto* trans_a = FindAttr(node, "transA");
   double k = static_cast<double>(trans_a != nullptr && trans_a->i() != 0 ? a->dims[0] : a->dims[1]);
   return Elements(y) * k;
 }
 
 double EinsumMacs(const onnx::NodeProto& node, absl::Span<const TensorInfo* const> inputs) {
-  const onnx::AttributeProto* eq = Attr(node, "equation");
+  const onnx::AttributeProto* eq = FindAttr(node, "equation");
   std::vector<std::vector<int64_t>> operands;
   for (const TensorInfo* t : inputs) {
     if (t == nullptr) return 0;
@@ -141,7 +158,7 @@ double RecurrentFlops(const onnx::NodeProto& node, absl::Span<const TensorInfo* 
       r->dims.size() != 3) {
     return 0;
   }
-  const onnx::AttributeProto* layout = Attr(node, "layout");
+  const onnx::AttributeProto* layout = FindAttr(node, "layout");
   bool batch_major = layout != nullptr && layout->i() == 1;
   double steps = static_cast<double>(x->dims[batch_major ? 1 : 0]);
   double batch = static_cast<double>(x->dims[batch_major ? 0 : 1]);
@@ -155,7 +172,7 @@ double RecurrentFlops(const onnx::NodeProto& node, absl::Span<const TensorInfo* 
 }
 
 double PoolKernel(const onnx::NodeProto& node) {
-  const onnx::AttributeProto* kernel = Attr(node, "kernel_shape");
+  const onnx::AttributeProto* kernel = FindAttr(node, "kernel_shape");
   double k = 1;
   if (kernel != nullptr) {
     for (int64_t d : kernel->ints()) k *= static_cast<double>(d);
@@ -173,6 +190,7 @@ OpCost ComputeOpCost(const onnx::NodeProto& node, absl::Span<const TensorInfo* c
     out_bytes += Bytes(t);
     out_elements += Elements(t);
   }
+  if (node.domain() == kInternalDomain) return InternalOpCost(node, in_bytes, out_bytes);
   OpCost cost;
   cost.bytes_accessed = in_bytes + out_bytes;
   bool standard = node.domain().empty() || node.domain() == "ai.onnx";

@@ -23,6 +23,9 @@ struct OpCost {
   bool is_default = false;
 };
 
+// Floats [FLOPs, bytes, MACs] on an operator that stands for a whole Loop or Scan body (control_flow.h).
+inline constexpr char kUnitCostAttribute[] = "placement_unit_cost";
+
 // `inputs` and `outputs` follow the node's slots; nullptr stands for an optional slot left empty.
 OpCost ComputeOpCost(const onnx::NodeProto& node, absl::Span<const TensorInfo* const> inputs,
                      absl::Span<const TensorInfo* const> outputs);

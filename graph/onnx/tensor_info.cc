@@ -12,6 +12,10 @@ int64_t ElementBytes(int32_t data_type) {
     case onnx::TensorProto::BOOL:
     case onnx::TensorProto::INT8:
     case onnx::TensorProto::UINT8:
+    case kFloat8E4M3FN:
+    case kFloat8E4M3FNUZ:
+    case kFloat8E5M2:
+    case kFloat8E5M2FNUZ:
       return 1;
     case onnx::TensorProto::INT16:
     case onnx::TensorProto::UINT16:
@@ -34,7 +38,26 @@ int64_t ElementBytes(int32_t data_type) {
   }
 }
 
+bool IsFourBitType(int32_t data_type) {
+  return data_type == kUint4 || data_type == kInt4 || data_type == kFloat4E2M1;
+}
+
+bool IsKnownDataType(int32_t data_type) {
+  return (data_type > onnx::TensorProto::UNDEFINED && onnx::TensorProto_DataType_IsValid(data_type)) ||
+         (data_type >= kFloat8E4M3FN && data_type <= kFloat4E2M1);
+}
+
 std::string DataTypeName(int32_t data_type) {
+  switch (data_type) {
+    case kFloat8E4M3FN: return "FLOAT8E4M3FN";
+    case kFloat8E4M3FNUZ: return "FLOAT8E4M3FNUZ";
+    case kFloat8E5M2: return "FLOAT8E5M2";
+    case kFloat8E5M2FNUZ: return "FLOAT8E5M2FNUZ";
+    case kUint4: return "UINT4";
+    case kInt4: return "INT4";
+    case kFloat4E2M1: return "FLOAT4E2M1";
+    default: break;
+  }
   if (onnx::TensorProto_DataType_IsValid(data_type)) {
     return onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(data_type));
   }
@@ -57,6 +80,7 @@ absl::StatusOr<int64_t> CheckedElements(absl::Span<const int64_t> dims, absl::st
 }
 
 absl::StatusOr<int64_t> CheckedBytes(int64_t elements, int32_t elem_type, absl::string_view what) {
+  if (IsFourBitType(elem_type)) return elements / 2 + elements % 2;  // two elements a byte, the last one padded
   int64_t size = elem_type == onnx::TensorProto::STRING ? 8 : ElementBytes(elem_type);
   if (size == 0) {
     return absl::InvalidArgumentError(

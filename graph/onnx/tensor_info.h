@@ -20,8 +20,22 @@ struct TensorInfo {
   int64_t bytes = 0;
 };
 
-// Bytes of one element; 0 for types without a fixed size (STRING) or unknown codes.
+// Element types newer than the linked ONNX library (IR 9 and 10, opsets 19 to 21; onnx.proto's numbers), which
+// its TensorProto_DataType enum does not list.
+inline constexpr int32_t kFloat8E4M3FN = 17;
+inline constexpr int32_t kFloat8E4M3FNUZ = 18;
+inline constexpr int32_t kFloat8E5M2 = 19;
+inline constexpr int32_t kFloat8E5M2FNUZ = 20;
+inline constexpr int32_t kUint4 = 21;
+inline constexpr int32_t kInt4 = 22;
+inline constexpr int32_t kFloat4E2M1 = 23;
+
+// Bytes of one element; 0 for types without a fixed size (STRING), the 4-bit types and unknown codes.
 int64_t ElementBytes(int32_t data_type);
+// UINT4, INT4 and FLOAT4E2M1: two elements share a byte.
+bool IsFourBitType(int32_t data_type);
+// A data type ONNX defines (UNDEFINED is not one), the newer ones included.
+bool IsKnownDataType(int32_t data_type);
 // "FLOAT", "INT64", ... or the number for unknown codes.
 std::string DataTypeName(int32_t data_type);
 
@@ -29,7 +43,8 @@ std::string DataTypeName(int32_t data_type);
 // tensor (e.g. "initializer 'fc.weight'").
 absl::StatusOr<int64_t> CheckedElements(absl::Span<const int64_t> dims, absl::string_view what);
 
-// elements * ElementBytes(elem_type) with the same checks; STRING tensors count 8 bytes an element (a pointer).
+// elements * ElementBytes(elem_type) with the same checks; STRING tensors count 8 bytes an element (a pointer),
+// 4-bit types half a byte (rounded up).
 absl::StatusOr<int64_t> CheckedBytes(int64_t elements, int32_t elem_type, absl::string_view what);
 
 // Fills elements and bytes from elem_type and dims.

@@ -20,7 +20,11 @@ onnx::ModelProto NewModel(int opset) {
 }
 
 void AddInput(onnx::ModelProto& model, const std::string& name, const std::vector<Dim>& dims, int32_t elem_type) {
-  onnx::ValueInfoProto* input = model.mutable_graph()->add_input();
+  AddInput(*model.mutable_graph(), name, dims, elem_type);
+}
+
+void AddInput(onnx::GraphProto& graph, const std::string& name, const std::vector<Dim>& dims, int32_t elem_type) {
+  onnx::ValueInfoProto* input = graph.add_input();
   input->set_name(name);
   onnx::TypeProto_Tensor* tensor = input->mutable_type()->mutable_tensor_type();
   tensor->set_elem_type(elem_type);
@@ -32,13 +36,18 @@ void AddInput(onnx::ModelProto& model, const std::string& name, const std::vecto
   }
 }
 
-void AddOutput(onnx::ModelProto& model, const std::string& name) {
-  model.mutable_graph()->add_output()->set_name(name);
-}
+void AddOutput(onnx::ModelProto& model, const std::string& name) { AddOutput(*model.mutable_graph(), name); }
+
+void AddOutput(onnx::GraphProto& graph, const std::string& name) { graph.add_output()->set_name(name); }
 
 onnx::NodeProto& AddNode(onnx::ModelProto& model, const std::string& op_type, std::vector<std::string> inputs,
                          std::vector<std::string> outputs, const std::string& name) {
-  onnx::NodeProto* node = model.mutable_graph()->add_node();
+  return AddNode(*model.mutable_graph(), op_type, std::move(inputs), std::move(outputs), name);
+}
+
+onnx::NodeProto& AddNode(onnx::GraphProto& graph, const std::string& op_type, std::vector<std::string> inputs,
+                         std::vector<std::string> outputs, const std::string& name) {
+  onnx::NodeProto* node = graph.add_node();
   node->set_op_type(op_type);
   node->set_name(name);
   for (const std::string& i : inputs) node->add_input(i);
@@ -84,6 +93,32 @@ void SetInts(onnx::NodeProto& node, const std::string& name, std::vector<int64_t
   a->set_name(name);
   a->set_type(onnx::AttributeProto::INTS);
   for (int64_t v : values) a->add_ints(v);
+}
+
+onnx::NodeProto& AddScalar(onnx::GraphProto& graph, const std::string& output, int64_t value, int32_t elem_type) {
+  onnx::NodeProto& node = AddNode(graph, "Constant", {}, {output}, output);
+  onnx::AttributeProto* a = node.add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(elem_type);
+  if (elem_type == onnx::TensorProto::INT64) a->mutable_t()->add_int64_data(value);
+  else a->mutable_t()->add_int32_data(static_cast<int32_t>(value));
+  return node;
+}
+
+onnx::GraphProto& AddGraph(onnx::NodeProto& node, const std::string& attribute) {
+  onnx::AttributeProto* a = node.add_attribute();
+  a->set_name(attribute);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  a->mutable_g()->set_name(attribute);
+  return *a->mutable_g();
+}
+
+void SetFloat(onnx::NodeProto& node, const std::string& name, float value) {
+  onnx::AttributeProto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(value);
 }
 
 void SetString(onnx::NodeProto& node, const std::string& name, const std::string& value) {

@@ -27,6 +27,17 @@ void AddInput(onnx::ModelProto& model, const std::string& name, const std::vecto
 void AddOutput(onnx::ModelProto& model, const std::string& name);
 onnx::NodeProto& AddNode(onnx::ModelProto& model, const std::string& op_type, std::vector<std::string> inputs,
                          std::vector<std::string> outputs, const std::string& name = "");
+// The same for a subgraph (an If branch, a Loop body).
+void AddInput(onnx::GraphProto& graph, const std::string& name, const std::vector<Dim>& dims,
+              int32_t elem_type = onnx::TensorProto::FLOAT);
+void AddOutput(onnx::GraphProto& graph, const std::string& name);
+onnx::NodeProto& AddNode(onnx::GraphProto& graph, const std::string& op_type, std::vector<std::string> inputs,
+                         std::vector<std::string> outputs, const std::string& name = "");
+// A Constant node named like its output, holding a scalar (INT64 or BOOL).
+onnx::NodeProto& AddScalar(onnx::GraphProto& graph, const std::string& output, int64_t value,
+                           int32_t elem_type = onnx::TensorProto::INT64);
+// A graph attribute (then_branch, body) of the node.
+onnx::GraphProto& AddGraph(onnx::NodeProto& node, const std::string& attribute);
 // An initializer of zeros held in raw_data.
 onnx::TensorProto& AddInitializer(onnx::ModelProto& model, const std::string& name, std::vector<int64_t> dims,
                                   int32_t elem_type = onnx::TensorProto::FLOAT);
@@ -35,6 +46,7 @@ onnx::TensorProto& AddInt64s(onnx::ModelProto& model, const std::string& name, s
 
 void SetInt(onnx::NodeProto& node, const std::string& name, int64_t value);
 void SetInts(onnx::NodeProto& node, const std::string& name, std::vector<int64_t> values);
+void SetFloat(onnx::NodeProto& node, const std::string& name, float value);
 void SetString(onnx::NodeProto& node, const std::string& name, const std::string& value);
 
 std::string Serialize(const onnx::ModelProto& model);

@@ -1,0 +1,84 @@
+#include "graph/onnx/data_dependent.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "graph/onnx/attributes.h"
+#include "graph/onnx/tensor_info.h"
+
+namespace placement::onnx_import {
+namespace {
+
+const TensorInfo* InputInfo(absl::Span<const InputView> inputs, size_t k) {
+  return k < inputs.size() ? inputs[k].info : nullptr;
+}
+
+// Dimension `axis` (negative from the end) of input k, or nullopt.
+std::optional<int64_t> InputDim(absl::Span<const InputView> inputs, size_t k, int64_t axis) {
+  const TensorInfo* info = InputInfo(inputs, k);
+  if (info == nullptr) return std::nullopt;
+  const int64_t rank = static_cast<int64_t>(info->dims.size());
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return std::nullopt;
+  return info->dims[axis];
+}
+
+std::optional<DimAssumption> Assume(std::optional<int64_t> value, std::string reason) {
+  if (!value) return std::nullopt;
+  return DimAssumption{*value, std::move(reason)};
+}
+
+std::optional<DimAssumption> NonMaxSuppressionBoxes(absl::Span<const InputView> inputs) {
+  const TensorInfo* boxes = InputInfo(inputs, 0);
+  const TensorInfo* scores = InputInfo(inputs, 1);
+  if (boxes == nullptr || scores == nullptr || boxes->dims.size() != 3 || scores->dims.size() != 3) {
+    return std::nullopt;
+  }
+  const int64_t batches = boxes->dims[0], candidates = boxes->dims[1], classes = scores->dims[1];
+  int64_t per_class = candidates;
+  std::string limit = "every candidate box";
+  if (inputs.size() > 2 && inputs[2].value != nullptr && inputs[2].value->size() == 1 && !inputs[2].value->is_real) {
+    per_class = std::min(per_class, std::max<int64_t>(inputs[2].value->ints[0], 0));
+    limit = absl::StrCat("max_output_boxes_per_class ", inputs[2].value->ints[0]);
+  } else if (inputs.size() <= 2 || inputs[2].info == nullptr) {
+    per_class = 0;  // the input left out means no box is selected (ONNX's default of 0)
+    limit = "max_output_boxes_per_class left out (0)";
+  }
+  int64_t total = 0;
+  if (__builtin_mul_overflow(batches * classes, per_class, &total)) return std::nullopt;
+  return DimAssumption{total, absl::StrCat("NonMaxSuppression keeps at most ", batches, " x ", classes, " x ",
+                                           per_class, " boxes: ", limit)};
+}
+
+}  // namespace
+
+std::optional<DimAssumption> DataDependentDim(const onnx::NodeProto& node, int output, int axis,
+                                              absl::Span<const InputView> inputs) {
+  const std::string& op = node.op_type();
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return std::nullopt;
+  const TensorInfo* x = InputInfo(inputs, 0);
+  if (x == nullptr) return std::nullopt;
+  if (op == "NonZero" && output == 0 && axis == 1) {
+    return DimAssumption{x->elements, absl::StrCat("NonZero of ", x->elements, " elements: at most all of them")};
+  }
+  if (op == "NonMaxSuppression" && output == 0 && axis == 0) return NonMaxSuppressionBoxes(inputs);
+  if (op == "TopK" && output < 2) {
+    const int64_t topk_axis = IntAttr(node, "axis", -1);
+    return Assume(InputDim(inputs, 0, topk_axis), "TopK with a computed k: at most the whole axis");
+  }
+  if (op == "Unique" || (op == "Compress" && output == 0)) {
+    if (FindAttr(node, "axis") == nullptr || (op == "Unique" && output == 2)) {
+      return DimAssumption{x->elements, absl::StrCat(op, " of ", x->elements, " elements: at most all of them")};
+    }
+    return Assume(InputDim(inputs, 0, IntAttr(node, "axis", 0)), absl::StrCat(op, ": at most the whole axis"));
+  }
+  if (op == "Slice" && output == 0) {
+    return Assume(InputDim(inputs, 0, axis), "Slice with computed bounds: at most the whole axis");
+  }
+  if ((op == "Resize" || op == "Upsample") && output == 0) {
+    return Assume(InputDim(inputs, 0, axis), absl::StrCat(op, " with computed sizes: taken as the input's size"));
+  }
+  return std::nullopt;
+}
+
+}  // namespace placement::onnx_import

@@ -1,0 +1,102 @@
+// The machinery behind control_flow.h: nodes are emitted into the flat graph in a topological order and
+// inferred as they arrive, so that a control-flow node finds its condition or trip count folded by the time it
+// is expanded. Scopes map a subgraph's names to the flat graph's.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "absl/status/status.h"
+#include "graph/onnx/infer_shapes.h"
+#include "graph/onnx/onnx_import.h"
+#include "graph/onnx/op_costs.h"
+#include "graph/onnx/subgraphs.h"
+
+namespace placement::onnx_import {
+
+// Names of one graph level: a subgraph's own tensors -> their names in the flat graph. The main graph's scope
+// maps only the outputs of expanded control flow (aliases); other names stand for themselves.
+struct Scope {
+  const Scope* parent = nullptr;
+  std::unordered_map<std::string, std::string> names;
+};
+
+// A control-flow node being expanded: the node as its graph holds it (its subgraphs are read in place, never
+// copied, so their addresses identify them for the whole import), its inputs' flat names and the name its
+// expansion goes under ("<node name>" or "<op type>_<index>").
+struct ControlNode {
+  const onnx::NodeProto& node;
+  std::vector<std::string> inputs;
+  std::string base;
+};
+
+class Emitter {
+ public:
+  Emitter(ShapeInferer* inferer, NameTable* names, const OnnxImportOptions& options, int opset,
+          onnx::GraphProto* flat)
+      : inferer_(*inferer), names_(*names), options_(options), opset_(opset), flat_(*flat) {}
+
+  // A node of the main graph; plain nodes are moved out of it, control flow is read in place. `index` names the
+  // node in messages when it has no name.
+  absl::Status EmitMainNode(onnx::NodeProto* node, Scope* root, int32_t index);
+
+  // The flat-graph name of `name` as seen from `scope`.
+  static const std::string& Resolve(const Scope& scope, const std::string& name);
+
+ private:
+  // A node without subgraphs, in its own graph's names.
+  absl::Status EmitPlain(onnx::NodeProto node, Scope* scope, int32_t index);
+  absl::Status EmitControl(const onnx::NodeProto& node, std::string base, Scope* scope, int32_t index);
+  // Emits a subgraph's nodes (initializers lifted, names under `prefix`) into a scope whose formal inputs the
+  // caller bound.
+  absl::Status EmitBody(const onnx::GraphProto& body, Scope* scope, const std::string& prefix);
+  absl::Status Append(onnx::NodeProto node, int32_t index);
+  absl::Status ExpandIf(const ControlNode& c, Scope* scope);
+  absl::Status ExpandLoop(const ControlNode& c, Scope* scope);
+  absl::Status ExpandScan(const ControlNode& c, Scope* scope);
+  // One iteration of a Loop or Scan body; `bindings` gives the formal inputs' flat names. Returns the flat names
+  // of the body's outputs.
+  absl::StatusOr<std::vector<std::string>> EmitIteration(const onnx::GraphProto& body, Scope* scope,
+                                                         const std::vector<std::string>& bindings,
+                                                         const std::string& prefix);
+
+  // What one iteration of a body kept as one operator cost, for the same body met again with inputs of the
+  // same types and shapes (each iteration of an outer loop expands its inner loops anew).
+  struct UnitMemo {
+    std::vector<onnx::TypeProto> signature;  // the loop's inputs and captured values
+    OpCost per_iteration;
+    int64_t body_nodes = 0;
+    std::vector<onnx::TypeProto> outputs;  // one iteration's: carried values, then scan outputs unstacked
+  };
+  std::vector<onnx::TypeProto> Signature(const ControlNode& c, const Scope& scope) const;
+  // The memo for this body when its inputs match and `trips` iterations would exceed the unroll limit.
+  const UnitMemo* MemoFor(const ControlNode& c, const Scope& scope, int64_t trips) const;
+  // Flat nodes [first, end) hold one iteration: records the memo and removes them.
+  UnitMemo Summarize(const ControlNode& c, const Scope& scope, int first, const std::vector<std::string>& outputs);
+  // One operator costing `trips` iterations whose outputs are the loop's; scan outputs are stacked at `axes`.
+  absl::Status EmitUnit(const ControlNode& c, Scope* scope, const UnitMemo& memo, int64_t trips,
+                        const std::vector<int64_t>& scan_axes, int carried, const std::string& why);
+
+  // A scalar Constant node (int64 iteration number, bool true) emitted under `name`.
+  absl::StatusOr<std::string> EmitScalar(const std::string& name, int32_t elem_type, int64_t value);
+  // The per-iteration values stacked along `axis` (reversed first when `reverse`), output under `name`.
+  absl::StatusOr<std::string> EmitStack(const std::string& name, std::vector<std::string> values, int64_t axis,
+                                        bool reverse);
+  // The type of a flat tensor as inferred.
+  onnx::TypeProto TypeOf(const std::string& name) const;
+  OpCost RangeCost(int first, int end) const;
+  absl::Status CheckBudget() const;
+
+  ShapeInferer& inferer_;
+  NameTable& names_;
+  const OnnxImportOptions& options_;
+  const int opset_;  // of the default domain
+  onnx::GraphProto& flat_;
+  std::unordered_map<const onnx::GraphProto*, UnitMemo> units_;
+};
+
+}  // namespace placement::onnx_import
