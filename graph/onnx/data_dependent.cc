@@ -63,8 +63,11 @@ std::optional<DimAssumption> DataDependentDim(const onnx::NodeProto& node, int o
   }
   if (op == "NonMaxSuppression" && output == 0 && axis == 0) return NonMaxSuppressionBoxes(inputs);
   if (op == "TopK" && output < 2) {
-    const int64_t topk_axis = IntAttr(node, "axis", -1);
-    return Assume(InputDim(inputs, 0, topk_axis), "TopK with a computed k: at most the whole axis");
+    int64_t topk_axis = IntAttr(node, "axis", -1);
+    if (topk_axis < 0) topk_axis += static_cast<int64_t>(x->dims.size());
+    std::optional<DimAssumption> a = Assume(InputDim(inputs, 0, axis), "TopK with a computed k: at most the whole axis");
+    if (a && axis != topk_axis) a->exact = true;  // the other axes are the input's
+    return a;
   }
   if (op == "Unique" || (op == "Compress" && output == 0)) {
     if (FindAttr(node, "axis") == nullptr || (op == "Unique" && output == 2)) {

@@ -17,7 +17,8 @@ namespace placement::onnx_import {
 
 struct DimAssumption {
   int64_t value = 0;
-  std::string reason;  // for the warning, e.g. "NonZero of 4,800 elements: at most all of them"
+  std::string reason;  // for the warning, e.g. "NonZero of 4800 elements: at most all of them"
+  bool exact = false;  // not an assumption at all (an axis the op keeps as it is): no warning
 };
 
 // The value assumed for dimension `axis` of output `output` of `node`, which inference left unknown; nullopt

@@ -338,6 +338,7 @@ absl::Status ShapeInferer::ResolveDim(const onnx::NodeProto& node, int o, int d,
   std::optional<DimAssumption> assumed = DataDependentDim(node, o, d, inputs);
   if (assumed) {
     dim->set_dim_value(assumed->value);
+    if (assumed->exact) return absl::OkStatus();
     Warn(absl::StrCat("tensor '", name, "' dimension ", d, " depends on the data (", assumed->reason, "): assumed ",
                       assumed->value, "; set it with --dim '", name, ":", d, "=VALUE'"));
     return absl::OkStatus();
