@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "graph/graph_json.h"
 #include "graph/onnx/onnx_import.h"
@@ -20,16 +21,27 @@ absl::Status WithPath(const std::string& path, const absl::Status& s) {
   return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
 }
 
+OnnxImportOptions ImportOptions(const GraphLoadOptions& o) {
+  OnnxImportOptions options;
+  if (o.batch > 0) options.batch_size = o.batch;
+  if (o.sequence_length > 0) options.sequence_length = o.sequence_length;
+  options.dims = o.dims;
+  options.allow_unresolved_dims = o.allow_unresolved_dims;
+  options.num_data_inputs = o.num_data_inputs;
+  if (o.loop_iterations > 0) options.loop_iterations = o.loop_iterations;
+  if (o.max_unrolled_nodes > 0) options.max_unrolled_nodes = o.max_unrolled_nodes;
+  return options;
+}
+
 absl::StatusOr<LoadedGraph> Import(const std::string& path, const std::string& text, const GraphLoadOptions& o) {
   LoadedGraph loaded;
   const bool onnx = LooksLikeOnnx(text);
-  if ((o.batch > 0 || o.sequence_length > 0) && !onnx) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": --batch and --seq apply to ONNX models; this graph has its costs fixed"));
+  if (SetsOnnxOptions(o) && !onnx) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": --batch, --seq, --dim and the other ONNX options apply to ONNX models; this graph has its costs fixed"));
   }
   if (onnx) {
-    OnnxImportOptions options;
-    if (o.batch > 0) options.batch_size = o.batch;
-    if (o.sequence_length > 0) options.sequence_length = o.sequence_length;
+    OnnxImportOptions options = ImportOptions(o);
     const size_t slash = path.find_last_of('/');
     options.model_dir = slash == std::string::npos ? "." : path.substr(0, slash);
     absl::StatusOr<OnnxImportResult> imported = ImportOnnxBytes(text, options);
@@ -56,6 +68,25 @@ absl::StatusOr<LoadedGraph> Import(const std::string& path, const std::string& t
 }
 
 }  // namespace
+
+bool SetsOnnxOptions(const GraphLoadOptions& o) {
+  return o.batch > 0 || o.sequence_length > 0 || !o.dims.empty() || o.allow_unresolved_dims || o.num_data_inputs >= 0 ||
+         o.loop_iterations > 0 || o.max_unrolled_nodes > 0;
+}
+
+absl::StatusOr<std::map<std::string, int64_t>> ParseDims(const std::vector<std::string>& items) {
+  std::map<std::string, int64_t> dims;
+  for (const std::string& item : items) {
+    const size_t eq = item.rfind('=');
+    int64_t value = 0;
+    if (eq == std::string::npos || eq == 0 || !absl::SimpleAtoi(item.substr(eq + 1), &value) || value < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("--dim '", item, "' is not NAME=VALUE with a non-negative integer "
+                                                     "VALUE (NAME: a dimension's symbol, or TENSOR:AXIS)"));
+    }
+    dims[item.substr(0, eq)] = value;
+  }
+  return dims;
+}
 
 absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLoadOptions& options) {
   absl::StatusOr<std::string> text = ReadWholeFile(path);

@@ -3,6 +3,8 @@
 // --topology FILE, --devices SPEC, or the devices the graph file itself describes.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,11 @@ namespace placement::cli {
 struct GraphLoadOptions {
   int64_t batch = 0;            // ONNX: binds the batch dimension; 0 = the importer's default (1)
   int64_t sequence_length = 0;  // ONNX: binds dimensions named like a sequence; 0 = the importer's default
+  std::map<std::string, int64_t> dims;  // ONNX: --dim NAME=VALUE, a symbol or "TENSOR:AXIS"
+  bool allow_unresolved_dims = false;   // ONNX: count what nothing resolves as 1
+  int32_t num_data_inputs = -1;         // ONNX: graph inputs that are data; -1 = the importer's rule
+  int64_t loop_iterations = 0;          // ONNX: a data-dependent Loop's iterations; 0 = the importer's default
+  int64_t max_unrolled_nodes = 0;       // ONNX: unroll limit of Loop and Scan; 0 = the importer's default
   bool training = false;        // expand the forward graph into a training step
   std::string optimizer = "adam";
   double backward_multiplier = 2.0;
@@ -26,6 +33,13 @@ struct LoadedGraph {
   std::vector<std::string> warnings;  // what the importer assumed
 };
 
+
+// Whether any ONNX-only option is set (they are refused for other formats).
+bool SetsOnnxOptions(const GraphLoadOptions& options);
+
+// "NAME=VALUE" items of --dim into a map; an item without '=' or with a value that is not a non-negative
+// integer is an error naming it.
+absl::StatusOr<std::map<std::string, int64_t>> ParseDims(const std::vector<std::string>& items);
 
 absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLoadOptions& options = {});
 

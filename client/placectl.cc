@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
 #include "client/convert_commands.h"
 #include "client/exit_codes.h"
 #include "client/bench_command.h"
@@ -32,6 +34,12 @@ ABSL_FLAG(std::string, simulator, "default", "simulator constants: default | pla
 ABSL_FLAG(bool, local, true, "simulate, place, algorithms: run in this process (unless --server is given)");
 ABSL_FLAG(int64_t, batch, 0, "ONNX: batch size bound to the batch dimension (default 1)");
 ABSL_FLAG(int64_t, seq, 0, "ONNX: length bound to dimensions named like a sequence (default 128)");
+ABSL_FLAG(std::vector<std::string>, dim, {},
+          "ONNX: NAME=VALUE, repeatable: a dimension's symbol, or TENSOR:AXIS for a size the data decides");
+ABSL_FLAG(bool, allow_unresolved_dims, false, "ONNX: count a dimension nothing resolves as 1, with a warning");
+ABSL_FLAG(int32_t, num_data_inputs, -1, "ONNX: graph inputs without an initializer that are data (-1: decide)");
+ABSL_FLAG(int64_t, loop_iterations, 0, "ONNX: iterations assumed for a Loop the data bounds (0: the default, 8)");
+ABSL_FLAG(int64_t, max_unrolled_nodes, 0, "ONNX: a Loop or Scan unrolling past this stays one operator (0: 20000)");
 ABSL_FLAG(bool, training, false, "place one training step: backward ops, gradients and optimizer updates");
 ABSL_FLAG(std::string, optimizer, "adam", "training: sgd | momentum | adam (its state is in memory)");
 ABSL_FLAG(double, backward_multiplier, 2.0, "training: backward work as a multiple of the forward work");
@@ -63,7 +71,10 @@ using placement::cli::kExitUsage;
 constexpr char kUsage[] =
     "placectl COMMAND [ARGS] [FLAGS]\n\n"
     "GRAPH is an ONNX model, a placement.graph/v1 JSON graph (docs/graph-format.md) or a Tarnawski JSON graph;\n"
-    "with --training it is expanded into one training step, --batch and --seq bind an ONNX model's dimensions.\n\n"
+    "with --training it is expanded into one training step, --batch and --seq bind an ONNX model's dimensions.\n"
+    "ONNX options (docs/onnx.md): --dim NAME=VALUE (repeatable: a symbol, or TENSOR:AXIS for a size the data\n"
+    "decides, as the warnings name them), --allow_unresolved_dims, --num_data_inputs N, --loop_iterations N,\n"
+    "--max_unrolled_nodes N.\n\n"
     "commands:\n"
     "  simulate GRAPH --placement FILE [--topology FILE | --devices SPEC] [--objective step_time|throughput|latency]\n"
     "                 [--local] [--output table|json] [--priority topological|upward_rank] [--simulator default|placeto]\n"
@@ -108,10 +119,38 @@ absl::StatusOr<absl::Duration> CallTimeout() {
   return placement::cli::ParsePositiveDuration("timeout", absl::GetFlag(FLAGS_timeout));
 }
 
-placement::cli::GraphLoadOptions LoadOptions() {
+// --dim given several times: absl keeps only the last value of a flag, so the occurrences are joined into one
+// comma-separated list before parsing. `storage` owns the rewritten arguments.
+std::vector<char*> JoinRepeatedDims(int argc, char** argv, std::vector<std::string>* storage) {
+  std::vector<std::string> dims;
+  std::vector<std::string> rest;
+  for (int i = 0; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--dim=", 0) == 0) {
+      dims.push_back(arg.substr(6));
+    } else if (arg == "--dim" && i + 1 < argc) {
+      dims.push_back(argv[++i]);
+    } else {
+      rest.push_back(arg);
+    }
+  }
+  *storage = std::move(rest);
+  if (!dims.empty()) storage->push_back("--dim=" + absl::StrJoin(dims, ","));
+  std::vector<char*> out;
+  for (std::string& a : *storage) out.push_back(a.data());
+  return out;
+}
+
+// The graph-reading flags; `dims` is --dim, checked by main.
+placement::cli::GraphLoadOptions LoadOptions(const std::map<std::string, int64_t>& dims) {
   placement::cli::GraphLoadOptions o;
   o.batch = absl::GetFlag(FLAGS_batch);
   o.sequence_length = absl::GetFlag(FLAGS_seq);
+  o.dims = dims;
+  o.allow_unresolved_dims = absl::GetFlag(FLAGS_allow_unresolved_dims);
+  o.num_data_inputs = absl::GetFlag(FLAGS_num_data_inputs);
+  o.loop_iterations = absl::GetFlag(FLAGS_loop_iterations);
+  o.max_unrolled_nodes = absl::GetFlag(FLAGS_max_unrolled_nodes);
   o.training = absl::GetFlag(FLAGS_training);
   o.optimizer = absl::GetFlag(FLAGS_optimizer);
   o.backward_multiplier = absl::GetFlag(FLAGS_backward_multiplier);
@@ -120,8 +159,8 @@ placement::cli::GraphLoadOptions LoadOptions() {
 
 // The flags every placing command (place, submit, bench) shares.
 template <typename Options>
-void SetPlacingFlags(Options* o) {
-  o->load = LoadOptions();
+void SetPlacingFlags(const std::map<std::string, int64_t>& dims, Options* o) {
+  o->load = LoadOptions(dims);
   o->topology_file = absl::GetFlag(FLAGS_topology);
   o->devices = absl::GetFlag(FLAGS_devices);
   o->algorithm = absl::GetFlag(FLAGS_algorithm);
@@ -168,8 +207,13 @@ absl::StatusOr<const placement::PlacerRegistry*> LoadRegistry(std::unique_ptr<pl
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> joined;
+  std::vector<char*> rewritten = JoinRepeatedDims(argc, argv, &joined);
+  std::vector<char*> args = absl::ParseCommandLine(static_cast<int>(rewritten.size()), rewritten.data());
   if (args.size() < 2) return Usage("no command given");
+  absl::StatusOr<std::map<std::string, int64_t>> parsed_dims = placement::cli::ParseDims(absl::GetFlag(FLAGS_dim));
+  if (!parsed_dims.ok()) return Usage(std::string(parsed_dims.status().message()));
+  const std::map<std::string, int64_t>& dims = *parsed_dims;
   const std::string command = args[1];
   const size_t operands = args.size() - 2;
 
@@ -177,7 +221,7 @@ int main(int argc, char** argv) {
     if (operands != 1) return Usage("simulate takes exactly one GRAPH");
     placement::cli::SimulateOptions o;
     o.graph_path = args[2];
-    o.load = LoadOptions();
+    o.load = LoadOptions(dims);
     o.placement_path = absl::GetFlag(FLAGS_placement);
     o.topology_file = absl::GetFlag(FLAGS_topology);
     o.devices = absl::GetFlag(FLAGS_devices);
@@ -200,7 +244,7 @@ int main(int argc, char** argv) {
     if (operands != 1) return Usage("place takes exactly one GRAPH");
     placement::cli::PlaceOptions o;
     o.graph_path = args[2];
-    SetPlacingFlags(&o);
+    SetPlacingFlags(dims, &o);
     o.seed = absl::GetFlag(FLAGS_seed);
     std::unique_ptr<placement::PlacerRegistry> holder;
     absl::StatusOr<const placement::PlacerRegistry*> registry = LoadRegistry(holder);
@@ -226,7 +270,7 @@ int main(int argc, char** argv) {
     placement::cli::SubmitOptions o;
     o.server = ServerOrDefault();
     o.graph_path = args[2];
-    SetPlacingFlags(&o);
+    SetPlacingFlags(dims, &o);
     o.seed = absl::GetFlag(FLAGS_seed);
     o.skip_cache = absl::GetFlag(FLAGS_skip_cache);
     o.progress_overwrite = ::isatty(STDERR_FILENO) != 0;
@@ -246,7 +290,7 @@ int main(int argc, char** argv) {
     placement::cli::BenchOptions o;
     o.server = ServerOrDefault();
     o.graph_paths.assign(args.begin() + 2, args.end());
-    SetPlacingFlags(&o);
+    SetPlacingFlags(dims, &o);
     o.concurrency = absl::GetFlag(FLAGS_concurrency);
     o.duration = absl::GetFlag(FLAGS_duration);
     o.requests = absl::GetFlag(FLAGS_requests);
@@ -257,7 +301,7 @@ int main(int argc, char** argv) {
   if (command == "import") {
     if (operands != 1) return Usage("import takes exactly one GRAPH");
     std::vector<std::string> warnings;
-    absl::StatusOr<std::string> out = placement::cli::RunImport(args[2], LoadOptions(), &warnings);
+    absl::StatusOr<std::string> out = placement::cli::RunImport(args[2], LoadOptions(dims), &warnings);
     for (const std::string& w : warnings) std::cerr << "warning: " << w << "\n";
     return Print(command, out);
   }

@@ -21,6 +21,11 @@ void FillGraph(const GraphPayload& payload, const GraphLoadOptions& load, Reques
   pb::GraphOptions* o = request->mutable_options();
   o->set_batch_size(load.batch);
   o->set_sequence_length(load.sequence_length);
+  for (const auto& [name, value] : load.dims) (*o->mutable_dims())[name] = value;
+  o->set_allow_unresolved_dims(load.allow_unresolved_dims);
+  if (load.num_data_inputs >= 0) o->set_num_data_inputs(load.num_data_inputs);
+  o->set_loop_iterations(load.loop_iterations);
+  o->set_max_unrolled_nodes(load.max_unrolled_nodes);
   o->set_training(load.training);
   if (load.training) {
     o->set_optimizer(load.optimizer);

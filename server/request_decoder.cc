@@ -1,5 +1,6 @@
 #include "server/request_decoder.h"
 
+#include <map>
 #include <optional>
 #include <utility>
 
@@ -44,13 +45,43 @@ struct Imported {
   std::vector<std::string> warnings;
 };
 
+// The importer's options a request may set; the server bounds the expanded graph by its operator limit.
+absl::StatusOr<OnnxImportOptions> OnnxOptions(const pb::GraphOptions& o, const ServerLimits& limits) {
+  OnnxImportOptions options;  // model_dir stays empty: a request may not name files on the server
+  if (o.batch_size() > 0) options.batch_size = o.batch_size();
+  if (o.sequence_length() > 0) options.sequence_length = o.sequence_length();
+  for (const auto& [name, value] : o.dims()) {
+    if (value < 0) return absl::InvalidArgumentError(absl::StrCat("options.dims['", name, "'] is negative: ", value));
+    options.dims[name] = value;
+  }
+  options.allow_unresolved_dims = o.allow_unresolved_dims();
+  if (o.has_num_data_inputs()) {
+    if (o.num_data_inputs() < 0) return absl::InvalidArgumentError("options.num_data_inputs must not be negative");
+    options.num_data_inputs = o.num_data_inputs();
+  }
+  if (o.loop_iterations() < 0 || o.max_unrolled_nodes() < 0) {
+    return absl::InvalidArgumentError("options.loop_iterations and options.max_unrolled_nodes must not be negative");
+  }
+  if (o.loop_iterations() > 0) options.loop_iterations = o.loop_iterations();
+  if (o.max_unrolled_nodes() > 0) options.max_unrolled_nodes = o.max_unrolled_nodes();
+  options.max_nodes = limits.max_operators;
+  return options;
+}
+
+bool SetsOnnxOptions(const pb::GraphOptions& o) {
+  return o.batch_size() > 0 || o.sequence_length() > 0 || !o.dims().empty() || o.allow_unresolved_dims() ||
+         o.has_num_data_inputs() || o.loop_iterations() > 0 || o.max_unrolled_nodes() > 0;
+}
+
 absl::StatusOr<Imported> Import(const GraphSource& source, const pb::GraphOptions& o, const ServerLimits& limits) {
   if (o.batch_size() < 0 || o.sequence_length() < 0) {
     return absl::InvalidArgumentError(absl::StrCat("options: batch_size (", o.batch_size(), ") and sequence_length (",
                                                    o.sequence_length(), ") must not be negative"));
   }
-  if ((o.batch_size() > 0 || o.sequence_length() > 0) && source.kind != GraphSource::Kind::kOnnx) {
-    return absl::InvalidArgumentError("options: batch_size and sequence_length apply to ONNX models; this graph has its costs fixed");
+  if (SetsOnnxOptions(o) && source.kind != GraphSource::Kind::kOnnx) {
+    return absl::InvalidArgumentError(
+        "options: batch_size, sequence_length, dims and the other ONNX options apply to ONNX models; this graph has "
+        "its costs fixed");
   }
   Imported out;
   switch (source.kind) {
@@ -68,10 +99,9 @@ absl::StatusOr<Imported> Import(const GraphSource& source, const pb::GraphOption
       return out;
     }
     case GraphSource::Kind::kOnnx: {
-      OnnxImportOptions options;  // model_dir stays empty: a request may not name files on the server
-      if (o.batch_size() > 0) options.batch_size = o.batch_size();
-      if (o.sequence_length() > 0) options.sequence_length = o.sequence_length();
-      absl::StatusOr<OnnxImportResult> r = ImportOnnxBytes(source.bytes, options);
+      absl::StatusOr<OnnxImportOptions> options = OnnxOptions(o, limits);
+      if (!options.ok()) return options.status();
+      absl::StatusOr<OnnxImportResult> r = ImportOnnxBytes(source.bytes, *options);
       if (!r.ok()) return InField("onnx", r.status());
       out.graph = std::move(r->problem.graph);
       out.time_unit = r->problem.time_unit;
@@ -224,8 +254,17 @@ absl::StatusOr<SimulatorConfig> SimulatorFromProto(const pb::SimulatorOptions& o
 std::string CanonicalGraphOptions(const pb::GraphOptions& o) {
   const std::string optimizer = o.optimizer().empty() ? "adam" : absl::AsciiStrToLower(o.optimizer());
   const double multiplier = o.backward_multiplier() != 0 ? o.backward_multiplier() : 2.0;
-  return absl::StrCat("batch=", o.batch_size(), ";seq=", o.sequence_length(), ";training=", o.training() ? 1 : 0,
-                      o.training() ? absl::StrCat(";optimizer=", optimizer, ";multiplier=", multiplier) : "");
+  std::string key = absl::StrCat("batch=", o.batch_size(), ";seq=", o.sequence_length(), ";training=",
+                                 o.training() ? 1 : 0,
+                                 o.training() ? absl::StrCat(";optimizer=", optimizer, ";multiplier=", multiplier) : "");
+  // The other ONNX options, only where set: requests without them keep the keys they always had.
+  std::map<std::string, int64_t> dims(o.dims().begin(), o.dims().end());
+  for (const auto& [name, value] : dims) absl::StrAppend(&key, ";dim:", name.size(), ":", name, "=", value);
+  if (o.allow_unresolved_dims()) absl::StrAppend(&key, ";unresolved=1");
+  if (o.has_num_data_inputs()) absl::StrAppend(&key, ";data_inputs=", o.num_data_inputs());
+  if (o.loop_iterations() > 0) absl::StrAppend(&key, ";loop_iterations=", o.loop_iterations());
+  if (o.max_unrolled_nodes() > 0) absl::StrAppend(&key, ";max_unrolled=", o.max_unrolled_nodes());
+  return key;
 }
 
 std::string CanonicalSimulator(const pb::SimulatorOptions& o) {

@@ -1,5 +1,6 @@
 // placectl end to end: the real binary, real files, exit codes and messages as a user sees them.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "graph/onnx/tests/test_models.h"
 #include "tests/placectl_run.h"
 
 namespace {
@@ -134,6 +136,46 @@ TEST(Placectl, OnnxModelImportsAndItsTrainingStepSimulates) {
   EXPECT_GT(j["devices"][0]["peak_memory"].get<double>(), 3 * 25e6 * 4);
 }
 
+// scores [batch, 100] -> Greater 0 -> NonZero: the count of hits is the data's to say.
+fs::path DataDependentModel() {
+  using namespace placement::onnx_testing;  // NOLINT: model-building helpers
+  onnx::ModelProto m = NewModel(17);
+  AddInput(m, "scores", {"batch", 100});
+  AddInitializer(m, "threshold", {});
+  AddNode(m, "Greater", {"scores", "threshold"}, {"mask"}, "mask");
+  AddNode(m, "NonZero", {"mask"}, {"hits"}, "nonzero");
+  AddOutput(m, "hits");
+  const fs::path path = fs::temp_directory_path() / ("placectl_hits_" + std::to_string(getpid()) + ".onnx");
+  std::ofstream(path, std::ios::binary) << Serialize(m);
+  return path;
+}
+
+int64_t OutputBytes(const nlohmann::json& graph, const std::string& op) {
+  for (const nlohmann::json& o : graph["operators"]) {
+    if (o["name"] == op) return o["outputs"][0]["bytes"].get<int64_t>();
+  }
+  return -1;
+}
+
+TEST(Placectl, OnnxAssumptionsAreNamedAndEveryDimGivenIsUsed) {
+  const fs::path model = DataDependentModel();
+  Result assumed = RunPlacectl("import " + model.string());
+  Result given = RunPlacectl("import " + model.string() + " --dim hits:1=7 --dim batch=3");
+  Result bad = RunPlacectl("import " + model.string() + " --dim hits");
+  fs::remove(model);
+  ASSERT_EQ(assumed.exit_code, 0) << assumed.err;
+  EXPECT_THAT(assumed.err, HasSubstr("tensor 'hits' dimension 1 depends on the data"));
+  EXPECT_THAT(assumed.err, HasSubstr("--dim 'hits:1=VALUE'"));
+  EXPECT_EQ(OutputBytes(nlohmann::json::parse(assumed.out), "nonzero"), 2 * 100 * 8);
+  ASSERT_EQ(given.exit_code, 0) << given.err;
+  EXPECT_THAT(given.err, ::testing::Not(HasSubstr("depends on the data")));
+  const nlohmann::json graph = nlohmann::json::parse(given.out);
+  EXPECT_EQ(OutputBytes(graph, "nonzero"), 2 * 7 * 8);
+  EXPECT_EQ(OutputBytes(graph, "mask"), 3 * 100);  // batch 3, one byte a bool
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--dim 'hits' is not NAME=VALUE"));
+}
+
 TEST(Placectl, GeneratedGraphRoundTripsThroughTheJsonFormat) {
   Result generated = RunPlacectl("generate nas_cells --ops 200 --seed 3");
   ASSERT_EQ(generated.exit_code, 0) << generated.err;
@@ -153,7 +195,7 @@ TEST(Placectl, GeneratedGraphRoundTripsThroughTheJsonFormat) {
 TEST(Placectl, BatchOnAGraphWithFixedCostsIsABadInput) {
   Result r = RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --batch 4");
   EXPECT_EQ(r.exit_code, 3);
-  EXPECT_THAT(r.err, HasSubstr("--batch and --seq apply to ONNX models"));
+  EXPECT_THAT(r.err, HasSubstr("--batch, --seq, --dim and the other ONNX options apply to ONNX models"));
 }
 
 TEST(Placectl, UnknownGraphFormatIsNamed) {

@@ -15,6 +15,20 @@ std::string Gflop(double flops) { return absl::StrCat(static_cast<int64_t>(flops
 
 }  // namespace
 
+void SetIntAttribute(onnx::NodeProto* node, const char* name, int64_t value) {
+  onnx::AttributeProto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+void SetIntsAttribute(onnx::NodeProto* node, const char* name, const std::vector<int64_t>& values) {
+  onnx::AttributeProto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
 const std::string& Emitter::Resolve(const Scope& scope, const std::string& name) {
   for (const Scope* s = &scope; s != nullptr; s = s->parent) {
     if (s->names.empty()) continue;
@@ -35,6 +49,7 @@ absl::Status Emitter::EmitPlain(onnx::NodeProto node, Scope* scope, int32_t inde
   for (std::string& input : *node.mutable_input()) {
     if (!input.empty()) input = Resolve(*scope, input);
   }
+  if (IsSequenceOp(node)) return EmitSequenceOp(std::move(node), scope, index);
   if (scope->parent != nullptr) {
     for (std::string& output : *node.mutable_output()) {
       if (!output.empty()) output = scope->names.at(output);
@@ -184,6 +199,22 @@ absl::StatusOr<std::string> Emitter::EmitScalar(const std::string& name, int32_t
   return output;
 }
 
+absl::StatusOr<std::string> Emitter::EmitInts(const std::string& name, const std::vector<int64_t>& values) {
+  onnx::NodeProto node;
+  node.set_op_type("Constant");
+  node.set_name(name);
+  node.add_output(names_.Fresh(name));
+  onnx::AttributeProto* a = node.add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  a->mutable_t()->add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) a->mutable_t()->add_int64_data(v);
+  std::string output = node.output(0);
+  if (absl::Status s = Append(std::move(node), -1); !s.ok()) return s;
+  return output;
+}
+
 absl::StatusOr<std::string> Emitter::EmitStack(const std::string& name, std::vector<std::string> values, int64_t axis,
                                                bool reverse) {
   if (reverse) std::reverse(values.begin(), values.end());
@@ -193,10 +224,7 @@ absl::StatusOr<std::string> Emitter::EmitStack(const std::string& name, std::vec
   node.set_name(name);
   for (std::string& v : values) node.add_input(std::move(v));
   node.add_output(names_.Fresh(name));
-  onnx::AttributeProto* a = node.add_attribute();
-  a->set_name("axis");
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(axis);
+  SetIntAttribute(&node, "axis", axis);
   std::string output = node.output(0);
   if (absl::Status s = Append(std::move(node), -1); !s.ok()) return s;
   return output;

@@ -52,6 +52,16 @@ std::optional<DimAssumption> NonMaxSuppressionBoxes(absl::Span<const InputView> 
 
 }  // namespace
 
+std::optional<int64_t> DataDependentRank(const onnx::NodeProto& node, int output, absl::Span<const InputView> inputs) {
+  static const char* const kSameRank[] = {"Slice", "Pad", "Resize", "Upsample", "Tile", "CenterCropPad", "TopK"};
+  const TensorInfo* x = InputInfo(inputs, 0);
+  if (x == nullptr || (!node.domain().empty() && node.domain() != "ai.onnx")) return std::nullopt;
+  for (const char* op : kSameRank) {
+    if (node.op_type() == op && (output == 0 || node.op_type() == "TopK")) return static_cast<int64_t>(x->dims.size());
+  }
+  return std::nullopt;
+}
+
 std::optional<DimAssumption> DataDependentDim(const onnx::NodeProto& node, int output, int axis,
                                               absl::Span<const InputView> inputs) {
   const std::string& op = node.op_type();
@@ -80,6 +90,9 @@ std::optional<DimAssumption> DataDependentDim(const onnx::NodeProto& node, int o
   }
   if ((op == "Resize" || op == "Upsample") && output == 0) {
     return Assume(InputDim(inputs, 0, axis), absl::StrCat(op, " with computed sizes: taken as the input's size"));
+  }
+  if ((op == "Pad" || op == "Tile" || op == "CenterCropPad") && output == 0) {
+    return Assume(InputDim(inputs, 0, axis), absl::StrCat(op, " with amounts from the data: taken as the input's size"));
   }
   return std::nullopt;
 }

@@ -21,6 +21,10 @@ struct DimAssumption {
   bool exact = false;  // not an assumption at all (an axis the op keeps as it is): no warning
 };
 
+// The rank of output `output` of `node` when inference gave it no shape at all but the op keeps its input's rank
+// (Slice, Pad, Resize, Tile, Expand with a shape from the data); nullopt otherwise.
+std::optional<int64_t> DataDependentRank(const onnx::NodeProto& node, int output, absl::Span<const InputView> inputs);
+
 // The value assumed for dimension `axis` of output `output` of `node`, which inference left unknown; nullopt
 // when the importer has no rule for it.
 std::optional<DimAssumption> DataDependentDim(const onnx::NodeProto& node, int output, int axis,

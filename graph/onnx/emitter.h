@@ -34,6 +34,11 @@ struct ControlNode {
   std::string base;
 };
 
+// Whether the node is one of the sequence operators EmitSequenceOp follows.
+bool IsSequenceOp(const onnx::NodeProto& node);
+void SetIntAttribute(onnx::NodeProto* node, const char* name, int64_t value);
+void SetIntsAttribute(onnx::NodeProto* node, const char* name, const std::vector<int64_t>& values);
+
 class Emitter {
  public:
   Emitter(ShapeInferer* inferer, NameTable* names, const OnnxImportOptions& options, int opset,
@@ -51,6 +56,13 @@ class Emitter {
   // A node without subgraphs, in its own graph's names.
   absl::Status EmitPlain(onnx::NodeProto node, Scope* scope, int32_t index);
   absl::Status EmitControl(const onnx::NodeProto& node, std::string base, Scope* scope, int32_t index);
+  // Sequence operators (SequenceEmpty, SequenceInsert, SequenceAt, ConcatFromSequence, ...): a sequence whose
+  // length static shapes decide is a list of tensors known while importing, not an operator; only what reads
+  // the tensors in it (ConcatFromSequence, SplitToSequence) becomes one. `node` has its inputs resolved.
+  absl::Status EmitSequenceOp(onnx::NodeProto node, Scope* scope, int32_t index);
+  absl::Status EmitSplitToSequence(onnx::NodeProto node, onnx::NodeProto split, int32_t index);
+  // The flat name a node's output `local` gets in `scope`.
+  static std::string OutputName(const Scope& scope, const std::string& local);
   // Emits a subgraph's nodes (initializers lifted, names under `prefix`) into a scope whose formal inputs the
   // caller bound.
   absl::Status EmitBody(const onnx::GraphProto& body, Scope* scope, const std::string& prefix);
@@ -83,6 +95,8 @@ class Emitter {
 
   // A scalar Constant node (int64 iteration number, bool true) emitted under `name`.
   absl::StatusOr<std::string> EmitScalar(const std::string& name, int32_t elem_type, int64_t value);
+  // A 1-D int64 Constant node emitted under `name`.
+  absl::StatusOr<std::string> EmitInts(const std::string& name, const std::vector<int64_t>& values);
   // The per-iteration values stacked along `axis` (reversed first when `reverse`), output under `name`.
   absl::StatusOr<std::string> EmitStack(const std::string& name, std::vector<std::string> values, int64_t axis,
                                         bool reverse);
@@ -97,6 +111,7 @@ class Emitter {
   const int opset_;  // of the default domain
   onnx::GraphProto& flat_;
   std::unordered_map<const onnx::GraphProto*, UnitMemo> units_;
+  std::unordered_map<std::string, std::vector<std::string>> sequences_;  // flat name -> its tensors' flat names
 };
 
 }  // namespace placement::onnx_import

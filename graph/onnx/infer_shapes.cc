@@ -297,9 +297,17 @@ absl::Status ShapeInferer::Resolve(const onnx::NodeProto& node, int32_t index, i
     tensor->set_elem_type(first != nullptr ? first->elem_type : onnx::TensorProto::FLOAT);
     Warn(absl::StrCat(where, " has no inferred element type; assumed ", DataTypeName(tensor->elem_type())));
   }
+  if (!tensor->has_shape()) {
+    std::vector<InputView> inputs;
+    for (const std::string& input : node.input()) inputs.push_back(InputView{Info(input), Value(input)});
+    if (std::optional<int64_t> rank = DataDependentRank(node, o, inputs)) {
+      for (int64_t d = 0; d < *rank; ++d) tensor->mutable_shape()->add_dim();
+    } else {
+      missing = "its shape";
+    }
+  }
   // Unknown dims count as 1 for sizes but stay unknown in the type later nodes are inferred from, so that their
   // inference does not build on a made-up rank.
-  if (!tensor->has_shape()) missing = "its shape";
   std::vector<int64_t> dims;
   for (int d = 0; d < tensor->shape().dim_size(); ++d) {
     onnx::TensorShapeProto_Dimension* dim = tensor->mutable_shape()->mutable_dim(d);

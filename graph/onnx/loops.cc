@@ -272,10 +272,7 @@ absl::Status Emitter::ExpandScan(const ControlNode& c, Scope* scope) {
       slice.add_input(c.inputs[states + j]);
       slice.add_input(*index);
       slice.add_output(names_.Fresh(slice.name()));
-      onnx::AttributeProto* axis = slice.add_attribute();
-      axis->set_name("axis");
-      axis->set_type(onnx::AttributeProto::INT);
-      axis->set_i(in_axes[j]);
+      SetIntAttribute(&slice, "axis", in_axes[j]);
       bindings.push_back(slice.output(0));
       if (absl::Status s = Append(std::move(slice), -1); !s.ok()) return s;
     }

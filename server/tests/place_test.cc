@@ -9,6 +9,7 @@
 #include <google/protobuf/util/message_differencer.h>
 
 #include "graph/canonical.h"
+#include "graph/onnx/tests/test_models.h"
 #include "server/tests/test_util.h"
 
 namespace placement::server {
@@ -269,6 +270,40 @@ TEST(Place, TrainingExpansionOfAnOnnxModel) {
   ASSERT_TRUE(training.ok()) << training.status();
   EXPECT_GT(training->num_operators(), 2 * inference->num_operators() - 1);
   EXPECT_NE(training->graph_hash(), inference->graph_hash());
+}
+
+TEST(Place, OnnxOptionsGiveDataDependentSizesAndEnterTheCacheKey) {
+  using namespace placement::onnx_testing;  // NOLINT: model-building helpers
+  onnx::ModelProto m = NewModel(17);
+  AddInput(m, "scores", {"batch", 100});
+  AddInitializer(m, "threshold", {});
+  AddNode(m, "Greater", {"scores", "threshold"}, {"mask"}, "mask");
+  AddNode(m, "NonZero", {"mask"}, {"hits"}, "nonzero");
+  AddOutput(m, "hits");
+  TempDir dir;
+  auto server = StartReadyServer(TestOptions(dir.path()));
+  ASSERT_NE(server, nullptr);
+  pb::PlaceRequest request;
+  request.set_onnx(Serialize(m));
+  request.mutable_topology()->set_shorthand("2xA100");
+  request.set_algorithm("heft");
+  absl::StatusOr<pb::PlaceResponse> assumed = Place(server->port(), request);
+  ASSERT_TRUE(assumed.ok()) << assumed.status();
+  ASSERT_EQ(assumed->warnings_size(), 1);
+  EXPECT_NE(assumed->warnings(0).find("tensor 'hits' dimension 1 depends on the data"), std::string::npos);
+  (*request.mutable_options()->mutable_dims())["hits:1"] = 7;
+  absl::StatusOr<pb::PlaceResponse> given = Place(server->port(), request);
+  ASSERT_TRUE(given.ok()) << given.status();
+  EXPECT_FALSE(given->cache_hit());
+  EXPECT_EQ(given->warnings_size(), 0);
+  EXPECT_NE(given->graph_hash(), assumed->graph_hash());
+  // The same options on a graph whose costs are fixed are the request's mistake.
+  request.clear_onnx();
+  request.set_graph_json(testing::ReadSourceFile("examples/graphs/tiny_pipeline.json"));
+  absl::StatusOr<pb::PlaceResponse> wrong = Place(server->port(), request);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(wrong.status().message().find("apply to ONNX models"), std::string::npos);
 }
 
 TEST(Discovery, ListAlgorithmsAndServerInfo) {
