@@ -24,6 +24,7 @@
 #include "graph/onnx/newer_ops.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/onnx/tensor_info.h"
+#include "graph/onnx/value_bounds.h"
 
 namespace placement::onnx_import {
 
@@ -32,6 +33,12 @@ struct InferredShapes {
   std::unordered_map<std::string, TensorInfo> tensors;
   std::vector<std::string> warnings;
 };
+
+// `name` with every "/iterN/" of an unrolled Loop or Scan as "/iter*/": how one --dim names a tensor in every
+// iteration, and how a warning repeated in each iteration is said once.
+std::string EveryIteration(const std::string& name);
+// Warnings that differ only in the iteration they are about, said once with "/iter*/" and the count.
+std::vector<std::string> CollapseIterations(std::vector<std::string> warnings);
 
 class ShapeInferer {
  public:
@@ -69,6 +76,11 @@ class ShapeInferer {
   absl::Status InferWithOwnRule(const onnx::NodeProto& node, int32_t index, ShapeFn rule,
                                 std::vector<onnx::TypeProto>* outputs);
   void Fold(const onnx::NodeProto& node, int opset, std::vector<onnx::TypeProto>* outputs);
+  // Where output 0 could not be folded: the bounds of its values, when its inputs' are known.
+  void Bound(const onnx::NodeProto& node, int opset, const std::vector<int64_t>* output_dims);
+  std::vector<InputView> Views(const onnx::NodeProto& node) const;
+  bool ReadsAssumed(const onnx::NodeProto& node) const;
+  absl::Status ConcatOfAssumed(const onnx::NodeProto& node, int32_t index, std::vector<onnx::TypeProto>* outputs);
   void EinsumShape(const onnx::NodeProto& node, onnx::TypeProto* type);
   absl::Status Resolve(const onnx::NodeProto& node, int32_t index, int o, onnx::TypeProto type);
   absl::Status ResolveDim(const onnx::NodeProto& node, int o, int d, onnx::TensorShapeProto_Dimension* dim,
@@ -81,9 +93,11 @@ class ShapeInferer {
   std::unordered_map<std::string, const onnx::TensorProto*> data_;
   std::deque<onnx::TensorProto> encoded_;
   std::unordered_map<std::string, ConstValue> consts_;
+  std::unordered_map<std::string, Bounds> bounds_;
   std::unordered_map<std::string, const onnx::TypeProto*> declared_;
   std::unordered_map<std::string, int64_t> symbols_;
   std::unordered_set<std::string> unresolved_;
+  std::unordered_set<std::string> assumed_;  // tensors whose shape rests on a size assumed from the data
   struct TypeWarning {
     int count = 0;      // nodes of the op type whose input types the schema refuses
     std::string first;  // the first one's message

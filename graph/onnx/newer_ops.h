@@ -29,9 +29,12 @@ inline constexpr int kLibraryOpset = 17;
 // axis), which expansion emits and nothing else may use.
 inline constexpr char kInternalDomain[] = "placement.import";
 
+struct Bounds;
+
 struct InputView {
   const TensorInfo* info = nullptr;   // nullptr: the slot is empty
   const ConstValue* value = nullptr;  // the value when it is a known constant
+  const Bounds* bounds = nullptr;     // else what the value is known to lie within (value_bounds.h), if anything
 };
 
 // Fills the element type and shape of each output; a dimension that depends on the data is left without a
