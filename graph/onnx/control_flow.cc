@@ -49,7 +49,10 @@ absl::Status Emitter::EmitPlain(onnx::NodeProto node, Scope* scope, int32_t inde
   for (std::string& input : *node.mutable_input()) {
     if (!input.empty()) input = Resolve(*scope, input);
   }
-  if (IsSequenceOp(node)) return EmitSequenceOp(std::move(node), scope, index);
+  if (IsSequenceOp(node)) {
+    plain_ = false;
+    return EmitSequenceOp(std::move(node), scope, index);
+  }
   if (scope->parent != nullptr) {
     for (std::string& output : *node.mutable_output()) {
       if (!output.empty()) output = scope->names.at(output);
@@ -59,6 +62,7 @@ absl::Status Emitter::EmitPlain(onnx::NodeProto node, Scope* scope, int32_t inde
 }
 
 absl::Status Emitter::EmitControl(const onnx::NodeProto& node, std::string base, Scope* scope, int32_t index) {
+  plain_ = false;
   ControlNode c{node, {}, base.empty() ? absl::StrCat(node.op_type(), "_", index) : std::move(base)};
   for (const std::string& input : node.input()) c.inputs.push_back(input.empty() ? input : Resolve(*scope, input));
   const bool standard = node.domain().empty() || node.domain() == "ai.onnx";
@@ -230,7 +234,7 @@ absl::StatusOr<std::string> Emitter::EmitStack(const std::string& name, std::vec
   return output;
 }
 
-absl::StatusOr<ExpandedGraph> ExpandGraph(onnx::GraphProto* main, const GraphIndex& index,
+absl::StatusOr<ExpandedGraph> ExpandGraph(onnx::GraphProto* main, GraphIndex index,
                                           const std::unordered_map<std::string, int>& opsets,
                                           const std::unordered_map<std::string, TensorInfo>& initializers,
                                           const OnnxImportOptions& options) {
@@ -257,13 +261,16 @@ absl::StatusOr<ExpandedGraph> ExpandGraph(onnx::GraphProto* main, const GraphInd
   for (int32_t n : index.order) {
     if (absl::Status s = emitter.EmitMainNode(main->mutable_node(n), &root, n); !s.ok()) return s;
   }
-  *out.graph.mutable_input() = main->input();
+  out.graph.mutable_input()->Swap(main->mutable_input());
   for (const onnx::ValueInfoProto& output : main->output()) {
     onnx::ValueInfoProto* renamed = out.graph.add_output();
     *renamed = output;
     renamed->set_name(Emitter::Resolve(root, output.name()));
   }
-  out.index = IndexInOrder(out.graph);
+  bool in_file_order = true;
+  for (size_t i = 0; i < index.order.size() && in_file_order; ++i) in_file_order = index.order[i] == static_cast<int32_t>(i);
+  // Nothing expanded and nothing reordered: the flat graph is the main graph, and so is its index.
+  out.index = emitter.plain() && in_file_order ? std::move(index) : IndexInOrder(out.graph);
   out.shapes = std::move(inferer).Finish();
   return out;
 }

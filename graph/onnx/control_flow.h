@@ -30,9 +30,10 @@ struct ExpandedGraph {
   InferredShapes shapes;
 };
 
-// Expands and infers `main` (indexed by `index`); its nodes and initializers are moved out. `initializers`
+// Expands and infers `main` (indexed by `index`, which is reused when nothing needs expanding); its nodes and
+// initializers are moved out. `initializers`
 // holds the checked shape of each main-graph initializer.
-absl::StatusOr<ExpandedGraph> ExpandGraph(onnx::GraphProto* main, const GraphIndex& index,
+absl::StatusOr<ExpandedGraph> ExpandGraph(onnx::GraphProto* main, GraphIndex index,
                                           const std::unordered_map<std::string, int>& opsets,
                                           const std::unordered_map<std::string, TensorInfo>& initializers,
                                           const OnnxImportOptions& options);

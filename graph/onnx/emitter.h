@@ -49,6 +49,10 @@ class Emitter {
   // node in messages when it has no name.
   absl::Status EmitMainNode(onnx::NodeProto* node, Scope* root, int32_t index);
 
+  // False once anything but plain nodes of the main graph was emitted (control flow, sequences): the flat graph
+  // then needs an index of its own.
+  bool plain() const { return plain_; }
+
   // The flat-graph name of `name` as seen from `scope`.
   static const std::string& Resolve(const Scope& scope, const std::string& name);
 
@@ -111,6 +115,7 @@ class Emitter {
   const int opset_;  // of the default domain
   onnx::GraphProto& flat_;
   std::unordered_map<const onnx::GraphProto*, UnitMemo> units_;
+  bool plain_ = true;
   std::unordered_map<std::string, std::vector<std::string>> sequences_;  // flat name -> its tensors' flat names
 };
 

@@ -84,7 +84,8 @@ std::vector<std::string> CollapseIterations(std::vector<std::string> warnings) {
 
 ShapeInferer::ShapeInferer(const std::unordered_map<std::string, int>& opsets, const OnnxImportOptions& options,
                            size_t expected_tensors)
-    : opsets_(opsets), options_(options) {
+    : options_(options) {
+  for (const auto& [domain, opset] : opsets) domains_[domain] = DomainOpsets{opset, MaxLibraryOpset(domain)};
   type_store_.reserve(expected_tensors);
   types_.reserve(expected_tensors);
   result_.tensors.reserve(expected_tensors);
@@ -126,25 +127,28 @@ const ConstValue* ShapeInferer::Value(const std::string& name) const {
 }
 
 absl::Status ShapeInferer::InferNode(onnx::NodeProto& node, int32_t index) {
-  const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+  static const std::string kDefaultDomain;
+  const std::string& domain = node.domain() == "ai.onnx" ? kDefaultDomain : node.domain();
   int opset = 1;
   std::vector<onnx::TypeProto> outputs(node.output_size());
   absl::Status status;
   if (domain == kInternalDomain) {
     status = InferWithOwnRule(node, index, InternalOp(node.op_type()), &outputs);
   } else {
-    auto it = opsets_.find(domain);
-    if (it == opsets_.end()) {
+    auto it = domains_.find(domain);
+    if (it == domains_.end()) {
       return absl::InvalidArgumentError(absl::StrCat("node ", NodeLabel(node, index), " uses domain '", domain,
                                                      "', which the model's opset_import does not list"));
     }
-    opset = it->second;
+    opset = it->second.opset;
+    const int library = it->second.library;
     std::optional<NewerOpRule> newer = domain.empty() && opset > kLibraryOpset ? NewerOp(node.op_type(), opset)
                                                                                : std::nullopt;
     if (newer && newer->own != nullptr) {
       status = InferWithOwnRule(node, index, newer->own, &outputs);
     } else {
-      status = InferWithSchema(node, index, opset, newer.has_value() || opset > MaxLibraryOpset(domain), &outputs);
+      status = InferWithSchema(node, index, opset, std::min(opset, library), newer.has_value() || opset > library,
+                               &outputs);
     }
   }
   if (!status.ok()) return status;
@@ -170,16 +174,16 @@ absl::Status ShapeInferer::SetOutputs(const onnx::NodeProto& node, int32_t index
 // The schema of the node's opset (the library's last where the model's is newer): its checks, then its
 // inference. A type the schema does not list (Sqrt over int64, as some exporters write) is a warning, not a
 // refusal: the inference functions propagate types and shapes all the same.
-absl::Status ShapeInferer::InferWithSchema(onnx::NodeProto& node, int32_t index, int opset, bool lenient,
-                                           std::vector<onnx::TypeProto>* outputs) {
-  const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+absl::Status ShapeInferer::InferWithSchema(onnx::NodeProto& node, int32_t index, int opset, int schema_opset,
+                                           bool lenient, std::vector<onnx::TypeProto>* outputs) {
+  const bool standard = node.domain().empty() || node.domain() == "ai.onnx";
   const onnx::OpSchema* schema =
-      onnx::OpSchemaRegistry::Schema(node.op_type(), std::min(opset, MaxLibraryOpset(domain)), domain);
-  if (schema == nullptr && domain.empty()) {
+      onnx::OpSchemaRegistry::Schema(node.op_type(), schema_opset, standard ? std::string() : node.domain());
+  if (schema == nullptr && standard) {
     return absl::InvalidArgumentError(absl::StrCat("node ", NodeLabel(node, index), ": op type '", node.op_type(),
                                                    "' does not exist in opset ", opset));
   }
-  if (domain.empty()) {
+  if (standard) {
     if (absl::Status s = CheckNodeAttributes(node, index, types_); !s.ok()) return s;
   }
   if (schema == nullptr) return absl::OkStatus();  // a custom op: declared types may say more
@@ -208,11 +212,13 @@ absl::Status ShapeInferer::InferWithSchema(onnx::NodeProto& node, int32_t index,
     return absl::InvalidArgumentError(absl::StrCat("node ", NodeLabel(node, index), ": shape inference failed: ",
                                                    e.what(), " (inputs: ", InputShapes(node), ")"));
   }
-  for (int o = 0; o < node.output_size(); ++o) (*outputs)[o] = ctx.allOutputTypes_[o];
+  *outputs = std::move(ctx.allOutputTypes_);
+  outputs->resize(node.output_size());
   return absl::OkStatus();
 }
 
 bool ShapeInferer::ReadsAssumed(const onnx::NodeProto& node) const {
+  if (assumed_.empty()) return false;
   for (const std::string& input : node.input()) {
     if (assumed_.count(input) > 0) return true;
   }
@@ -340,6 +346,7 @@ void ShapeInferer::Fold(const onnx::NodeProto& node, int opset, std::vector<onnx
 }
 
 void ShapeInferer::Bound(const onnx::NodeProto& node, int opset, const std::vector<int64_t>* output_dims) {
+  if (!HasBoundRule(node.op_type())) return;
   std::vector<Bounds> made;  // for constants and unknown values; reserved so that pointers into it stay valid
   made.reserve(node.input_size());
   std::vector<const Bounds*> inputs;

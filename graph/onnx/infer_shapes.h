@@ -71,7 +71,7 @@ class ShapeInferer {
   void Unresolved(const std::string& tensor, const std::string& part);
   void FillFromDeclared(const onnx::TypeProto& declared, onnx::TypeProto* type);
   std::string InputShapes(const onnx::NodeProto& node) const;
-  absl::Status InferWithSchema(onnx::NodeProto& node, int32_t index, int opset, bool lenient,
+  absl::Status InferWithSchema(onnx::NodeProto& node, int32_t index, int opset, int schema_opset, bool lenient,
                                std::vector<onnx::TypeProto>* outputs);
   absl::Status InferWithOwnRule(const onnx::NodeProto& node, int32_t index, ShapeFn rule,
                                 std::vector<onnx::TypeProto>* outputs);
@@ -86,7 +86,11 @@ class ShapeInferer {
   absl::Status ResolveDim(const onnx::NodeProto& node, int o, int d, onnx::TensorShapeProto_Dimension* dim,
                           std::string* missing);
 
-  const std::unordered_map<std::string, int>& opsets_;
+  struct DomainOpsets {
+    int opset = 0;    // the model's
+    int library = 0;  // the newest the linked library has schemas for
+  };
+  std::unordered_map<std::string, DomainOpsets> domains_;
   const OnnxImportOptions& options_;
   std::unordered_map<std::string, onnx::TypeProto> type_store_;  // node-based: pointers stay valid
   std::unordered_map<std::string, onnx::TypeProto*> types_;

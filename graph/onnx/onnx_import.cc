@@ -140,7 +140,7 @@ absl::StatusOr<OnnxImportResult> ImportModel(onnx::ModelProto& model, const Onnx
   absl::StatusOr<std::unordered_set<std::string>> weights = onnx_import::WeightInputs(graph, options);
   if (!weights.ok()) return weights.status();
   absl::StatusOr<onnx_import::ExpandedGraph> expanded =
-      onnx_import::ExpandGraph(&graph, *index, *opsets, initializers, options);
+      onnx_import::ExpandGraph(&graph, *std::move(index), *opsets, initializers, options);
   if (!expanded.ok()) return expanded.status();
   absl::StatusOr<OnnxImportResult> result =
       ProblemBuilder(expanded->graph, expanded->index, expanded->shapes, *std::move(weights)).Build();

@@ -160,6 +160,11 @@ std::optional<Bounds> UniformOutput(const onnx::NodeProto& node, int opset, Inpu
 
 }  // namespace
 
+bool HasBoundRule(const std::string& op) {
+  return op == "Cast" || op == "Neg" || op == "Sub" || op == "Mul" || op == "Div" || op == "Split" ||
+         Selections().count(op) > 0 || Increasing(op);
+}
+
 bool Bounds::Informative() const {
   for (const ConstValue* end : {&lo, &hi}) {
     for (int64_t i = 0; i < end->size(); ++i) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
@@ -35,6 +36,9 @@ Bounds ExactBounds(const ConstValue& value);
 Bounds UnknownBounds();
 // One range for every element: the least and the most of any (the parts of a Split, a selection by indices).
 Bounds Uniform(const Bounds& b);
+
+// Whether BoundOutput (or, for Split, Uniform) has a rule for the op: the others are not worth the inputs' bounds.
+bool HasBoundRule(const std::string& op);
 
 // The bounds of output 0 of `node` from its inputs' (nullptr: a slot left empty); nullopt when the op has no
 // rule. `output_dims` is output 0's shape when inference knows it: per-element bounds need it.
