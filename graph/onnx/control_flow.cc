@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "graph/onnx/emitter.h"
 #include "graph/onnx/initializers.h"
 #include "graph/onnx/newer_ops.h"
@@ -11,7 +12,16 @@
 namespace placement::onnx_import {
 namespace {
 
-std::string Gflop(double flops) { return absl::StrCat(static_cast<int64_t>(flops / 1e6) / 1e3, " GFLOP"); }
+// "512 FLOP", "3.1 MFLOP", "4.09 GFLOP": three significant digits, for warnings.
+std::string Flops(double flops) {
+  static const char* const kUnits[] = {"", "k", "M", "G", "T", "P"};
+  int unit = 0;
+  while (flops >= 1000 && unit < 5) {
+    flops /= 1000;
+    ++unit;
+  }
+  return absl::StrFormat("%.3g %sFLOP", flops, kUnits[unit]);
+}
 
 }  // namespace
 
@@ -161,8 +171,8 @@ absl::Status Emitter::ExpandIf(const ControlNode& c, Scope* scope) {
     kept = cost[0].flops > cost[1].flops || (cost[0].flops == cost[1].flops && cost[0].bytes_accessed >= cost[1].bytes_accessed) ? 0 : 1;
     flat_.mutable_node()->DeleteSubrange(bounds[1 - kept], bounds[2 - kept] - bounds[1 - kept]);
     inferer_.Warn(absl::StrCat("If '", base, "': its condition '", c.inputs[0], "' depends on the data; both branches "
-                               "were imported and the costlier, ", names[kept], " (", Gflop(cost[kept].flops),
-                               ", the other ", Gflop(cost[1 - kept].flops), "), is placed"));
+                               "were imported and the costlier, ", names[kept], " (", Flops(cost[kept].flops),
+                               ", the other ", Flops(cost[1 - kept].flops), "), is placed"));
   }
   for (int o = 0; o < node.output_size(); ++o) {
     if (!node.output(o).empty()) scope->names[node.output(o)] = outputs[kept][o];

@@ -118,6 +118,13 @@ class Inliner {
   }
 
   absl::Status Run() {
+    // Nested calls multiply: the size is counted first, so that a model that would inline to billions of nodes
+    // is refused at once rather than after filling the memory.
+    const double size = ExpandedSize(model_.graph().node());
+    if (size > static_cast<double>(max_nodes_)) {
+      return absl::ResourceExhaustedError(absl::StrCat("inlining the model's functions makes ", size,
+                                                       " nodes, more than ", max_nodes_, " (max_nodes)"));
+    }
     ReserveNames(*model_.mutable_graph(), &names_);
     nodes_ = model_.graph().node_size();
     std::vector<std::string> chain;
@@ -125,6 +132,32 @@ class Inliner {
   }
 
  private:
+  // Nodes the list holds once every call is inlined (nested graphs counted too); a call cycle counts as
+  // infinite, which the inlining itself then reports by name.
+  double ExpandedSize(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes) {
+    double total = 0;
+    for (const onnx::NodeProto& node : nodes) {
+      const Function* fn = Called(node);
+      if (fn == nullptr) {
+        total += 1;
+        for (const onnx::AttributeProto& a : node.attribute()) {
+          if (a.has_g()) total += ExpandedSize(a.g().node());
+        }
+        continue;
+      }
+      auto it = sizes_.find(fn);
+      if (it == sizes_.end()) {
+        sizes_[fn] = -1;  // being counted: a call back to it is a cycle, left for Place to report by name
+        const double size = ExpandedSize(fn->proto->node());
+        sizes_[fn] = size;
+        total += size;
+      } else {
+        total += it->second < 0 ? 1 : it->second;
+      }
+    }
+    return total;
+  }
+
   const Function* Called(const onnx::NodeProto& node) const {
     auto it = functions_.find(Key(node.domain(), node.op_type(), Overload(node, kNodeOverloadField)));
     return it == functions_.end() ? nullptr : &it->second;
@@ -231,6 +264,7 @@ class Inliner {
   const int64_t max_nodes_;
   std::map<std::string, Function> functions_;
   NameTable names_;
+  std::unordered_map<const Function*, double> sizes_;  // ExpandedSize of each function's body
   int64_t nodes_ = 0;
   int64_t calls_ = 0;
 };

@@ -300,6 +300,73 @@ const std::vector<Case>& Catalogue() {
          return c;
        },
        Code::INVALID_ARGUMENT, {"batch_size (-4)", "must not be negative"}},
+      {"OnnxFunctionCallingItself",
+       [] {
+         return Onnx(OnnxModel([](onnx::ModelProto& m) {
+           onnx::OperatorSetIdProto* custom = m.add_opset_import();
+           custom->set_domain("custom");
+           custom->set_version(1);
+           onnx::FunctionProto* f = m.add_functions();
+           f->set_name("Loopy");
+           f->set_domain("custom");
+           f->add_input("a");
+           f->add_output("b");
+           onnx::NodeProto* again = f->add_node();
+           again->set_op_type("Loopy");
+           again->set_domain("custom");
+           again->add_input("a");
+           again->add_output("b");
+           onnx_testing::AddNode(m, "Loopy", {"y"}, {"z"}, "call").set_domain("custom");
+         }));
+       },
+       Code::INVALID_ARGUMENT, {"onnx: ", "a function calls itself"}},
+      {"OnnxFunctionsInliningPastTheOperatorLimit",
+       [] {
+         return Onnx(OnnxModel([](onnx::ModelProto& m) {
+           onnx::OperatorSetIdProto* custom = m.add_opset_import();
+           custom->set_domain("custom");
+           custom->set_version(1);
+           for (int level = 0; level < 40; ++level) {  // each calls the one below twice: 2^40 nodes
+             onnx::FunctionProto* f = m.add_functions();
+             f->set_name("F" + std::to_string(level));
+             f->set_domain("custom");
+             f->add_input("a");
+             f->add_output("c");
+             for (int k = 0; k < 2; ++k) {
+               onnx::NodeProto* n = f->add_node();
+               n->set_op_type(level == 0 ? "Relu" : "F" + std::to_string(level - 1));
+               n->set_domain(level == 0 ? "" : "custom");
+               n->add_input(k == 0 ? "a" : "b");
+               n->add_output(k == 0 ? "b" : "c");
+             }
+           }
+           onnx_testing::AddNode(m, "F39", {"y"}, {"z"}, "top").set_domain("custom");
+         }));
+       },
+       Code::RESOURCE_EXHAUSTED, {"onnx: ", "max_nodes"}},
+      {"OnnxLoopBodyReadingNothingDefined",
+       [] {
+         return Onnx(OnnxModel([](onnx::ModelProto& m) {
+           onnx_testing::AddInt64s(m, "two", {2}).clear_dims();
+           onnx::GraphProto& body =
+               onnx_testing::AddGraph(onnx_testing::AddNode(m, "Loop", {"two", "", "y"}, {"z"}, "loop"), "body");
+           onnx_testing::AddInput(body, "i", {}, onnx::TensorProto::INT64);
+           onnx_testing::AddInput(body, "c", {}, onnx::TensorProto::BOOL);
+           onnx_testing::AddInput(body, "v", {1, 16});
+           onnx_testing::AddNode(body, "Identity", {"c"}, {"c2"});
+           onnx_testing::AddNode(body, "Add", {"v", "ghost"}, {"v2"});
+           onnx_testing::AddOutput(body, "c2");
+           onnx_testing::AddOutput(body, "v2");
+         }));
+       },
+       Code::INVALID_ARGUMENT, {"onnx: ", "'ghost'"}},
+      {"OnnxNegativeDim",
+       [] {
+         Call c = Onnx(OnnxModel([](onnx::ModelProto&) {}));
+         (*c.place.mutable_options()->mutable_dims())["x:0"] = -1;
+         return c;
+       },
+       Code::INVALID_ARGUMENT, {"options.dims['x:0'] is negative"}},
       {"JsonOfNeitherFormat", [] { return GraphJson(R"({"hello": "world"})"); }, Code::INVALID_ARGUMENT,
        {"graph_json", "neither"}},
       {"GraphJsonTruncated", [] { return GraphJson(R"({"format": "placement.graph/v1", "operators": [{"name": )"); },

@@ -191,6 +191,113 @@ std::vector<BadCase> Catalogue() {
          });
        },
        "If 'choose': its then_branch has 0 outputs for its 1"},
+      // Control flow, functions and the newer opsets.
+      {"loop_body_reads_nothing_defined",
+       [] {
+         return Model([](onnx::ModelProto& m) {
+           AddInt64s(m, "two", {2}).clear_dims();
+           onnx::GraphProto& body = AddGraph(AddNode(m, "Loop", {"two", "", "y"}, {"z"}, "loop"), "body");
+           AddInput(body, "i", {}, onnx::TensorProto::INT64);
+           AddInput(body, "c", {}, onnx::TensorProto::BOOL);
+           AddInput(body, "v", {1, 4});
+           AddNode(body, "Identity", {"c"}, {"c2"});
+           AddNode(body, "Add", {"v", "ghost"}, {"v2"}, "add");
+           AddOutput(body, "c2");
+           AddOutput(body, "v2");
+         });
+       },
+       "'ghost' is not a graph input, an initializer or a node output"},
+      {"if_without_condition",
+       [] {
+         return Model([](onnx::ModelProto& m) {
+           onnx::NodeProto& branch = AddNode(m, "If", {}, {"z"}, "choose");
+           for (const char* name : {"then_branch", "else_branch"}) {
+             onnx::GraphProto& g = AddGraph(branch, name);
+             AddNode(g, "Identity", {"y"}, {std::string(name) + "_out"});
+             AddOutput(g, std::string(name) + "_out");
+           }
+         });
+       },
+       "If 'choose' needs exactly one input, its condition"},
+      {"scan_without_scan_inputs",
+       [] {
+         return Model([](onnx::ModelProto& m) {
+           onnx::GraphProto& body = AddGraph(AddNode(m, "Scan", {"y"}, {"z"}, "scan"), "body");
+           AddInput(body, "s", {1, 4});
+           AddNode(body, "Identity", {"s"}, {"s2"});
+           AddOutput(body, "s2");
+         });
+       },
+       "Scan 'scan' is malformed"},
+      {"function_calls_itself",
+       [] {
+         return Model([](onnx::ModelProto& m) {
+           onnx::OperatorSetIdProto* custom = m.add_opset_import();
+           custom->set_domain("custom");
+           custom->set_version(1);
+           onnx::FunctionProto* f = m.add_functions();
+           f->set_name("Loopy");
+           f->set_domain("custom");
+           f->add_input("a");
+           f->add_output("b");
+           onnx::NodeProto* again = f->add_node();
+           again->set_op_type("Loopy");
+           again->set_domain("custom");
+           again->add_input("a");
+           again->add_output("b");
+           AddNode(m, "Loopy", {"y"}, {"z"}, "call").set_domain("custom");
+         });
+       },
+       "a function calls itself: custom.Loopy -> custom.Loopy"},
+      {"function_reads_undefined",
+       [] {
+         return Model([](onnx::ModelProto& m) {
+           onnx::OperatorSetIdProto* custom = m.add_opset_import();
+           custom->set_domain("custom");
+           custom->set_version(1);
+           onnx::FunctionProto* f = m.add_functions();
+           f->set_name("Leaky");
+           f->set_domain("custom");
+           f->add_input("a");
+           f->add_output("b");
+           onnx::NodeProto* add = f->add_node();
+           add->set_op_type("Add");
+           add->add_input("a");
+           add->add_input("outside");
+           add->add_output("b");
+           AddNode(m, "Leaky", {"y"}, {"z"}, "call").set_domain("custom");
+         });
+       },
+       "reads 'outside', which is neither an input of the function nor made in its body"},
+      {"sequence_op_on_a_tensor",
+       [] {
+         return Model([](onnx::ModelProto& m) {
+           AddInt64s(m, "zero", {0}).clear_dims();
+           AddNode(m, "SequenceAt", {"y", "zero"}, {"z"}, "at");
+         });
+       },
+       "node 'at' (SequenceAt): input 'y' is not a sequence the importer could follow"},
+      {"split18_outputs_disagree",
+       [] {
+         onnx::ModelProto m = NewModel(18);
+         AddInput(m, "x", {"batch", 6});
+         SetInt(AddNode(m, "Split", {"x"}, {"a", "b"}, "split"), "num_outputs", 3);
+         return Serialize(m);
+       },
+       "node 'split' (Split): num_outputs 3 differs from the 2 outputs"},
+      {"pad18_axis_out_of_range",
+       [] {
+         onnx::ModelProto m = NewModel(18);
+         AddInput(m, "x", {"batch", 6});
+         AddInt64s(m, "pads", {1, 1});
+         AddInt64s(m, "axes", {5});
+         AddNode(m, "Pad", {"x", "pads", "", "axes"}, {"p"}, "pad");
+         return Serialize(m);
+       },
+       "node 'pad' (Pad): axis 5 is out of range or repeated"},
+      {"opset_past_21",
+       [] { return Model([](onnx::ModelProto& m) { m.mutable_opset_import(0)->set_version(22); }); },
+       "knows versions 1 to 21"},
   };
 }
 
