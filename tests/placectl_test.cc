@@ -136,17 +136,10 @@ TEST(Placectl, OnnxModelImportsAndItsTrainingStepSimulates) {
   EXPECT_GT(j["devices"][0]["peak_memory"].get<double>(), 3 * 25e6 * 4);
 }
 
-// scores [batch, 100] -> Greater 0 -> NonZero: the count of hits is the data's to say.
+// NonZeroModel() in a file: the count of hits is the data's to say.
 fs::path DataDependentModel() {
-  using namespace placement::onnx_testing;  // NOLINT: model-building helpers
-  onnx::ModelProto m = NewModel(17);
-  AddInput(m, "scores", {"batch", 100});
-  AddInitializer(m, "threshold", {});
-  AddNode(m, "Greater", {"scores", "threshold"}, {"mask"}, "mask");
-  AddNode(m, "NonZero", {"mask"}, {"hits"}, "nonzero");
-  AddOutput(m, "hits");
   const fs::path path = fs::temp_directory_path() / ("placectl_hits_" + std::to_string(getpid()) + ".onnx");
-  std::ofstream(path, std::ios::binary) << Serialize(m);
+  std::ofstream(path, std::ios::binary) << placement::onnx_testing::Serialize(placement::onnx_testing::NonZeroModel());
   return path;
 }
 

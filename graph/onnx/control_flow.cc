@@ -197,7 +197,7 @@ OpCost Emitter::RangeCost(int first, int end) const {
   return total;
 }
 
-absl::StatusOr<std::string> Emitter::EmitScalar(const std::string& name, int32_t elem_type, int64_t value) {
+absl::StatusOr<std::string> Emitter::EmitConstant(const std::string& name, onnx::TensorProto value) {
   onnx::NodeProto node;
   node.set_op_type("Constant");
   node.set_name(name);
@@ -205,28 +205,26 @@ absl::StatusOr<std::string> Emitter::EmitScalar(const std::string& name, int32_t
   onnx::AttributeProto* a = node.add_attribute();
   a->set_name("value");
   a->set_type(onnx::AttributeProto::TENSOR);
-  a->mutable_t()->set_data_type(elem_type);
-  if (elem_type == onnx::TensorProto::INT64) a->mutable_t()->add_int64_data(value);
-  else a->mutable_t()->add_int32_data(static_cast<int32_t>(value));
+  *a->mutable_t() = std::move(value);
   std::string output = node.output(0);
   if (absl::Status s = Append(std::move(node), -1); !s.ok()) return s;
   return output;
 }
 
+absl::StatusOr<std::string> Emitter::EmitScalar(const std::string& name, int32_t elem_type, int64_t value) {
+  onnx::TensorProto t;
+  t.set_data_type(elem_type);
+  if (elem_type == onnx::TensorProto::INT64) t.add_int64_data(value);
+  else t.add_int32_data(static_cast<int32_t>(value));
+  return EmitConstant(name, std::move(t));
+}
+
 absl::StatusOr<std::string> Emitter::EmitInts(const std::string& name, const std::vector<int64_t>& values) {
-  onnx::NodeProto node;
-  node.set_op_type("Constant");
-  node.set_name(name);
-  node.add_output(names_.Fresh(name));
-  onnx::AttributeProto* a = node.add_attribute();
-  a->set_name("value");
-  a->set_type(onnx::AttributeProto::TENSOR);
-  a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
-  a->mutable_t()->add_dims(static_cast<int64_t>(values.size()));
-  for (int64_t v : values) a->mutable_t()->add_int64_data(v);
-  std::string output = node.output(0);
-  if (absl::Status s = Append(std::move(node), -1); !s.ok()) return s;
-  return output;
+  onnx::TensorProto t;
+  t.set_data_type(onnx::TensorProto::INT64);
+  t.add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) t.add_int64_data(v);
+  return EmitConstant(name, std::move(t));
 }
 
 absl::StatusOr<std::string> Emitter::EmitStack(const std::string& name, std::vector<std::string> values, int64_t axis,

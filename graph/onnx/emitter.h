@@ -97,6 +97,8 @@ class Emitter {
   absl::Status EmitUnit(const ControlNode& c, Scope* scope, const UnitMemo& memo, int64_t trips,
                         const std::vector<int64_t>& scan_axes, int carried, const std::string& why);
 
+  // A Constant node holding `value`, emitted under `name`; returns its output's name.
+  absl::StatusOr<std::string> EmitConstant(const std::string& name, onnx::TensorProto value);
   // A scalar Constant node (int64 iteration number, bool true) emitted under `name`.
   absl::StatusOr<std::string> EmitScalar(const std::string& name, int32_t elem_type, int64_t value);
   // A 1-D int64 Constant node emitted under `name`.

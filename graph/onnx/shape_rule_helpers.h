@@ -55,4 +55,16 @@ inline absl::StatusOr<std::vector<int64_t>> Axes(std::vector<int64_t> axes, int6
   return axes;
 }
 
+// The node's `axes` attribute checked against `rank`; every axis when it has none.
+inline absl::StatusOr<std::vector<int64_t>> AxesAttribute(const onnx::NodeProto& node, int64_t rank) {
+  std::vector<int64_t> axes;
+  for (const onnx::AttributeProto& a : node.attribute()) {
+    if (a.name() == "axes") axes.assign(a.ints().begin(), a.ints().end());
+  }
+  if (axes.empty()) {
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  return Axes(std::move(axes), rank);
+}
+
 }  // namespace placement::onnx_import::shape_rule

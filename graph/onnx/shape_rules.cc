@@ -223,11 +223,7 @@ absl::Status ResizeShape(const onnx::NodeProto& node, Inputs in, Outputs* out) {
   absl::StatusOr<const TensorInfo*> x = Need(in, 0, "X");
   if (!x.ok()) return x.status();
   const int64_t rank = static_cast<int64_t>((*x)->dims.size());
-  std::vector<int64_t> axes = IntsAttr(node, "axes");
-  if (axes.empty()) {
-    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
-  }
-  absl::StatusOr<std::vector<int64_t>> checked = Axes(axes, rank);
+  absl::StatusOr<std::vector<int64_t>> checked = AxesAttribute(node, rank);
   if (!checked.ok()) return checked.status();
   std::vector<int64_t> dims = (*x)->dims;
   const bool has_sizes = !Absent(in, 3), has_scales = !Absent(in, 2) && in[2].info->elements > 0;

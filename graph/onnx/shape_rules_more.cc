@@ -35,11 +35,7 @@ absl::Status CenterCropPadShape(const onnx::NodeProto& node, Inputs in, Outputs*
   absl::StatusOr<const TensorInfo*> x = Need(in, 0, "input_data");
   if (!x.ok()) return x.status();
   const int64_t rank = static_cast<int64_t>((*x)->dims.size());
-  std::vector<int64_t> axes = IntsAttr(node, "axes");
-  if (axes.empty()) {
-    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
-  }
-  absl::StatusOr<std::vector<int64_t>> checked = Axes(axes, rank);
+  absl::StatusOr<std::vector<int64_t>> checked = AxesAttribute(node, rank);
   if (!checked.ok()) return checked.status();
   std::vector<int64_t> dims = (*x)->dims;
   std::optional<std::vector<int64_t>> shape = ConstInts(in, 1);

@@ -303,19 +303,7 @@ const std::vector<Case>& Catalogue() {
       {"OnnxFunctionCallingItself",
        [] {
          return Onnx(OnnxModel([](onnx::ModelProto& m) {
-           onnx::OperatorSetIdProto* custom = m.add_opset_import();
-           custom->set_domain("custom");
-           custom->set_version(1);
-           onnx::FunctionProto* f = m.add_functions();
-           f->set_name("Loopy");
-           f->set_domain("custom");
-           f->add_input("a");
-           f->add_output("b");
-           onnx::NodeProto* again = f->add_node();
-           again->set_op_type("Loopy");
-           again->set_domain("custom");
-           again->add_input("a");
-           again->add_output("b");
+           onnx_testing::AddSelfCallingFunction(m);
            onnx_testing::AddNode(m, "Loopy", {"y"}, {"z"}, "call").set_domain("custom");
          }));
        },
@@ -323,23 +311,7 @@ const std::vector<Case>& Catalogue() {
       {"OnnxFunctionsInliningPastTheOperatorLimit",
        [] {
          return Onnx(OnnxModel([](onnx::ModelProto& m) {
-           onnx::OperatorSetIdProto* custom = m.add_opset_import();
-           custom->set_domain("custom");
-           custom->set_version(1);
-           for (int level = 0; level < 40; ++level) {  // each calls the one below twice: 2^40 nodes
-             onnx::FunctionProto* f = m.add_functions();
-             f->set_name("F" + std::to_string(level));
-             f->set_domain("custom");
-             f->add_input("a");
-             f->add_output("c");
-             for (int k = 0; k < 2; ++k) {
-               onnx::NodeProto* n = f->add_node();
-               n->set_op_type(level == 0 ? "Relu" : "F" + std::to_string(level - 1));
-               n->set_domain(level == 0 ? "" : "custom");
-               n->add_input(k == 0 ? "a" : "b");
-               n->add_output(k == 0 ? "b" : "c");
-             }
-           }
+           onnx_testing::AddDoublingFunctions(m, 40);  // 2^40 nodes once inlined
            onnx_testing::AddNode(m, "F39", {"y"}, {"z"}, "top").set_domain("custom");
          }));
        },

@@ -273,18 +273,11 @@ TEST(Place, TrainingExpansionOfAnOnnxModel) {
 }
 
 TEST(Place, OnnxOptionsGiveDataDependentSizesAndEnterTheCacheKey) {
-  using namespace placement::onnx_testing;  // NOLINT: model-building helpers
-  onnx::ModelProto m = NewModel(17);
-  AddInput(m, "scores", {"batch", 100});
-  AddInitializer(m, "threshold", {});
-  AddNode(m, "Greater", {"scores", "threshold"}, {"mask"}, "mask");
-  AddNode(m, "NonZero", {"mask"}, {"hits"}, "nonzero");
-  AddOutput(m, "hits");
   TempDir dir;
   auto server = StartReadyServer(TestOptions(dir.path()));
   ASSERT_NE(server, nullptr);
   pb::PlaceRequest request;
-  request.set_onnx(Serialize(m));
+  request.set_onnx(onnx_testing::Serialize(onnx_testing::NonZeroModel()));
   request.mutable_topology()->set_shorthand("2xA100");
   request.set_algorithm("heft");
   absl::StatusOr<pb::PlaceResponse> assumed = Place(server->port(), request);

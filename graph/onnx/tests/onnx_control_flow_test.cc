@@ -18,10 +18,6 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using namespace onnx_testing;  // NOLINT: model-building helpers
 
-absl::StatusOr<OnnxImportResult> Import(const onnx::ModelProto& m, const OnnxImportOptions& options = {}) {
-  return ImportOnnxBytes(Serialize(m), options);
-}
-
 // x [4, 16] and an If whose then branch is a Relu of x and whose else branch a 16x16 MatMul of x, both reading
 // x from the enclosing graph; `cond` decides.
 onnx::ModelProto IfModel(const std::string& cond) {
@@ -55,9 +51,6 @@ bool Reads(const Graph& g, OpId dst, OpId src) {
   return false;
 }
 
-int64_t OutputBytes(const Graph& g, OpId op, int k) {
-  return op == kNone ? -1 : g.tensor(g.first_output(op) + k).bytes;
-}
 
 TEST(OnnxControlFlow, IfWithAFoldedConditionBecomesTheBranchItTakes) {
   for (int64_t value : {1, 0}) {
@@ -142,7 +135,7 @@ TEST(OnnxControlFlow, LoopWithAFoldedTripCountIsUnrolled) {
   OpId stack = g.FindOp("loop/history");
   ASSERT_NE(stack, kNone);
   EXPECT_EQ(g.op_type(stack), "Stack");
-  EXPECT_EQ(OutputBytes(g, stack, 0), 3 * 4 * 4);
+  EXPECT_EQ(OutputBytes(g, "loop/history"), 3 * 4 * 4);
   EXPECT_THAT(r->warnings, IsEmpty());
 }
 
@@ -174,7 +167,7 @@ TEST(OnnxControlFlow, LoopPastTheUnrollLimitIsOneOperatorCostingEveryIteration) 
   EXPECT_EQ(g.op_type(unit), "Loop");
   // Per iteration: the Add and Relu of 4 elements (the condition's Constant and Identity cost nothing).
   EXPECT_DOUBLE_EQ(g.flops(unit), 1000000.0 * (4 + 4));
-  EXPECT_EQ(OutputBytes(g, unit, 1), int64_t{1000000} * 4 * 4);
+  EXPECT_EQ(OutputBytes(g, "loop", 1), int64_t{1000000} * 4 * 4);
   EXPECT_LT(g.num_ops(), 5);
   EXPECT_THAT(r->warnings, Contains(HasSubstr("Loop 'loop': 1000000 iterations of a 4-node body exceed "
                                               "max_unrolled_nodes 100; kept as one operator")));
@@ -220,8 +213,8 @@ TEST(OnnxControlFlow, ScanIsUnrolledOverItsAxis) {
   const Graph& g = r->problem.graph;
   EXPECT_NE(g.FindOp("scan/iter4/tanh"), kNone);
   EXPECT_EQ(g.FindOp("scan/iter5/tanh"), kNone);
-  EXPECT_EQ(OutputBytes(g, g.FindOp("scan/outs"), 0), 5 * 8 * 4);
-  EXPECT_EQ(OutputBytes(g, g.FindOp("scan/iter0/slice0"), 0), 8 * 4);
+  EXPECT_EQ(OutputBytes(g, "scan/outs"), 5 * 8 * 4);
+  EXPECT_EQ(OutputBytes(g, "scan/iter0/slice0"), 8 * 4);
 }
 
 TEST(OnnxControlFlow, AnIfInsideALoopReadsBothEnclosingScopes) {

@@ -232,19 +232,7 @@ std::vector<BadCase> Catalogue() {
       {"function_calls_itself",
        [] {
          return Model([](onnx::ModelProto& m) {
-           onnx::OperatorSetIdProto* custom = m.add_opset_import();
-           custom->set_domain("custom");
-           custom->set_version(1);
-           onnx::FunctionProto* f = m.add_functions();
-           f->set_name("Loopy");
-           f->set_domain("custom");
-           f->add_input("a");
-           f->add_output("b");
-           onnx::NodeProto* again = f->add_node();
-           again->set_op_type("Loopy");
-           again->set_domain("custom");
-           again->add_input("a");
-           again->add_output("b");
+           AddSelfCallingFunction(m);
            AddNode(m, "Loopy", {"y"}, {"z"}, "call").set_domain("custom");
          });
        },
@@ -252,20 +240,12 @@ std::vector<BadCase> Catalogue() {
       {"function_reads_undefined",
        [] {
          return Model([](onnx::ModelProto& m) {
-           onnx::OperatorSetIdProto* custom = m.add_opset_import();
-           custom->set_domain("custom");
-           custom->set_version(1);
-           onnx::FunctionProto* f = m.add_functions();
-           f->set_name("Leaky");
-           f->set_domain("custom");
-           f->add_input("a");
-           f->add_output("b");
-           onnx::NodeProto* add = f->add_node();
+           AddSelfCallingFunction(m);  // then made to read a name it neither takes nor makes
+           onnx::NodeProto* add = m.mutable_functions(0)->mutable_node(0);
            add->set_op_type("Add");
-           add->add_input("a");
+           add->clear_domain();
            add->add_input("outside");
-           add->add_output("b");
-           AddNode(m, "Leaky", {"y"}, {"z"}, "call").set_domain("custom");
+           AddNode(m, "Loopy", {"y"}, {"z"}, "call").set_domain("custom");
          });
        },
        "reads 'outside', which is neither an input of the function nor made in its body"},

@@ -18,15 +18,6 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using namespace onnx_testing;  // NOLINT: model-building helpers
 
-absl::StatusOr<OnnxImportResult> Import(const onnx::ModelProto& m, const OnnxImportOptions& options = {}) {
-  return ImportOnnxBytes(Serialize(m), options);
-}
-
-int64_t OutputBytes(const Graph& g, const std::string& op, int k = 0) {
-  OpId id = g.FindOp(op);
-  return id == kNone ? -1 : g.tensor(g.first_output(id) + k).bytes;
-}
-
 // custom.Block(x) = LeakyRelu(MatMul(x, w), alpha = the caller's `alpha`), the way a newer exporter writes a
 // module as a function; `w` is a second function input.
 onnx::FunctionProto& AddBlockFunction(onnx::ModelProto& m) {
@@ -127,23 +118,7 @@ TEST(OnnxFunctions, RecursionAndBlowUpAreRefused) {
   // Forty functions, each calling the one below twice: 2^40 nodes once inlined.
   onnx::ModelProto big = NewModel(18);
   AddInput(big, "x", {4});
-  onnx::OperatorSetIdProto* custom = big.add_opset_import();
-  custom->set_domain("custom");
-  custom->set_version(1);
-  for (int level = 0; level < 40; ++level) {
-    onnx::FunctionProto* f = big.add_functions();
-    f->set_name("F" + std::to_string(level));
-    f->set_domain("custom");
-    f->add_input("a");
-    f->add_output("c");
-    for (int k = 0; k < 2; ++k) {
-      onnx::NodeProto* n = f->add_node();
-      n->set_op_type(level == 0 ? "Relu" : "F" + std::to_string(level - 1));
-      n->set_domain(level == 0 ? "" : "custom");
-      n->add_input(k == 0 ? "a" : "b");
-      n->add_output(k == 0 ? "b" : "c");
-    }
-  }
+  AddDoublingFunctions(big, 40);
   AddNode(big, "F39", {"x"}, {"y"}, "top").set_domain("custom");
   AddOutput(big, "y");
   OnnxImportOptions options;

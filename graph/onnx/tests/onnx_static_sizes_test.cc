@@ -17,15 +17,6 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using namespace onnx_testing;  // NOLINT: model-building helpers
 
-absl::StatusOr<OnnxImportResult> Import(const onnx::ModelProto& m, const OnnxImportOptions& options = {}) {
-  return ImportOnnxBytes(Serialize(m), options);
-}
-
-int64_t OutputBytes(const Graph& g, const std::string& op, int k = 0) {
-  OpId id = g.FindOp(op);
-  return id == kNone ? -1 : g.tensor(g.first_output(id) + k).bytes;
-}
-
 onnx::AttributeProto& Int64Tensor(onnx::NodeProto& node, const std::string& name, std::vector<int64_t> values) {
   onnx::AttributeProto* a = node.add_attribute();
   a->set_name(name);
@@ -100,14 +91,8 @@ TEST(OnnxStaticSizes, RangeWhereModTileCumSumAndReductionsFold) {
 }
 
 TEST(OnnxStaticSizes, DataDependentSizesAreBoundedWithAWarningOrGivenByName) {
-  onnx::ModelProto m = NewModel(17);
-  AddInput(m, "scores", {1, 100});
-  AddInitializer(m, "threshold", {});  // a float scalar
-  AddNode(m, "Greater", {"scores", "threshold"}, {"mask"}, "mask");
-  AddNode(m, "NonZero", {"mask"}, {"hits"}, "nonzero");
-  AddOutput(m, "hits");
+  onnx::ModelProto m = NonZeroModel();  // [batch, 100] scores, batch 1
   OnnxImportOptions options;
-  options.num_data_inputs = 1;
   absl::StatusOr<OnnxImportResult> r = Import(m, options);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(OutputBytes(r->problem.graph, "nonzero"), 2 * 100 * 8);

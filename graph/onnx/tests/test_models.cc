@@ -134,6 +134,70 @@ std::string Serialize(const onnx::ModelProto& model) {
   return bytes;
 }
 
+absl::StatusOr<OnnxImportResult> Import(const onnx::ModelProto& model, const OnnxImportOptions& options) {
+  return ImportOnnxBytes(Serialize(model), options);
+}
+
+int64_t OutputBytes(const Graph& graph, const std::string& op, int k) {
+  const OpId id = graph.FindOp(op);
+  return id == kNone || k >= graph.num_outputs(id) ? -1 : graph.tensor(graph.first_output(id) + k).bytes;
+}
+
+namespace {
+
+onnx::FunctionProto& AddCustomFunction(onnx::ModelProto& model, const std::string& name,
+                                       const std::string& output) {
+  bool imported = false;
+  for (const onnx::OperatorSetIdProto& o : model.opset_import()) imported = imported || o.domain() == "custom";
+  if (!imported) {
+    onnx::OperatorSetIdProto* custom = model.add_opset_import();
+    custom->set_domain("custom");
+    custom->set_version(1);
+  }
+  onnx::FunctionProto* f = model.add_functions();
+  f->set_name(name);
+  f->set_domain("custom");
+  f->add_input("a");
+  f->add_output(output);
+  return *f;
+}
+
+onnx::NodeProto& AddFunctionNode(onnx::FunctionProto& f, const std::string& op_type, const std::string& domain,
+                                 const std::string& input, const std::string& output) {
+  onnx::NodeProto* n = f.add_node();
+  n->set_op_type(op_type);
+  n->set_domain(domain);
+  n->add_input(input);
+  n->add_output(output);
+  return *n;
+}
+
+}  // namespace
+
+void AddSelfCallingFunction(onnx::ModelProto& model) {
+  AddFunctionNode(AddCustomFunction(model, "Loopy", "b"), "Loopy", "custom", "a", "b");
+}
+
+void AddDoublingFunctions(onnx::ModelProto& model, int levels) {
+  for (int level = 0; level < levels; ++level) {
+    onnx::FunctionProto& f = AddCustomFunction(model, "F" + std::to_string(level), "c");
+    const std::string callee = level == 0 ? "Relu" : "F" + std::to_string(level - 1);
+    const std::string domain = level == 0 ? "" : "custom";
+    AddFunctionNode(f, callee, domain, "a", "b");
+    AddFunctionNode(f, callee, domain, "b", "c");
+  }
+}
+
+onnx::ModelProto NonZeroModel() {
+  onnx::ModelProto m = NewModel(17);
+  AddInput(m, "scores", {"batch", 100});
+  AddInitializer(m, "threshold", {});
+  AddNode(m, "Greater", {"scores", "threshold"}, {"mask"}, "mask");
+  AddNode(m, "NonZero", {"mask"}, {"hits"}, "nonzero");
+  AddOutput(m, "hits");
+  return m;
+}
+
 TempDir::TempDir() {
   std::string pattern = (std::filesystem::temp_directory_path() / "onnx_test_XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");

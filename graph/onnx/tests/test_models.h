@@ -8,6 +8,10 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "graph/onnx/onnx_import.h"
+
 namespace placement::onnx_testing {
 
 // A dimension: a value (negative ones too, for tests of bad input), or a symbol such as "batch"; Dim() has
@@ -50,6 +54,19 @@ void SetFloat(onnx::NodeProto& node, const std::string& name, float value);
 void SetString(onnx::NodeProto& node, const std::string& name, const std::string& value);
 
 std::string Serialize(const onnx::ModelProto& model);
+
+// The model imported from its serialized bytes.
+absl::StatusOr<OnnxImportResult> Import(const onnx::ModelProto& model, const OnnxImportOptions& options = {});
+// Bytes of output k of the operator named `op`; -1 when there is none.
+int64_t OutputBytes(const Graph& graph, const std::string& op, int k = 0);
+
+// A model-local function of domain "custom" (imported by the model) that calls itself: Loopy(a) = Loopy(a).
+void AddSelfCallingFunction(onnx::ModelProto& model);
+// `levels` functions of domain "custom", F<k> calling F<k-1> twice (F0 two Relus): F<levels-1> inlines to
+// 2^levels nodes.
+void AddDoublingFunctions(onnx::ModelProto& model, int levels);
+// scores [batch, 100] -> Greater 0 -> NonZero -> hits: the count of hits is the data's to say.
+onnx::ModelProto NonZeroModel();
 
 // A temporary folder removed with everything in it when the object goes away.
 class TempDir {
