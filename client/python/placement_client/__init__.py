@@ -86,8 +86,9 @@ class PlacementClient:
 
     @staticmethod
     def place_request(graph_path, devices=None, topology_json=None, objective="step_time", algorithm="auto",
-                      budget_ms=0, training=False, batch_size=0, seed=0, skip_cache=False):
-        """A PlaceRequest for a graph file (ONNX, or JSON), sent as the file's bytes."""
+                      budget_ms=0, training=False, batch_size=0, seed=0, skip_cache=False, dims=None):
+        """A PlaceRequest for a graph file (ONNX, or JSON), sent as the file's bytes. `dims` maps a dimension's
+        symbol, or "TENSOR:AXIS" for a size the data decides, to its value (ONNX only; docs/onnx.md)."""
         data, is_json = read_graph(graph_path)
         request = pb.PlaceRequest(objective=_OBJECTIVES[objective], algorithm=algorithm, budget_ms=budget_ms,
                                   seed=seed, skip_cache=skip_cache)
@@ -95,6 +96,7 @@ class PlacementClient:
         _set_topology(request, devices, topology_json)
         request.options.training = training
         request.options.batch_size = batch_size
+        request.options.dims.update(dims or {})
         return request
 
     @staticmethod

@@ -124,6 +124,11 @@ def main():
             check(place_calls and place_calls[-1].get("x-graph-hash") == expected,
                   f"Place did not carry x-graph-hash={expected}: {recorder.calls}")
 
+            sized = client.place(client.place_request(model, devices="2xA100", algorithm="m_topo", budget_ms=2000,
+                                                       batch_size=2, dims={"unused_symbol": 3}))
+            check(not sized.cache_hit and sized.graph_hash != repeat.graph_hash,
+                  "another batch size and dims were answered from the cache")
+
             bad = pb.PlaceRequest(graph_json='{"format": "placement.graph/v1", "operators": [{"name": 3}]}')
             bad.topology.shorthand = "2xA100"
             try:
