@@ -254,6 +254,18 @@ Folded FoldValue(const onnx::NodeProto& node, int opset, Inputs in, const std::v
   const std::string& op = node.op_type();
   const ConstValue& a = *in[0].value;
   if (op == "Identity" || op == "Dropout") return a;
+  // From here on, operators whose inputs are all required (a slot left empty in a malformed model is not folded)
+  // or whose optional inputs their folder reads through OptionalInts.
+  bool all = true;
+  for (const FoldInput& i : in) all = all && i.value != nullptr;
+  static const char* const kOptionalInputs[] = {"Cast", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Expand",
+                                                "Tile", "Transpose", "Slice", "ConstantOfShape", "NonZero",
+                                                "Clip", "Pad", "ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin",
+                                                "ReduceMean", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ArgMax",
+                                                "ArgMin"};
+  if (!all && std::find(std::begin(kOptionalInputs), std::end(kOptionalInputs), op) == std::end(kOptionalInputs)) {
+    return std::nullopt;
+  }
   if (op == "Cast") return Cast(a, IntAttr(node, "to", 0));
   if (op == "CastLike") return in.size() > 1 ? Cast(a, in[1].value->elem_type) : std::nullopt;
   if (op == "Unsqueeze" || op == "Squeeze" || op == "Reshape" || op == "Flatten") {

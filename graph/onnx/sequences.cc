@@ -38,6 +38,12 @@ absl::Status Emitter::EmitSequenceOp(onnx::NodeProto node, Scope* scope, int32_t
     return absl::InvalidArgumentError(absl::StrCat("node ", NodeLabel(node, index), ": ", why));
   };
   if (node.output_size() != 1 || node.output(0).empty()) return fail("a sequence operator needs its one output");
+  // Inputs each operator needs (the rest are optional): reading past them would index past the node's inputs.
+  const int needed = op == "SequenceInsert" || op == "SequenceAt" ? 2
+                     : op == "SequenceEmpty" || op == "SequenceConstruct" ? 0 : 1;
+  for (int k = 0; k < needed; ++k) {
+    if (k >= node.input_size() || node.input(k).empty()) return fail(absl::StrCat("input ", k, " is missing"));
+  }
   auto list = [&](int k) -> const std::vector<std::string>* {
     if (k >= node.input_size()) return nullptr;
     auto it = sequences_.find(node.input(k));
@@ -49,6 +55,9 @@ absl::Status Emitter::EmitSequenceOp(onnx::NodeProto node, Scope* scope, int32_t
     return absl::OkStatus();
   }
   if (op == "SequenceConstruct") {
+    for (const std::string& t : node.input()) {
+      if (t.empty()) return fail("an element of the sequence is missing");
+    }
     sequences_[out] = std::vector<std::string>(node.input().begin(), node.input().end());
     return absl::OkStatus();
   }

@@ -257,6 +257,22 @@ std::vector<BadCase> Catalogue() {
          });
        },
        "node 'at' (SequenceAt): input 'y' is not a sequence the importer could follow"},
+      {"sequence_insert_without_its_tensor",  // found by fuzzing: read past the node's inputs
+       [] {
+         return Model([](onnx::ModelProto& m) {
+           AddNode(m, "SequenceEmpty", {}, {"s"}, "empty");
+           AddNode(m, "SequenceInsert", {"s"}, {"s2"}, "insert");
+         });
+       },
+       "node 'insert' (SequenceInsert): input 1 is missing"},
+      {"binary_op_with_an_empty_slot",
+       [] {
+         return Model([](onnx::ModelProto& m) {
+           AddInt64s(m, "k", {2});
+           AddNode(m, "Add", {"k", ""}, {"z"}, "add");
+         });
+       },
+       "node 'add' (Add)"},
       {"split18_outputs_disagree",
        [] {
          onnx::ModelProto m = NewModel(18);
