@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -64,7 +65,11 @@ class Emitter {
   // length static shapes decide is a list of tensors known while importing, not an operator; only what reads
   // the tensors in it (ConcatFromSequence, SplitToSequence) becomes one. `node` has its inputs resolved.
   absl::Status EmitSequenceOp(onnx::NodeProto node, Scope* scope, int32_t index);
-  absl::Status EmitSplitToSequence(onnx::NodeProto node, onnx::NodeProto split, int32_t index);
+  absl::Status EditSequence(const onnx::NodeProto& node, const std::vector<std::string>& items,
+                            const std::string& out, Scope* scope, int32_t index);
+  absl::Status ReadSequence(const onnx::NodeProto& node, const std::vector<std::string>& items,
+                            const std::string& out, int32_t index);
+  absl::Status EmitSplitToSequence(onnx::NodeProto node, const std::string& sequence, int32_t index);
   // The flat name a node's output `local` gets in `scope`.
   static std::string OutputName(const Scope& scope, const std::string& local);
   // Emits a subgraph's nodes (initializers lifted, names under `prefix`) into a scope whose formal inputs the
@@ -76,6 +81,23 @@ class Emitter {
   absl::Status ExpandScan(const ControlNode& c, Scope* scope);
   // One iteration of a Loop or Scan body; `bindings` gives the formal inputs' flat names. Returns the flat names
   // of the body's outputs.
+  // A Loop being unrolled.
+  struct LoopRun {
+    std::optional<int64_t> trips;  // the trip count when it folds
+    std::optional<bool> go;        // the condition when it folds
+    bool from_data = false;        // the trip count is the data's: loop_iterations are assumed
+    std::string condition;         // the current condition's flat name
+    std::vector<std::string> values;                // the carried values' flat names
+    std::vector<std::vector<std::string>> scans;    // per scan output, each iteration's value
+    std::vector<std::string> first_outputs;         // the first iteration's carried values and scan outputs
+    int64_t count = 0;
+  };
+  absl::Status LoopStep(const ControlNode& c, const onnx::GraphProto& body, Scope* scope, LoopRun* run);
+  // A Loop's or Scan's outputs: the carried values as they end, each scan output's values stacked at its axis
+  // (in reverse where `reversed` says so).
+  absl::Status BindLoopOutputs(const ControlNode& c, Scope* scope, const std::vector<std::string>& values,
+                               const std::vector<std::vector<std::string>>& scans, const std::vector<int64_t>& axes,
+                               const std::vector<int64_t>& reversed);
   absl::StatusOr<std::vector<std::string>> EmitIteration(const onnx::GraphProto& body, Scope* scope,
                                                          const std::vector<std::string>& bindings,
                                                          const std::string& prefix);

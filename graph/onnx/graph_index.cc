@@ -70,14 +70,16 @@ std::string NodeLabel(const onnx::NodeProto& n, int32_t index) {
 
 std::string NodeLabel(const onnx::GraphProto& graph, int32_t node) { return NodeLabel(graph.node(node), node); }
 
-absl::StatusOr<GraphIndex> IndexGraph(const onnx::GraphProto& graph, const OuterScope& outer) {
-  GraphIndex index;
+namespace {
+
+// Every tensor name with its producer: initializers and inputs (node -1), then node outputs; each defined once.
+absl::Status RegisterProducers(const onnx::GraphProto& graph, GraphIndex* index) {
   size_t tensors = static_cast<size_t>(graph.input_size() + graph.initializer_size());
   for (const onnx::NodeProto& node : graph.node()) tensors += static_cast<size_t>(node.output_size());
-  index.producers.reserve(tensors);
+  index->producers.reserve(tensors);
   for (const onnx::TensorProto& init : graph.initializer()) {
     if (init.name().empty()) return absl::InvalidArgumentError("an initializer has no name");
-    if (!index.producers.emplace(init.name(), TensorProducer{}).second) {
+    if (!index->producers.emplace(init.name(), TensorProducer{}).second) {
       return absl::InvalidArgumentError(absl::StrCat("initializer '", init.name(), "' is defined twice"));
     }
   }
@@ -87,7 +89,7 @@ absl::StatusOr<GraphIndex> IndexGraph(const onnx::GraphProto& graph, const Outer
     if (!input_names.insert(input.name()).second) {
       return absl::InvalidArgumentError(absl::StrCat("graph input '", input.name(), "' is listed twice"));
     }
-    index.producers.emplace(input.name(), TensorProducer{});  // an input may name its initializer
+    index->producers.emplace(input.name(), TensorProducer{});  // an input may name its initializer
   }
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto& node = graph.node(i);
@@ -95,7 +97,7 @@ absl::StatusOr<GraphIndex> IndexGraph(const onnx::GraphProto& graph, const Outer
     for (int o = 0; o < node.output_size(); ++o) {
       const std::string& name = node.output(o);
       if (name.empty()) continue;  // an optional output left out
-      auto [it, inserted] = index.producers.emplace(name, TensorProducer{i, o});
+      auto [it, inserted] = index->producers.emplace(name, TensorProducer{i, o});
       if (!inserted) {
         std::string other = it->second.node >= 0 ? absl::StrCat("node ", NodeLabel(graph, it->second.node))
                                                  : std::string("a graph input or initializer");
@@ -104,10 +106,15 @@ absl::StatusOr<GraphIndex> IndexGraph(const onnx::GraphProto& graph, const Outer
       }
     }
   }
-  // Consumers per node, counting each producing node once per consumer input, for Kahn's algorithm. A node
-  // holding subgraphs also waits for what they read from this graph.
-  std::vector<int> waiting(graph.node_size(), 0);
-  std::vector<std::vector<int32_t>> consumers(graph.node_size());
+  return absl::OkStatus();
+}
+
+// Consumers per node, counting each producing node once per consumer input, for Kahn's algorithm. A node
+// holding subgraphs also waits for what they read from this graph.
+absl::Status CountDependencies(const onnx::GraphProto& graph, const GraphIndex& index, const OuterScope& outer,
+                               std::vector<int>* waiting, std::vector<std::vector<int32_t>>* consumers) {
+  waiting->assign(graph.node_size(), 0);
+  consumers->assign(graph.node_size(), {});
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto& node = graph.node(i);
     auto depend = [&](const std::string& name, const std::string& what) -> absl::Status {
@@ -119,8 +126,8 @@ absl::StatusOr<GraphIndex> IndexGraph(const onnx::GraphProto& graph, const Outer
                                                        outer ? " here or in an enclosing graph" : ""));
       }
       if (it->second.node >= 0) {
-        ++waiting[i];
-        consumers[it->second.node].push_back(i);
+        ++(*waiting)[i];
+        (*consumers)[it->second.node].push_back(i);
       }
       return absl::OkStatus();
     };
@@ -136,6 +143,17 @@ absl::StatusOr<GraphIndex> IndexGraph(const onnx::GraphProto& graph, const Outer
       }
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<GraphIndex> IndexGraph(const onnx::GraphProto& graph, const OuterScope& outer) {
+  GraphIndex index;
+  if (absl::Status s = RegisterProducers(graph, &index); !s.ok()) return s;
+  std::vector<int> waiting;
+  std::vector<std::vector<int32_t>> consumers;
+  if (absl::Status s = CountDependencies(graph, index, outer, &waiting, &consumers); !s.ok()) return s;
   for (const onnx::ValueInfoProto& output : graph.output()) {
     if (index.producers.count(output.name()) == 0) {
       return absl::InvalidArgumentError(absl::StrCat("graph output '", output.name(), "' is produced by no node"));

@@ -128,98 +128,107 @@ absl::Status Emitter::EmitUnit(const ControlNode& c, Scope* scope, const UnitMem
   return inferer_.SetOutputs(*added, -1, std::move(types));
 }
 
-absl::Status Emitter::ExpandLoop(const ControlNode& c, Scope* scope) {
-  const onnx::NodeProto& node = c.node;
-  const std::string& base = c.base;
-  const onnx::GraphProto* body = GraphAttribute(node, "body");
-  const int carried = static_cast<int>(c.inputs.size()) - 2;
-  const int scanned = body == nullptr ? -1 : body->output_size() - 1 - carried;
-  if (body == nullptr || carried < 0 || body->input_size() != 2 + carried || scanned < 0 ||
-      node.output_size() != carried + scanned) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Loop '", base, "' is malformed: it needs a body graph taking (iteration, condition, ", std::max(carried, 0),
-        " carried values) and giving (condition, the carried values, scan outputs), and one output per carried value "
-        "and scan output"));
-  }
-  const std::optional<int64_t> trips = c.inputs[0].empty() ? std::nullopt : ScalarInt(inferer_.Value(c.inputs[0]));
-  std::optional<bool> go = c.inputs[1].empty() ? std::optional<bool>(true) : Condition(inferer_.Value(c.inputs[1]));
-  // A trip count from the data, or a condition from the data with no trip count folded: loop_iterations.
-  bool from_data = (!c.inputs[0].empty() && !trips) || !go;
-  auto assumption = [&]() -> std::string {
-    if (!from_data) return "";
-    return trips ? absl::StrCat("; its condition depends on the data, so all ", *trips, " iterations are counted")
-                 : absl::StrCat("; its trip count depends on the data, so ", options_.loop_iterations,
-                                " iterations are assumed (loop_iterations)");
-  };
-  const std::vector<int64_t> stack_axes(scanned, 0);
-  if (go.value_or(true) && (trips || from_data)) {
-    const int64_t expected = trips.value_or(options_.loop_iterations);
-    if (const UnitMemo* memo = MemoFor(c, *scope, expected)) {
-      return EmitUnit(c, scope, *memo, expected, stack_axes, carried, assumption());
-    }
-  }
-  std::vector<std::string> values(c.inputs.begin() + 2, c.inputs.end());
-  std::vector<std::vector<std::string>> scans(scanned);
-  std::vector<std::string> first_outputs;  // the first iteration's carried values and scan outputs
-  std::string condition = c.inputs[1];
-  const bool uses_iteration = ReadsName(*body, body->input(0).name());
-  const bool uses_condition = ReadsName(*body, body->input(1).name());
-  const int first = flat_.node_size();
-  int first_end = first;
-  int64_t count = 0;
-  while (go.value_or(true)) {
-    if (trips ? count >= *trips : from_data && count >= options_.loop_iterations) break;
-    const std::string prefix = absl::StrCat(base, "/iter", count);
-    std::vector<std::string> bindings(2);
-    if (uses_iteration) {
-      absl::StatusOr<std::string> i = EmitScalar(prefix + "/iteration", onnx::TensorProto::INT64, count);
-      if (!i.ok()) return i.status();
-      bindings[0] = *i;
-    }
-    if (uses_condition && condition.empty()) {
-      absl::StatusOr<std::string> t = EmitScalar(prefix + "/condition", onnx::TensorProto::BOOL, 1);
-      if (!t.ok()) return t.status();
-      condition = *t;
-    }
-    bindings[1] = condition;
-    bindings.insert(bindings.end(), values.begin(), values.end());
-    absl::StatusOr<std::vector<std::string>> outs = EmitIteration(*body, scope, bindings, prefix);
-    if (!outs.ok()) return outs.status();
-    condition = (*outs)[0];
-    std::copy(outs->begin() + 1, outs->begin() + 1 + carried, values.begin());
-    for (int k = 0; k < scanned; ++k) scans[k].push_back((*outs)[1 + carried + k]);
-    go = Condition(inferer_.Value(condition));
-    from_data = from_data || !go;
-    if (++count == 1) {
-      first_end = flat_.node_size();
-      first_outputs.assign(outs->begin() + 1, outs->end());
-    }
-    const std::optional<int64_t> expected =
-        trips ? trips : from_data ? std::optional<int64_t>(options_.loop_iterations) : std::nullopt;
-    const int64_t body_nodes = first_end - first;
-    const bool too_many = expected && body_nodes > options_.max_unrolled_nodes / std::max<int64_t>(*expected, 1);
-    if (too_many || flat_.node_size() - first > options_.max_unrolled_nodes) {
-      flat_.mutable_node()->DeleteSubrange(first_end, flat_.node_size() - first_end);
-      const UnitMemo memo = Summarize(c, *scope, first, first_outputs);
-      return EmitUnit(c, scope, memo, expected.value_or(options_.loop_iterations), stack_axes, carried, assumption());
-    }
-  }
-  if (from_data) inferer_.Warn(absl::StrCat("Loop '", base, "': ", assumption().substr(2)));
+absl::Status Emitter::BindLoopOutputs(const ControlNode& c, Scope* scope, const std::vector<std::string>& values,
+                                      const std::vector<std::vector<std::string>>& scans,
+                                      const std::vector<int64_t>& axes, const std::vector<int64_t>& reversed) {
+  const int carried = static_cast<int>(values.size());
   for (int j = 0; j < carried; ++j) {
-    if (!node.output(j).empty()) scope->names[node.output(j)] = values[j];
+    if (!c.node.output(j).empty()) scope->names[c.node.output(j)] = values[j];
   }
-  for (int k = 0; k < scanned; ++k) {
-    const std::string& out = node.output(carried + k);
+  for (size_t k = 0; k < scans.size(); ++k) {
+    const std::string& out = c.node.output(carried + static_cast<int>(k));
     if (out.empty()) continue;
     if (scans[k].empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("Loop '", base, "' runs no iteration, so its scan output '", out,
-                                                     "' has no shape"));
+      return absl::InvalidArgumentError(absl::StrCat(c.node.op_type(), " '", c.base, "' runs no iteration, so its "
+                                                     "scan output '", out, "' has no shape"));
     }
-    absl::StatusOr<std::string> stacked = EmitStack(absl::StrCat(base, "/", out), scans[k], 0, false);
+    absl::StatusOr<std::string> stacked =
+        EmitStack(absl::StrCat(c.base, "/", out), scans[k], axes[k], reversed[k] != 0);
     if (!stacked.ok()) return stacked.status();
     scope->names[out] = *stacked;
   }
   return absl::OkStatus();
+}
+
+// One iteration of a Loop: its number and condition bound (as Constants where the body reads them), the body
+// emitted, the carried values and scan outputs taken from it, the condition folded if it can be.
+absl::Status Emitter::LoopStep(const ControlNode& c, const onnx::GraphProto& body, Scope* scope, LoopRun* run) {
+  const std::string prefix = absl::StrCat(c.base, "/iter", run->count);
+  std::vector<std::string> bindings(2);
+  if (ReadsName(body, body.input(0).name())) {
+    absl::StatusOr<std::string> i = EmitScalar(prefix + "/iteration", onnx::TensorProto::INT64, run->count);
+    if (!i.ok()) return i.status();
+    bindings[0] = *i;
+  }
+  if (run->condition.empty() && ReadsName(body, body.input(1).name())) {
+    absl::StatusOr<std::string> t = EmitScalar(prefix + "/condition", onnx::TensorProto::BOOL, 1);
+    if (!t.ok()) return t.status();
+    run->condition = *t;
+  }
+  bindings[1] = run->condition;
+  bindings.insert(bindings.end(), run->values.begin(), run->values.end());
+  absl::StatusOr<std::vector<std::string>> outs = EmitIteration(body, scope, bindings, prefix);
+  if (!outs.ok()) return outs.status();
+  run->condition = (*outs)[0];
+  std::copy(outs->begin() + 1, outs->begin() + 1 + run->values.size(), run->values.begin());
+  for (size_t k = 0; k < run->scans.size(); ++k) run->scans[k].push_back((*outs)[1 + run->values.size() + k]);
+  run->go = Condition(inferer_.Value(run->condition));
+  run->from_data = run->from_data || !run->go;
+  if (++run->count == 1) run->first_outputs.assign(outs->begin() + 1, outs->end());
+  return absl::OkStatus();
+}
+
+absl::Status Emitter::ExpandLoop(const ControlNode& c, Scope* scope) {
+  const onnx::GraphProto* body = GraphAttribute(c.node, "body");
+  const int carried = static_cast<int>(c.inputs.size()) - 2;
+  const int scanned = body == nullptr ? -1 : body->output_size() - 1 - carried;
+  if (body == nullptr || carried < 0 || body->input_size() != 2 + carried || scanned < 0 ||
+      c.node.output_size() != carried + scanned) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Loop '", c.base, "' is malformed: it needs a body graph taking (iteration, condition, ",
+        std::max(carried, 0), " carried values) and giving (condition, the carried values, scan outputs), and one "
+        "output per carried value and scan output"));
+  }
+  LoopRun run;
+  run.trips = c.inputs[0].empty() ? std::nullopt : ScalarInt(inferer_.Value(c.inputs[0]));
+  run.go = c.inputs[1].empty() ? std::optional<bool>(true) : Condition(inferer_.Value(c.inputs[1]));
+  // A trip count from the data, or a condition from the data with no trip count folded: loop_iterations.
+  run.from_data = (!c.inputs[0].empty() && !run.trips) || !run.go;
+  auto assumption = [&]() -> std::string {
+    if (!run.from_data) return "";
+    return run.trips ? absl::StrCat("; its condition depends on the data, so all ", *run.trips,
+                                    " iterations are counted")
+                     : absl::StrCat("; its trip count depends on the data, so ", options_.loop_iterations,
+                                    " iterations are assumed (loop_iterations)");
+  };
+  const std::vector<int64_t> zeros(scanned, 0);
+  if (run.go.value_or(true) && (run.trips || run.from_data)) {
+    const int64_t expected = run.trips.value_or(options_.loop_iterations);
+    if (const UnitMemo* memo = MemoFor(c, *scope, expected)) {
+      return EmitUnit(c, scope, *memo, expected, zeros, carried, assumption());
+    }
+  }
+  run.values.assign(c.inputs.begin() + 2, c.inputs.end());
+  run.scans.resize(scanned);
+  run.condition = c.inputs[1];
+  const int first = flat_.node_size();
+  int first_end = first;
+  while (run.go.value_or(true) &&
+         (run.trips ? run.count < *run.trips : !run.from_data || run.count < options_.loop_iterations)) {
+    if (absl::Status s = LoopStep(c, *body, scope, &run); !s.ok()) return s;
+    if (run.count == 1) first_end = flat_.node_size();
+    const std::optional<int64_t> expected =
+        run.trips ? run.trips : run.from_data ? std::optional<int64_t>(options_.loop_iterations) : std::nullopt;
+    const int64_t body_nodes = first_end - first;
+    const bool too_many = expected && body_nodes > options_.max_unrolled_nodes / std::max<int64_t>(*expected, 1);
+    if (too_many || flat_.node_size() - first > options_.max_unrolled_nodes) {
+      flat_.mutable_node()->DeleteSubrange(first_end, flat_.node_size() - first_end);
+      const UnitMemo memo = Summarize(c, *scope, first, run.first_outputs);
+      return EmitUnit(c, scope, memo, expected.value_or(options_.loop_iterations), zeros, carried, assumption());
+    }
+  }
+  if (run.from_data) inferer_.Warn(absl::StrCat("Loop '", c.base, "': ", assumption().substr(2)));
+  return BindLoopOutputs(c, scope, run.values, run.scans, zeros, zeros);
 }
 
 absl::Status Emitter::ExpandScan(const ControlNode& c, Scope* scope) {
@@ -285,17 +294,7 @@ absl::Status Emitter::ExpandScan(const ControlNode& c, Scope* scope) {
       return EmitUnit(c, scope, memo, trips, out_axes, states, "");
     }
   }
-  for (int j = 0; j < states; ++j) {
-    if (!node.output(j).empty()) scope->names[node.output(j)] = values[j];
-  }
-  for (int k = 0; k < scanned; ++k) {
-    const std::string& out = node.output(states + k);
-    if (out.empty() || scans[k].empty()) continue;
-    absl::StatusOr<std::string> stacked = EmitStack(absl::StrCat(base, "/", out), scans[k], out_axes[k], out_dirs[k] != 0);
-    if (!stacked.ok()) return stacked.status();
-    scope->names[out] = *stacked;
-  }
-  return absl::OkStatus();
+  return BindLoopOutputs(c, scope, values, scans, out_axes, out_dirs);
 }
 
 }  // namespace placement::onnx_import

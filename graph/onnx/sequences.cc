@@ -19,6 +19,10 @@ std::optional<int64_t> Position(const ConstValue* v, int64_t size, bool insert) 
   return p;
 }
 
+absl::Status SequenceError(const onnx::NodeProto& node, int32_t index, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat("node ", NodeLabel(node, index), ": ", why));
+}
+
 }  // namespace
 
 bool IsSequenceOp(const onnx::NodeProto& node) {
@@ -34,94 +38,91 @@ std::string Emitter::OutputName(const Scope& scope, const std::string& local) {
 
 absl::Status Emitter::EmitSequenceOp(onnx::NodeProto node, Scope* scope, int32_t index) {
   const std::string& op = node.op_type();
-  auto fail = [&](const std::string& why) {
-    return absl::InvalidArgumentError(absl::StrCat("node ", NodeLabel(node, index), ": ", why));
-  };
-  if (node.output_size() != 1 || node.output(0).empty()) return fail("a sequence operator needs its one output");
+  if (node.output_size() != 1 || node.output(0).empty()) {
+    return SequenceError(node, index, "a sequence operator needs its one output");
+  }
   // Inputs each operator needs (the rest are optional): reading past them would index past the node's inputs.
   const int needed = op == "SequenceInsert" || op == "SequenceAt" ? 2
                      : op == "SequenceEmpty" || op == "SequenceConstruct" ? 0 : 1;
   for (int k = 0; k < needed; ++k) {
-    if (k >= node.input_size() || node.input(k).empty()) return fail(absl::StrCat("input ", k, " is missing"));
+    if (k >= node.input_size() || node.input(k).empty()) {
+      return SequenceError(node, index, absl::StrCat("input ", k, " is missing"));
+    }
   }
-  auto list = [&](int k) -> const std::vector<std::string>* {
-    if (k >= node.input_size()) return nullptr;
-    auto it = sequences_.find(node.input(k));
-    return it == sequences_.end() ? nullptr : &it->second;
-  };
   const std::string out = OutputName(*scope, node.output(0));
-  if (op == "SequenceEmpty") {
-    sequences_[out] = {};
-    return absl::OkStatus();
-  }
-  if (op == "SequenceConstruct") {
+  if (op == "SequenceEmpty" || op == "SequenceConstruct") {
     for (const std::string& t : node.input()) {
-      if (t.empty()) return fail("an element of the sequence is missing");
+      if (t.empty()) return SequenceError(node, index, "an element of the sequence is missing");
     }
     sequences_[out] = std::vector<std::string>(node.input().begin(), node.input().end());
     return absl::OkStatus();
   }
-  const std::vector<std::string>* items = list(0);
-  if (op != "SplitToSequence" && items == nullptr) {
-    return fail(absl::StrCat("input '", node.input_size() > 0 ? node.input(0) : "", "' is not a sequence the "
-                             "importer could follow (one built by SequenceEmpty, SequenceConstruct, "
-                             "SequenceInsert or SplitToSequence)"));
+  if (op == "SplitToSequence") return EmitSplitToSequence(std::move(node), out, index);
+  auto it = sequences_.find(node.input(0));
+  if (it == sequences_.end()) {
+    return SequenceError(node, index, absl::StrCat("input '", node.input(0), "' is not a sequence the importer could "
+                                                   "follow (one built by SequenceEmpty, SequenceConstruct, "
+                                                   "SequenceInsert or SplitToSequence)"));
   }
-  const int64_t size = items == nullptr ? 0 : static_cast<int64_t>(items->size());
-  const ConstValue* position = node.input_size() > 1 && !node.input(1).empty() ? inferer_.Value(node.input(1)) : nullptr;
-  const bool positioned = node.input_size() > 1 && !node.input(1).empty() && op != "SequenceInsert";
-  if (op == "SequenceInsert" || op == "SequenceErase") {
-    const bool given = op == "SequenceInsert" ? node.input_size() > 2 && !node.input(2).empty() : positioned;
-    const ConstValue* at_value = op == "SequenceInsert" && given ? inferer_.Value(node.input(2)) : position;
-    std::optional<int64_t> at = given ? Position(at_value, size, op == "SequenceInsert")
-                                      : std::optional<int64_t>(op == "SequenceInsert" ? size : size - 1);
-    if (!at || (op == "SequenceErase" && size == 0)) return fail("the position depends on the data or is out of range");
-    std::vector<std::string> next = *items;
-    if (op == "SequenceInsert") next.insert(next.begin() + *at, node.input(1));
-    else next.erase(next.begin() + *at);
-    sequences_[out] = std::move(next);
-    return absl::OkStatus();
+  const std::vector<std::string> items = it->second;
+  if (op == "SequenceLength" || op == "ConcatFromSequence") return ReadSequence(node, items, out, index);
+  return EditSequence(node, items, out, scope, index);
+}
+
+// SequenceInsert, SequenceErase: a new list; SequenceAt: the tensor itself, with no operator.
+absl::Status Emitter::EditSequence(const onnx::NodeProto& node, const std::vector<std::string>& items,
+                                   const std::string& out, Scope* scope, int32_t index) {
+  const std::string& op = node.op_type();
+  const int64_t size = static_cast<int64_t>(items.size());
+  const int at_slot = op == "SequenceInsert" ? 2 : 1;
+  const bool given = node.input_size() > at_slot && !node.input(at_slot).empty();
+  std::optional<int64_t> at = given ? Position(inferer_.Value(node.input(at_slot)), size, op == "SequenceInsert")
+                                    : std::optional<int64_t>(op == "SequenceInsert" ? size : size - 1);
+  if (!at || (op != "SequenceInsert" && (size == 0 || *at >= size))) {
+    return SequenceError(node, index, "the position depends on the data or is out of range");
   }
   if (op == "SequenceAt") {
-    std::optional<int64_t> at = Position(position, size, false);
-    if (!at) return fail("the position depends on the data or is out of range");
-    scope->names[node.output(0)] = (*items)[*at];  // the tensor itself: no operator
+    scope->names[node.output(0)] = items[*at];
     return absl::OkStatus();
   }
+  std::vector<std::string> next = items;
+  if (op == "SequenceInsert") next.insert(next.begin() + *at, node.input(1));
+  else next.erase(next.begin() + *at);
+  sequences_[out] = std::move(next);
+  return absl::OkStatus();
+}
+
+// SequenceLength: a Constant; ConcatFromSequence: a Concat of the tensors (a Stack with new_axis).
+absl::Status Emitter::ReadSequence(const onnx::NodeProto& node, const std::vector<std::string>& items,
+                                   const std::string& out, int32_t index) {
   onnx::NodeProto made;
-  made.set_name(node.name().empty() ? absl::StrCat(op, "_", index) : node.name());
+  made.set_name(node.name().empty() ? absl::StrCat(node.op_type(), "_", index) : node.name());
   made.add_output(out);
-  if (op == "SequenceLength") {
+  if (node.op_type() == "SequenceLength") {
     made.set_op_type("Constant");
-    onnx::AttributeProto* a = made.add_attribute();
-    a->set_name("value_int");
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(size);
+    SetIntAttribute(&made, "value_int", static_cast<int64_t>(items.size()));
     return Append(std::move(made), index);
   }
-  if (op == "ConcatFromSequence") {
-    if (size == 0) return fail("the sequence is empty");
-    const bool new_axis = IntAttr(node, "new_axis", 0) != 0;
-    made.set_op_type(new_axis ? "Stack" : "Concat");
-    if (new_axis) made.set_domain(kInternalDomain);
-    for (const std::string& t : *items) made.add_input(t);
-    SetIntAttribute(&made, "axis", IntAttr(node, "axis", 0));
-    return Append(std::move(made), index);
-  }
-  return EmitSplitToSequence(std::move(node), std::move(made), index);
+  if (items.empty()) return SequenceError(node, index, "the sequence is empty");
+  const bool new_axis = IntAttr(node, "new_axis", 0) != 0;
+  made.set_op_type(new_axis ? "Stack" : "Concat");
+  if (new_axis) made.set_domain(kInternalDomain);
+  for (const std::string& t : items) made.add_input(t);
+  SetIntAttribute(&made, "axis", IntAttr(node, "axis", 0));
+  return Append(std::move(made), index);
 }
 
 // SplitToSequence: a Split into the parts (each squeezed when keepdims is 0 and no split is given); the
 // sequence is the list of them.
-absl::Status Emitter::EmitSplitToSequence(onnx::NodeProto node, onnx::NodeProto split, int32_t index) {
-  const std::string sequence = split.output(0);
-  split.clear_output();
+absl::Status Emitter::EmitSplitToSequence(onnx::NodeProto node, const std::string& sequence, int32_t index) {
+  onnx::NodeProto split;
+  split.set_name(node.name().empty() ? absl::StrCat(node.op_type(), "_", index) : node.name());
   const TensorInfo* info = inferer_.Info(node.input(0));
   const int64_t rank = info == nullptr ? 0 : static_cast<int64_t>(info->dims.size());
   int64_t axis = IntAttr(node, "axis", 0);
   if (axis < 0) axis += rank;
   if (info == nullptr || axis < 0 || axis >= rank) {
-    return absl::InvalidArgumentError(absl::StrCat("node ", NodeLabel(node, index), ": axis out of range"));
+    return SequenceError(node, index, "axis out of range");
   }
   const int64_t n = info->dims[axis];
   std::vector<int64_t> sizes;
@@ -129,7 +130,7 @@ absl::Status Emitter::EmitSplitToSequence(onnx::NodeProto node, onnx::NodeProto 
   if (given) {
     const ConstValue* v = inferer_.Value(node.input(1));
     if (v == nullptr || v->is_real || (v->dims.size() == 0 && v->ints[0] < 1)) {
-      return absl::InvalidArgumentError(absl::StrCat("node ", NodeLabel(node, index), ": the split depends on the data"));
+      return SequenceError(node, index, "the split depends on the data");
     }
     if (v->dims.empty()) {
       for (int64_t start = 0; start < n; start += v->ints[0]) sizes.push_back(std::min(v->ints[0], n - start));

@@ -241,6 +241,49 @@ TEST(OnnxControlFlow, AnIfInsideALoopReadsBothEnclosingScopes) {
   EXPECT_TRUE(Reads(g, g.FindOp("loop/iter1/add"), g.FindOp("loop/iter0/inner/then/mul")));
 }
 
+// x [6, 8]: a Loop of three iterations appends row i to a sequence (as MViT's exports do); the rows are read
+// back one by one, stacked, counted, and the input also split into a sequence of two halves.
+TEST(OnnxControlFlow, SequencesOfAStaticLengthAreFollowed) {
+  onnx::ModelProto m = NewModel(17);
+  AddInput(m, "x", {6, 8});
+  onnx::TensorProto& three = AddInt64s(m, "three", {3});
+  three.clear_dims();
+  onnx::TensorProto& one = AddInt64s(m, "one", {1});
+  one.clear_dims();
+  AddNode(m, "SequenceEmpty", {}, {"empty"}, "empty");
+  onnx::GraphProto& body = AddGraph(AddNode(m, "Loop", {"three", "", "empty"}, {"rows"}, "loop"), "body");
+  AddInput(body, "i", {}, onnx::TensorProto::INT64);
+  AddInput(body, "c", {}, onnx::TensorProto::BOOL);
+  AddInput(body, "seq", {});
+  body.mutable_input(2)->mutable_type()->Clear();  // a sequence: no tensor type
+  AddNode(body, "Identity", {"c"}, {"c2"});
+  SetInt(AddNode(body, "Gather", {"x", "i"}, {"row"}, "row"), "axis", 0);
+  AddNode(body, "SequenceInsert", {"seq", "row"}, {"seq2"}, "append");
+  AddOutput(body, "c2");
+  AddOutput(body, "seq2");
+  AddNode(m, "SequenceAt", {"rows", "one"}, {"second"}, "at");
+  AddNode(m, "Relu", {"second"}, {"r"}, "relu");
+  onnx::NodeProto& stack = AddNode(m, "ConcatFromSequence", {"rows"}, {"stacked"}, "stack");
+  SetInt(stack, "axis", 0);
+  SetInt(stack, "new_axis", 1);
+  AddNode(m, "SequenceLength", {"rows"}, {"n"}, "count");
+  SetInt(AddNode(m, "SplitToSequence", {"x", "three"}, {"halves"}, "halve"), "axis", 0);
+  SetInt(AddNode(m, "ConcatFromSequence", {"halves"}, {"again"}, "join"), "axis", 0);
+  for (const char* out : {"r", "stacked", "n", "again"}) AddOutput(m, out);
+  absl::StatusOr<OnnxImportResult> r = Import(m);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const Graph& g = r->problem.graph;
+  // No operator for the sequence bookkeeping; the row Relu reads is the second iteration's.
+  EXPECT_EQ(g.FindOp("empty"), kNone);
+  EXPECT_EQ(g.FindOp("loop/iter1/append"), kNone);
+  EXPECT_TRUE(Reads(g, g.FindOp("relu"), g.FindOp("loop/iter1/row")));
+  EXPECT_EQ(g.op_type(g.FindOp("stack")), "Stack");
+  EXPECT_EQ(OutputBytes(g, "stack"), 3 * 8 * 4);
+  EXPECT_EQ(g.op_type(g.FindOp("count")), "Constant");
+  EXPECT_EQ(OutputBytes(g, "join"), 6 * 8 * 4);
+  EXPECT_EQ(g.num_outputs(g.FindOp("halve")), 2);
+}
+
 TEST(OnnxControlFlow, MalformedSubgraphsAreRefusedWithTheNodeNamed) {
   onnx::ModelProto reads_nothing = IfModel("flag");
   AddInput(reads_nothing, "flag", {}, onnx::TensorProto::BOOL);
