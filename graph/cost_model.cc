@@ -28,8 +28,10 @@ absl::StatusOr<CostModel> CostModel::Create(const Graph& graph, const Topology& 
     if (kind_device[topology.kind_index(d)] < 0) kind_device[topology.kind_index(d)] = d;
   }
   // Map the graph's measured kinds onto the topology's kinds once.
+  // kAnyDeviceKind ("*", a time measured once for every kind) maps to all of them (-2).
   std::vector<int32_t> graph_kind_to_topo(graph.device_kinds().size(), -1);
   for (size_t gk = 0; gk < graph.device_kinds().size(); ++gk) {
+    if (graph.device_kinds()[gk] == kAnyDeviceKind) graph_kind_to_topo[gk] = -2;
     for (int32_t tk = 0; tk < num_kinds; ++tk) {
       if (topology.kinds()[tk] == graph.device_kinds()[gk]) graph_kind_to_topo[gk] = tk;
     }
@@ -44,6 +46,10 @@ absl::StatusOr<CostModel> CostModel::Create(const Graph& graph, const Topology& 
         m.time_[static_cast<size_t>(k) * m.num_ops_ + op] = Roofline(graph, op, topology.device(kind_device[k]));
       }
     } else {
+      for (const MeasuredTime& mt : measured) {  // "*" first, so that a kind's own time wins over it
+        if (graph_kind_to_topo[mt.kind] != -2) continue;
+        for (int32_t k = 0; k < num_kinds; ++k) m.time_[static_cast<size_t>(k) * m.num_ops_ + op] = mt.seconds;
+      }
       for (const MeasuredTime& mt : measured) {
         const int32_t k = graph_kind_to_topo[mt.kind];
         if (k >= 0) m.time_[static_cast<size_t>(k) * m.num_ops_ + op] = mt.seconds;

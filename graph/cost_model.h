@@ -18,6 +18,8 @@
 namespace placement {
 
 inline constexpr double kCannotRun = std::numeric_limits<double>::infinity();
+// The device kind of a time measured once for every kind of device (a PipeDream profile, a costs file's "*").
+inline constexpr char kAnyDeviceKind[] = "*";
 
 class CostModel {
  public:

@@ -110,6 +110,36 @@ OpId Graph::FindOp(absl::string_view name) const {
   return kNone;
 }
 
+OpSpec SpecOf(const Graph& g, OpId u) {
+  OpSpec op;
+  op.name = std::string(g.name(u));
+  op.op_type = std::string(g.op_type(u));
+  for (const MeasuredTime& m : g.measured(u)) op.measured_seconds.emplace_back(g.device_kinds()[m.kind], m.seconds);
+  op.flops = g.flops(u);
+  op.bytes_accessed = g.bytes_accessed(u);
+  op.param_bytes = g.param_bytes(u);
+  op.temp_bytes = g.temp_bytes(u);
+  for (int32_t k = 0; k < g.num_outputs(u); ++k) op.outputs.push_back(g.tensor(g.first_output(u) + k));
+  if (g.colocation_group(u) != kNone) op.colocation_group = g.colocation_groups()[g.colocation_group(u)];
+  if (g.pinned(u) != kNone) op.pinned_device = g.pinned_devices()[g.pinned(u)];
+  op.is_backward = g.is_backward(u);
+  return op;
+}
+
+absl::StatusOr<Graph> RebuildGraph(const Graph& g, const std::function<void(OpId, OpSpec&)>& edit) {
+  GraphBuilder builder;
+  for (OpId u = 0; u < g.num_ops(); ++u) {
+    OpSpec spec = SpecOf(g, u);
+    edit(u, spec);
+    builder.AddOp(std::move(spec));
+  }
+  for (EdgeId e = 0; e < g.num_edges(); ++e) {
+    const Edge& edge = g.edge(e);
+    builder.AddEdge(edge.src, edge.src_output, edge.dst, edge.bytes);
+  }
+  return std::move(builder).Build();
+}
+
 int64_t Graph::total_param_bytes() const {
   return std::accumulate(param_bytes_.begin(), param_bytes_.end(), int64_t{0});
 }

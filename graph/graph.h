@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include "absl/strings/string_view.h"
@@ -179,5 +180,12 @@ class GraphBuilder {
   std::vector<OpSpec> ops_;
   std::vector<PendingEdge> edges_;
 };
+
+// An operator as a spec, every field as the graph holds it.
+OpSpec SpecOf(const Graph& g, OpId op);
+
+// The graph again with `edit` applied to every operator's spec (ids and edges unchanged): how a pass changes what
+// operators cost (measured times merged in) without rebuilding the structure by hand.
+absl::StatusOr<Graph> RebuildGraph(const Graph& g, const std::function<void(OpId, OpSpec&)>& edit);
 
 }  // namespace placement

@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/json_text.h"
 #include "graph/topology_json.h"
 #include "graph/units.h"
 
@@ -296,61 +297,8 @@ absl::StatusOr<Problem> ReadProblem(const Json& root) {
 }
 
 
-// Streaming passes over the text (nlohmann's SAX interface); its parser with a callback costs time that grows
-// faster than the file, so these stand in for it.
-class SaxBase : public nlohmann::json_sax<Json> {
- public:
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t&) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
-    error_ = e.what();
-    return false;
-  }
-  const std::string& error() const { return error_; }
-
- private:
-  std::string error_;
-};
-
-// A JSON object keeps one value per key, so a key given twice (a device kind measured twice) would lose a
-// figure without a word. The key sets are reused across objects at the same depth, so a file with 100k
-// operators does not allocate one per operator.
-class KeyChecker : public SaxBase {
- public:
-  bool start_object(std::size_t) override {
-    if (depth_ == open_.size()) open_.emplace_back();
-    open_[depth_++].clear();
-    return true;
-  }
-  bool end_object() override {
-    --depth_;
-    return true;
-  }
-  bool key(string_t& key) override {
-    if (open_[depth_ - 1].insert(key).second) return true;
-    duplicate_ = key;
-    return false;
-  }
-  const std::string& duplicate() const { return duplicate_; }
-
- private:
-  std::vector<absl::flat_hash_set<std::string>> open_;
-  size_t depth_ = 0;
-  std::string duplicate_;
-};
-
 // Reads the top-level "format" and stops there, so probing a large file costs a scan up to that key.
-class FormatProbe : public SaxBase {
+class FormatProbe : public JsonSaxBase {
  public:
   bool start_object(std::size_t) override {
     at_format_ = false;
@@ -393,14 +341,7 @@ class FormatProbe : public SaxBase {
 
 absl::StatusOr<Problem> ParseGraphJson(absl::string_view json_text) {
   try {
-    KeyChecker keys;
-    if (!Json::sax_parse(json_text.begin(), json_text.end(), &keys)) {
-      if (!keys.duplicate().empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("the key '", keys.duplicate(), "' appears twice in one JSON object"));
-      }
-      return absl::InvalidArgumentError(absl::StrCat("the graph is not valid JSON: ", keys.error()));
-    }
+    if (absl::Status s = CheckJsonText(json_text, "the graph"); !s.ok()) return s;
     return ReadProblem(Json::parse(json_text.begin(), json_text.end()));
   } catch (const Json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("the graph is not valid JSON: ", e.what()));

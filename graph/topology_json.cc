@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "graph/device_presets.h"
 #include "graph/file_io.h"
+#include "graph/json_text.h"
 #include "graph/units.h"
 
 namespace placement {
@@ -470,23 +471,8 @@ absl::StatusOr<Topology> ReadTopology(const Json& root) {
 
 absl::StatusOr<Topology> ParseTopologyJson(absl::string_view json_text) {
   try {
-    // JSON objects keep one value per key, so a key given twice would silently lose a figure; the parser's
-    // callback sees every key and flags the repeat.
-    std::vector<absl::flat_hash_set<std::string>> open_objects;
-    std::string duplicate;
-    const Json root =
-        Json::parse(json_text.begin(), json_text.end(), [&](int, Json::parse_event_t event, Json& parsed) {
-          if (event == Json::parse_event_t::object_start) open_objects.emplace_back();
-          if (event == Json::parse_event_t::object_end) open_objects.pop_back();
-          if (event == Json::parse_event_t::key && duplicate.empty() &&
-              !open_objects.back().insert(parsed.get<std::string>()).second) {
-            duplicate = parsed.get<std::string>();
-          }
-          return true;
-        });
-    if (!duplicate.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("the key '", duplicate, "' appears twice in one JSON object"));
-    }
+    if (absl::Status s = CheckJsonText(json_text, "the topology"); !s.ok()) return s;
+    const Json root = Json::parse(json_text.begin(), json_text.end());
     return ReadTopology(root);
   } catch (const Json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("the topology is not valid JSON: ", e.what()));

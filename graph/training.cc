@@ -36,23 +36,6 @@ bool HasWeightGradient(const Graph& g, OpId u, const TrainingOptions& options) {
   return options.include_weight_gradients && g.param_bytes(u) > 0;
 }
 
-// A forward operator as a spec, every field as the graph holds it.
-OpSpec SpecOf(const Graph& g, OpId u) {
-  OpSpec op;
-  op.name = std::string(g.name(u));
-  op.op_type = std::string(g.op_type(u));
-  for (const MeasuredTime& m : g.measured(u)) op.measured_seconds.emplace_back(g.device_kinds()[m.kind], m.seconds);
-  op.flops = g.flops(u);
-  op.bytes_accessed = g.bytes_accessed(u);
-  op.param_bytes = g.param_bytes(u);
-  op.temp_bytes = g.temp_bytes(u);
-  for (int32_t k = 0; k < g.num_outputs(u); ++k) op.outputs.push_back(g.tensor(g.first_output(u) + k));
-  if (g.colocation_group(u) != kNone) op.colocation_group = g.colocation_groups()[g.colocation_group(u)];
-  if (g.pinned(u) != kNone) op.pinned_device = g.pinned_devices()[g.pinned(u)];
-  op.is_backward = g.is_backward(u);
-  return op;
-}
-
 // A backward operator doing `share` of the forward operator's work, on the same device.
 OpSpec BackwardSpec(const OpSpec& forward, absl::string_view suffix, absl::string_view type_suffix, double share) {
   OpSpec op;
