@@ -1,11 +1,14 @@
 #include "client/answer_report.h"
 
+#include "client/report.h"
+
 #include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "graph/measured_costs.h"
 #include "graph/units.h"
 
 namespace placement::cli {
@@ -77,6 +80,17 @@ std::string ScoreTable(const pb::Score& s, const std::map<std::string, int>& ops
   return absl::StrCat(out, "\n", rows);
 }
 
+nlohmann::ordered_json CostSourcesJson(const pb::CostSources& c) {
+  return {{"measured_operators", c.measured_operators()},
+          {"modelled_operators", c.modelled_operators()},
+          {"measured_flops_share", c.measured_flops_share()}};
+}
+
+std::string CostsLine(const pb::CostSources& c) {
+  return absl::StrCat("costs        ",
+                      CostSourcesLine(c.measured_operators(), c.modelled_operators(), c.measured_flops_share()), "\n");
+}
+
 }  // namespace
 
 std::string PlaceAnswerJson(const pb::PlaceResponse& a) {
@@ -90,6 +104,7 @@ std::string PlaceAnswerJson(const pb::PlaceResponse& a) {
   nlohmann::ordered_json assignment = nlohmann::ordered_json::object();
   for (const pb::Assignment& x : a.assignment()) assignment[x.op()] = x.device();
   out["assignment"] = std::move(assignment);
+  out["cost_sources"] = CostSourcesJson(a.cost_sources());
   out["warnings"] = std::vector<std::string>(a.warnings().begin(), a.warnings().end());
   out["notes"] = std::vector<std::string>(a.notes().begin(), a.notes().end());
   out["num_operators"] = a.num_operators();
@@ -111,6 +126,7 @@ std::string PlaceAnswerTable(const pb::PlaceResponse& a) {
     absl::StrAppend(&out, "best bound   ", Time(a.best_bound(), a.score().time_unit()), "  (the placer's bound)\n");
   }
   absl::StrAppend(&out, "operators    ", a.num_operators(), ", graph ", a.graph_hash().substr(0, 16), "\n");
+  absl::StrAppend(&out, CostsLine(a.cost_sources()));
   absl::StrAppend(&out, "answer       ",
                   a.cache_hit() ? "from the server's cache"
                                 : absl::StrCat("computed in ", FormatSeconds(a.compute_seconds())),
@@ -126,6 +142,7 @@ std::string SimulateAnswerJson(const pb::SimulateResponse& a) {
   ScoreJson(a.score(), &out);
   out["graph_hash"] = a.graph_hash();
   BoundAndDevicesJson(a.score(), &out);
+  out["cost_sources"] = CostSourcesJson(a.cost_sources());
   out["warnings"] = std::vector<std::string>(a.warnings().begin(), a.warnings().end());
   out["request_id"] = a.request_id();
   return out.dump(2) + "\n";
@@ -133,6 +150,7 @@ std::string SimulateAnswerJson(const pb::SimulateResponse& a) {
 
 std::string SimulateAnswerTable(const pb::SimulateResponse& a) {
   std::string out = ScoreTable(a.score(), {});
+  absl::StrAppend(&out, CostsLine(a.cost_sources()));
   for (const std::string& w : a.warnings()) absl::StrAppend(&out, "warning: ", w, "\n");
   return absl::StrCat(out, "graph ", a.graph_hash().substr(0, 16), ", request ", a.request_id(), "\n");
 }

@@ -2,6 +2,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <fstream>
 #include <sstream>
 
@@ -9,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "graph/graph_json.h"
+#include "graph/measured_costs.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/tarnawski.h"
 #include "graph/topology_json.h"
@@ -92,16 +95,26 @@ absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLo
   absl::StatusOr<std::string> text = ReadWholeFile(path);
   if (!text.ok()) return text.status();
   absl::StatusOr<LoadedGraph> loaded = Import(path, *text, options);
-  if (!loaded.ok() || !options.training) return loaded;
-
+  if (!loaded.ok()) return loaded;
+  std::optional<MeasuredCosts> costs;
+  if (!options.costs_text.empty()) {
+    absl::StatusOr<MeasuredCosts> read = ParseMeasuredCosts(options.costs_text);
+    if (!read.ok()) return WithPath(options.costs_path, read.status());
+    costs = *std::move(read);
+  }
   TrainingOptions training;
   training.backward_multiplier = options.backward_multiplier;
   absl::StatusOr<Optimizer> optimizer = ParseOptimizer(options.optimizer);
   if (!optimizer.ok()) return optimizer.status();
   training.optimizer = *optimizer;
-  absl::StatusOr<Graph> step = BuildTrainingGraph(loaded->problem.graph, training);
-  if (!step.ok()) return WithPath(path, step.status());
-  loaded->problem.graph = *std::move(step);
+  std::function<absl::StatusOr<Graph>(const Graph&)> expand;
+  if (options.training) expand = [&](const Graph& forward) { return BuildTrainingGraph(forward, training); };
+  absl::StatusOr<Graph> graph = PrepareGraph(std::move(loaded->problem.graph), costs ? &*costs : nullptr, expand,
+                                             &loaded->cost_sources);
+  if (!graph.ok()) return WithPath(path, graph.status());
+  loaded->problem.graph = *std::move(graph);
+  for (std::string& w : loaded->cost_sources.warnings) loaded->warnings.push_back(std::move(w));
+  loaded->cost_sources.warnings.clear();
   return loaded;
 }
 

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "graph/file_io.h"
+#include "graph/measured_costs.h"
 #include "graph/problem.h"
 
 namespace placement::cli {
@@ -22,6 +23,8 @@ struct GraphLoadOptions {
   int32_t num_data_inputs = -1;         // ONNX: graph inputs that are data; -1 = the importer's rule
   int64_t loop_iterations = 0;          // ONNX: a data-dependent Loop's iterations; 0 = the importer's default
   int64_t max_unrolled_nodes = 0;       // ONNX: unroll limit of Loop and Scan; 0 = the importer's default
+  std::string costs_path;  // --costs: measured per-operator times (graph/measured_costs.h), for messages
+  std::string costs_text;  // that file's text, read once (sent as it is to a server)
   bool training = false;        // expand the forward graph into a training step
   std::string optimizer = "adam";
   double backward_multiplier = 2.0;
@@ -31,6 +34,7 @@ struct LoadedGraph {
   Problem problem;
   std::string format;                 // "onnx", "placement.graph/v1" or "tarnawski"
   std::vector<std::string> warnings;  // what the importer assumed
+  CostSources cost_sources;           // how many operators' costs are measured, how many modelled
 };
 
 

@@ -77,6 +77,7 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   report.time_unit = input.time_unit;
   report.graph_hash = GraphHash(input.graph);
   report.warnings = loaded->warnings;
+  report.cost_sources = loaded->cost_sources;
   report.algorithm = result->algorithm;
   report.proven_optimal = result->proven_optimal;
   report.best_bound = result->best_bound;

@@ -23,6 +23,7 @@
 #include "policy/registry.h"
 #include "client/simulate_command.h"
 #include "graph/device_presets.h"
+#include "graph/file_io.h"
 
 ABSL_FLAG(std::string, placement, "", "placement file: {\"assignment\": {op: device}} or a Tarnawski expert split");
 ABSL_FLAG(std::string, topology, "", "cluster description file (JSON, see docs/topology.md)");
@@ -40,6 +41,8 @@ ABSL_FLAG(bool, allow_unresolved_dims, false, "ONNX: count a dimension nothing r
 ABSL_FLAG(int32_t, num_data_inputs, -1, "ONNX: graph inputs without an initializer that are data (-1: decide)");
 ABSL_FLAG(int64_t, loop_iterations, 0, "ONNX: iterations assumed for a Loop the data bounds (0: the default, 8)");
 ABSL_FLAG(int64_t, max_unrolled_nodes, 0, "ONNX: a Loop or Scan unrolling past this stays one operator (0: 20000)");
+ABSL_FLAG(std::string, costs, "",
+          "measured per-operator times to use instead of the model's: JSON {op: {kind: seconds}} or CSV op,kind,seconds");
 ABSL_FLAG(bool, training, false, "place one training step: backward ops, gradients and optimizer updates");
 ABSL_FLAG(std::string, optimizer, "adam", "training: sgd | momentum | adam (its state is in memory)");
 ABSL_FLAG(double, backward_multiplier, 2.0, "training: backward work as a multiple of the forward work");
@@ -74,7 +77,9 @@ constexpr char kUsage[] =
     "with --training it is expanded into one training step, --batch and --seq bind an ONNX model's dimensions.\n"
     "ONNX options (docs/onnx.md): --dim NAME=VALUE (repeatable: a symbol, or TENSOR:AXIS for a size the data\n"
     "decides, as the warnings name them), --allow_unresolved_dims, --num_data_inputs N, --loop_iterations N,\n"
-    "--max_unrolled_nodes N.\n\n"
+    "--max_unrolled_nodes N.\n"
+    "--costs FILE (place, simulate, submit, import): measured per-operator times, JSON {op: {kind: seconds}} or\n"
+    "CSV op,kind,seconds (kind \"*\": every device kind); operators it does not name keep the model's estimate.\n\n"
     "commands:\n"
     "  simulate GRAPH --placement FILE [--topology FILE | --devices SPEC] [--objective step_time|throughput|latency]\n"
     "                 [--local] [--output table|json] [--priority topological|upward_rank] [--simulator default|placeto]\n"
@@ -141,9 +146,11 @@ std::vector<char*> JoinRepeatedDims(int argc, char** argv, std::vector<std::stri
   return out;
 }
 
-// The graph-reading flags; `dims` is --dim, checked by main.
-placement::cli::GraphLoadOptions LoadOptions(const std::map<std::string, int64_t>& dims) {
+// The graph-reading flags; `dims` is --dim and `costs` the --costs file's text, both read by main.
+placement::cli::GraphLoadOptions LoadOptions(const std::map<std::string, int64_t>& dims, const std::string& costs) {
   placement::cli::GraphLoadOptions o;
+  o.costs_path = absl::GetFlag(FLAGS_costs);
+  o.costs_text = costs;
   o.batch = absl::GetFlag(FLAGS_batch);
   o.sequence_length = absl::GetFlag(FLAGS_seq);
   o.dims = dims;
@@ -159,8 +166,8 @@ placement::cli::GraphLoadOptions LoadOptions(const std::map<std::string, int64_t
 
 // The flags every placing command (place, submit, bench) shares.
 template <typename Options>
-void SetPlacingFlags(const std::map<std::string, int64_t>& dims, Options* o) {
-  o->load = LoadOptions(dims);
+void SetPlacingFlags(const std::map<std::string, int64_t>& dims, const std::string& costs, Options* o) {
+  o->load = LoadOptions(dims, costs);
   o->topology_file = absl::GetFlag(FLAGS_topology);
   o->devices = absl::GetFlag(FLAGS_devices);
   o->algorithm = absl::GetFlag(FLAGS_algorithm);
@@ -216,12 +223,18 @@ int main(int argc, char** argv) {
   const std::map<std::string, int64_t>& dims = *parsed_dims;
   const std::string command = args[1];
   const size_t operands = args.size() - 2;
+  std::string costs;
+  if (!absl::GetFlag(FLAGS_costs).empty()) {
+    absl::StatusOr<std::string> text = placement::ReadWholeFile(absl::GetFlag(FLAGS_costs));
+    if (!text.ok()) return Fail(command, text.status());
+    costs = *std::move(text);
+  }
 
   if (command == "simulate") {
     if (operands != 1) return Usage("simulate takes exactly one GRAPH");
     placement::cli::SimulateOptions o;
     o.graph_path = args[2];
-    o.load = LoadOptions(dims);
+    o.load = LoadOptions(dims, costs);
     o.placement_path = absl::GetFlag(FLAGS_placement);
     o.topology_file = absl::GetFlag(FLAGS_topology);
     o.devices = absl::GetFlag(FLAGS_devices);
@@ -244,7 +257,7 @@ int main(int argc, char** argv) {
     if (operands != 1) return Usage("place takes exactly one GRAPH");
     placement::cli::PlaceOptions o;
     o.graph_path = args[2];
-    SetPlacingFlags(dims, &o);
+    SetPlacingFlags(dims, costs, &o);
     o.seed = absl::GetFlag(FLAGS_seed);
     std::unique_ptr<placement::PlacerRegistry> holder;
     absl::StatusOr<const placement::PlacerRegistry*> registry = LoadRegistry(holder);
@@ -270,7 +283,7 @@ int main(int argc, char** argv) {
     placement::cli::SubmitOptions o;
     o.server = ServerOrDefault();
     o.graph_path = args[2];
-    SetPlacingFlags(dims, &o);
+    SetPlacingFlags(dims, costs, &o);
     o.seed = absl::GetFlag(FLAGS_seed);
     o.skip_cache = absl::GetFlag(FLAGS_skip_cache);
     o.progress_overwrite = ::isatty(STDERR_FILENO) != 0;
@@ -290,7 +303,7 @@ int main(int argc, char** argv) {
     placement::cli::BenchOptions o;
     o.server = ServerOrDefault();
     o.graph_paths.assign(args.begin() + 2, args.end());
-    SetPlacingFlags(dims, &o);
+    SetPlacingFlags(dims, costs, &o);
     o.concurrency = absl::GetFlag(FLAGS_concurrency);
     o.duration = absl::GetFlag(FLAGS_duration);
     o.requests = absl::GetFlag(FLAGS_requests);
@@ -301,7 +314,7 @@ int main(int argc, char** argv) {
   if (command == "import") {
     if (operands != 1) return Usage("import takes exactly one GRAPH");
     std::vector<std::string> warnings;
-    absl::StatusOr<std::string> out = placement::cli::RunImport(args[2], LoadOptions(dims), &warnings);
+    absl::StatusOr<std::string> out = placement::cli::RunImport(args[2], LoadOptions(dims, costs), &warnings);
     for (const std::string& w : warnings) std::cerr << "warning: " << w << "\n";
     return Print(command, out);
   }

@@ -59,6 +59,9 @@ std::string ReportJson(const Report& r) {
     assignment[std::string(r.graph->name(op))] = r.topology->device(r.placement->device[op]).name;
   }
   out["assignment"] = std::move(assignment);
+  out["cost_sources"] = {{"measured_operators", r.cost_sources.measured_ops},
+                         {"modelled_operators", r.cost_sources.modelled_ops},
+                         {"measured_flops_share", r.cost_sources.measured_flops_share}};
   out["warnings"] = r.warnings;
   if (!r.algorithm.empty()) out["notes"] = r.notes;
   return out.dump(2) + "\n";
@@ -78,7 +81,11 @@ std::string ReportTable(const Report& r) {
   }
   absl::StrAppend(&out, "memory       ", e.fits_memory ? "fits" : "OUT OF MEMORY on at least one device", "\n");
   absl::StrAppend(&out, "operators    ", r.graph->num_ops(), ", edges ", r.graph->num_edges(), ", graph ",
-                  r.graph_hash.substr(0, 16), "\n\n");
+                  r.graph_hash.substr(0, 16), "\n");
+  absl::StrAppend(&out, "costs        ",
+                  CostSourcesLine(r.cost_sources.measured_ops, r.cost_sources.modelled_ops,
+                                  r.cost_sources.measured_flops_share),
+                  "\n\n");
   const bool throughput = e.objective == Objective::kThroughput;
   absl::StrAppend(&out, absl::StrFormat("%-14s %-8s %6s %12s %12s %12s %12s  %s\n", "device", "kind", "ops", "busy",
                                         throughput ? "load" : "", "peak mem", "capacity", ""));

@@ -1,9 +1,11 @@
 // Renders a scored placement for people (a table) and for programs (JSON).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "graph/measured_costs.h"
 #include "graph/placement.h"
 #include "graph/problem.h"
 #include "simulator/objectives.h"
@@ -18,6 +20,7 @@ struct Report {
   std::string time_unit = "s";
   std::string graph_hash;
   std::vector<std::string> warnings;  // what the importer assumed
+  CostSources cost_sources;           // which operators' costs were measured, which modelled
   // Set by `place`: which placer answered and what it proved. Empty algorithm: a scored placement (`simulate`).
   std::string algorithm;
   bool proven_optimal = false;
@@ -28,6 +31,7 @@ struct Report {
 // JSON with objective, value, time_unit, lower_bound, ratio, fits_memory, bound, devices and assignment (plus
 // algorithm, proven_optimal, best_bound and notes for a placer's answer); a valid placement file.
 std::string ReportJson(const Report& report);
+
 std::string ReportTable(const Report& report);
 
 }  // namespace placement::cli

@@ -26,6 +26,7 @@ void FillGraph(const GraphPayload& payload, const GraphLoadOptions& load, Reques
   if (load.num_data_inputs >= 0) o->set_num_data_inputs(load.num_data_inputs);
   o->set_loop_iterations(load.loop_iterations);
   o->set_max_unrolled_nodes(load.max_unrolled_nodes);
+  o->set_costs(load.costs_text);
   o->set_training(load.training);
   if (load.training) {
     o->set_optimizer(load.optimizer);

@@ -64,6 +64,7 @@ absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
   report.time_unit = problem->time_unit;
   report.graph_hash = GraphHash(problem->graph);
   report.warnings = loaded->warnings;
+  report.cost_sources = loaded->cost_sources;
   return o.output == "json" ? ReportJson(report) : ReportTable(report);
 }
 

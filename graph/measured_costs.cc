@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "graph/json_text.h"
@@ -96,6 +97,13 @@ absl::StatusOr<MeasuredCosts> ParseMeasuredCosts(absl::string_view text) {
   }
 }
 
+std::string CostSourcesLine(int32_t measured, int32_t modelled, double measured_flops_share) {
+  if (measured == 0) return absl::StrCat("all ", modelled, " operators modelled (no measured times)");
+  if (modelled == 0) return absl::StrCat("all ", measured, " operators measured");
+  return absl::StrFormat("%d of %d operators measured (%.1f%% of the FLOPs), %d modelled", measured,
+                         measured + modelled, 100 * measured_flops_share, modelled);
+}
+
 CostSources CountCostSources(const Graph& graph) {
   CostSources sources;
   double flops = 0, measured_flops = 0;
@@ -136,6 +144,30 @@ absl::StatusOr<Graph> ApplyMeasuredCosts(const Graph& graph, const MeasuredCosts
                                              "')"));
   }
   return merged;
+}
+
+absl::StatusOr<Graph> PrepareGraph(Graph forward, const MeasuredCosts* costs,
+                                   const std::function<absl::StatusOr<Graph>(const Graph&)>& expand,
+                                   CostSources* sources) {
+  MeasuredCosts first, later;
+  if (costs != nullptr) {
+    for (const auto& [name, times] : costs->times) (forward.FindOp(name) != kNone ? first : later).times[name] = times;
+  }
+  absl::StatusOr<Graph> graph = std::move(forward);
+  CostSources ignored;
+  if (!first.times.empty()) graph = ApplyMeasuredCosts(*graph, first, &ignored);
+  if (graph.ok() && expand) graph = expand(*graph);
+  if (!graph.ok()) return graph.status();
+  if (!later.times.empty()) {
+    graph = ApplyMeasuredCosts(*graph, later, sources);
+    if (!graph.ok()) return graph.status();
+    std::vector<std::string> warnings = std::move(sources->warnings);
+    *sources = CountCostSources(*graph);
+    sources->warnings = std::move(warnings);
+  } else {
+    *sources = CountCostSources(*graph);
+  }
+  return graph;
 }
 
 }  // namespace placement

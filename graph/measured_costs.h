@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -40,10 +41,21 @@ struct CostSources {
   std::vector<std::string> warnings;  // operators of the costs file the graph does not have
 };
 
+// "12 of 40 operators measured (75.0% of the FLOPs), 28 modelled", or "all 40 operators modelled (...)".
+std::string CostSourcesLine(int32_t measured, int32_t modelled, double measured_flops_share);
+
 // Counts the sources of a graph as it stands (measured times from its own format count as measured).
 CostSources CountCostSources(const Graph& graph);
 
 // The graph with the measured times of `costs` in place of what its operators had for the same device kinds.
 absl::StatusOr<Graph> ApplyMeasuredCosts(const Graph& graph, const MeasuredCosts& costs, CostSources* sources);
+
+// The graph as placed: `costs` (may be null) merged onto the forward graph, so that a training step's backward
+// operators derive from measured forward times; `expand` (may be null) makes the training step; then the costs
+// that name the training step's own operators ("fc1/grad") are merged. `sources` says what was measured, with a
+// warning for the costs file's operators neither graph has.
+absl::StatusOr<Graph> PrepareGraph(Graph forward, const MeasuredCosts* costs,
+                                   const std::function<absl::StatusOr<Graph>(const Graph&)>& expand,
+                                   CostSources* sources);
 
 }  // namespace placement

@@ -207,6 +207,7 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   response.set_policy_version(config_.policy_version);
   for (const std::string& w : input->warnings) response.add_warnings(w);
   if (!plan.warning.empty()) response.add_warnings(plan.warning);
+  SetCostSources(input->cost_sources, response.mutable_cost_sources());
   response.set_compute_seconds(took);
   metrics_->RatioToBound(result->evaluation.ratio);
   if (cache_ != nullptr && !plan.cut_by_client) {
@@ -292,6 +293,7 @@ absl::StatusOr<pb::SimulateResponse> PlacementEngine::Simulate(const pb::Simulat
   FillScore(*evaluation, input->topology, input->time_unit, response.mutable_score());
   response.set_graph_hash(GraphHash(input->graph));
   for (const std::string& w : input->warnings) response.add_warnings(w);
+  SetCostSources(input->cost_sources, response.mutable_cost_sources());
   response.set_request_id(control.request_id);
   return response;
 }

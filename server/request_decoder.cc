@@ -1,5 +1,6 @@
 #include "server/request_decoder.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <utility>
@@ -7,7 +8,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "graph/canonical.h"
 #include "graph/graph_json.h"
+#include "graph/measured_costs.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/proto/graph_proto.h"
 #include "graph/tarnawski.h"
@@ -190,13 +193,20 @@ absl::StatusOr<DecodedInput> DecodeInput(const GraphSource& source, const pb::Gr
   if (absl::Status s = CheckGraphSize("graph", imported->graph.num_ops(), imported->graph.num_edges(), limits); !s.ok()) {
     return s;
   }
-  if (options.training()) {
-    absl::StatusOr<Graph> step = ExpandForTraining(std::move(imported->graph), options, limits);
-    if (!step.ok()) return step.status();
-    out.graph = *std::move(step);
-  } else {
-    out.graph = std::move(imported->graph);
+  std::optional<MeasuredCosts> costs;
+  if (!options.costs().empty()) {
+    absl::StatusOr<MeasuredCosts> parsed = ParseMeasuredCosts(options.costs());
+    if (!parsed.ok()) return InField("options.costs", parsed.status());
+    costs = *std::move(parsed);
   }
+  std::function<absl::StatusOr<Graph>(const Graph&)> expand;
+  if (options.training()) expand = [&](const Graph& forward) { return ExpandForTraining(forward, options, limits); };
+  absl::StatusOr<Graph> graph =
+      PrepareGraph(std::move(imported->graph), costs ? &*costs : nullptr, expand, &out.cost_sources);
+  if (!graph.ok()) return graph.status();
+  out.graph = *std::move(graph);
+  for (std::string& w : out.cost_sources.warnings) out.warnings.push_back(std::move(w));
+  out.cost_sources.warnings.clear();
 
   if (topology != nullptr && topology->source_case() != pb::Topology::SOURCE_NOT_SET) {
     absl::StatusOr<Topology> t = ParseTopology(*topology);
@@ -264,6 +274,7 @@ std::string CanonicalGraphOptions(const pb::GraphOptions& o) {
   if (o.has_num_data_inputs()) absl::StrAppend(&key, ";data_inputs=", o.num_data_inputs());
   if (o.loop_iterations() > 0) absl::StrAppend(&key, ";loop_iterations=", o.loop_iterations());
   if (o.max_unrolled_nodes() > 0) absl::StrAppend(&key, ";max_unrolled=", o.max_unrolled_nodes());
+  if (!o.costs().empty()) absl::StrAppend(&key, ";costs=", Sha256Hex(o.costs()));
   return key;
 }
 
@@ -271,6 +282,12 @@ std::string CanonicalSimulator(const pb::SimulatorOptions& o) {
   const std::string preset = o.preset().empty() ? "default" : absl::AsciiStrToLower(o.preset());
   const std::string priority = o.priority().empty() ? "topological" : absl::AsciiStrToLower(o.priority());
   return absl::StrCat("preset=", preset, ";priority=", priority);
+}
+
+void SetCostSources(const CostSources& sources, pb::CostSources* out) {
+  out->set_measured_operators(sources.measured_ops);
+  out->set_modelled_operators(sources.modelled_ops);
+  out->set_measured_flops_share(sources.measured_flops_share);
 }
 
 }  // namespace placement::server

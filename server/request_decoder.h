@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "graph/graph.h"
+#include "graph/measured_costs.h"
 #include "graph/topology.h"
 #include "placement/v1/placement.pb.h"
 #include "server/limits.h"
@@ -37,11 +38,15 @@ struct DecodedInput {
   std::string time_unit = "s";
   std::string format;                 // "proto", "onnx", "placement.graph/v1" or "tarnawski"
   std::vector<std::string> warnings;  // what the importer assumed
+  CostSources cost_sources;           // which operators' costs are measured, which modelled
 };
 
 // `topology` may be null or unset: the graph input's own devices are used then.
 absl::StatusOr<DecodedInput> DecodeInput(const GraphSource& source, const placement::v1::GraphOptions& options,
                                          const placement::v1::Topology* topology, const ServerLimits& limits);
+
+// The answer's record of where its costs came from.
+void SetCostSources(const CostSources& sources, placement::v1::CostSources* out);
 
 absl::StatusOr<Objective> ObjectiveFromProto(placement::v1::Objective objective);
 placement::v1::Objective ObjectiveToProto(Objective objective);

@@ -169,6 +169,33 @@ TEST(Placectl, OnnxAssumptionsAreNamedAndEveryDimGivenIsUsed) {
   EXPECT_THAT(bad.err, HasSubstr("--dim 'hits' is not NAME=VALUE"));
 }
 
+TEST(Placectl, MeasuredCostsReplaceTheModelAndTheAnswerSaysHowMany) {
+  const std::string model = kSource + "/tests/data/corpus/vgg16.onnx";
+  const fs::path costs = fs::temp_directory_path() / ("placectl_costs_" + std::to_string(getpid()) + ".csv");
+  std::ofstream(costs) << "operator,device_kind,seconds\n/features/features.0/Conv,*,0.5\n"
+                          "/classifier/classifier.0/Gemm,A100,250ms\nnot_there,*,1\n";
+  const fs::path bad = fs::temp_directory_path() / ("placectl_costs_bad_" + std::to_string(getpid()) + ".csv");
+  std::ofstream(bad) << "a,A100,1\nb,A100\n";
+  const std::string place = "place " + model + " --devices 1xA100 --algorithm single_device --output json --costs ";
+  Result measured = RunPlacectl(place + costs.string());
+  Result training = RunPlacectl(place + costs.string() + " --training");
+  Result broken = RunPlacectl(place + bad.string());
+  fs::remove(costs);
+  fs::remove(bad);
+  ASSERT_EQ(measured.exit_code, 0) << measured.err;
+  const nlohmann::json j = nlohmann::json::parse(measured.out);
+  EXPECT_EQ(j["cost_sources"]["measured_operators"], 2);
+  EXPECT_EQ(j["cost_sources"]["modelled_operators"], 36);
+  // The two measured operators alone take 750 ms; the modelled rest is well under a millisecond on an A100.
+  EXPECT_NEAR(j["value"].get<double>(), 0.75, 0.01);
+  EXPECT_THAT(j["warnings"].dump(), HasSubstr("not_there"));
+  // A training step derives its backward operators from the measured forward times (twice them by default).
+  ASSERT_EQ(training.exit_code, 0) << training.err;
+  EXPECT_NEAR(nlohmann::json::parse(training.out)["value"].get<double>(), 0.75 * 3, 0.05);
+  EXPECT_EQ(broken.exit_code, 3);
+  EXPECT_THAT(broken.err, HasSubstr("line 2: expected operator,device_kind,seconds"));
+}
+
 TEST(Placectl, GeneratedGraphRoundTripsThroughTheJsonFormat) {
   Result generated = RunPlacectl("generate nas_cells --ops 200 --seed 3");
   ASSERT_EQ(generated.exit_code, 0) << generated.err;

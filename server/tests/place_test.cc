@@ -299,6 +299,31 @@ TEST(Place, OnnxOptionsGiveDataDependentSizesAndEnterTheCacheKey) {
   EXPECT_NE(wrong.status().message().find("apply to ONNX models"), std::string::npos);
 }
 
+TEST(Place, MeasuredCostsInTheRequestAreUsedAndCounted) {
+  TempDir dir;
+  auto server = StartReadyServer(TestOptions(dir.path()));
+  ASSERT_NE(server, nullptr);
+  pb::PlaceRequest request;
+  request.set_onnx(testing::ReadSourceFile("tests/data/corpus/vgg16.onnx"));
+  request.mutable_topology()->set_shorthand("1xA100");
+  request.set_algorithm("single_device");
+  absl::StatusOr<pb::PlaceResponse> modelled = Place(server->port(), request);
+  ASSERT_TRUE(modelled.ok()) << modelled.status();
+  EXPECT_EQ(modelled->cost_sources().measured_operators(), 0);
+  EXPECT_EQ(modelled->cost_sources().modelled_operators(), 38);
+  request.mutable_options()->set_costs(R"({"/features/features.0/Conv": {"*": 0.5}})");
+  absl::StatusOr<pb::PlaceResponse> measured = Place(server->port(), request);
+  ASSERT_TRUE(measured.ok()) << measured.status();
+  EXPECT_FALSE(measured->cache_hit());
+  EXPECT_EQ(measured->cost_sources().measured_operators(), 1);
+  EXPECT_GT(measured->score().value(), 0.5);
+  request.mutable_options()->set_costs(R"({"x": {"*": "soon"}})");
+  absl::StatusOr<pb::PlaceResponse> bad = Place(server->port(), request);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("options.costs: key 'x' / '*'"), std::string::npos) << bad.status();
+}
+
 TEST(Discovery, ListAlgorithmsAndServerInfo) {
   TempDir dir;
   ServerOptions options = TestOptions(dir.path());
