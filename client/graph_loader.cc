@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/graph_json.h"
 #include "graph/measured_costs.h"
+#include "graph/pipedream.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/tarnawski.h"
 #include "graph/topology_json.h"
@@ -57,6 +58,11 @@ absl::StatusOr<LoadedGraph> Import(const std::string& path, const std::string& t
     if (!problem.ok()) return WithPath(path, problem.status());
     loaded.problem = *std::move(problem);
     loaded.format = kGraphJsonFormat;
+  } else if (LooksLikePipeDreamProfile(text)) {
+    absl::StatusOr<Problem> problem = ParsePipeDreamProfile(text, o.training);
+    if (!problem.ok()) return WithPath(path, problem.status());
+    loaded.problem = *std::move(problem);
+    loaded.format = "pipedream";
   } else if (LooksLikeTarnawskiGraph(text)) {
     absl::StatusOr<Problem> problem = ParseTarnawskiGraph(text);
     if (!problem.ok()) return WithPath(path, problem.status());
@@ -64,8 +70,8 @@ absl::StatusOr<LoadedGraph> Import(const std::string& path, const std::string& t
     loaded.format = "tarnawski";
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": not a graph format placectl reads (an ONNX model, a placement.graph/v1 JSON graph, or a Tarnawski "
-              "JSON graph with 'nodes', 'edges' and 'maxFPGAs')"));
+        path, ": not a graph format placectl reads (an ONNX model, a placement.graph/v1 JSON graph, a Tarnawski "
+              "JSON graph with 'nodes', 'edges' and 'maxFPGAs', or a PipeDream profile)"));
   }
   return loaded;
 }
@@ -108,7 +114,10 @@ absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLo
   if (!optimizer.ok()) return optimizer.status();
   training.optimizer = *optimizer;
   std::function<absl::StatusOr<Graph>(const Graph&)> expand;
-  if (options.training) expand = [&](const Graph& forward) { return BuildTrainingGraph(forward, training); };
+  // A PipeDream profile times its own backward layers: its importer made the training step already.
+  if (options.training && loaded->format != "pipedream") {
+    expand = [&](const Graph& forward) { return BuildTrainingGraph(forward, training); };
+  }
   absl::StatusOr<Graph> graph = PrepareGraph(std::move(loaded->problem.graph), costs ? &*costs : nullptr, expand,
                                              &loaded->cost_sources);
   if (!graph.ok()) return WithPath(path, graph.status());

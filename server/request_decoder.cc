@@ -11,6 +11,7 @@
 #include "graph/canonical.h"
 #include "graph/graph_json.h"
 #include "graph/measured_costs.h"
+#include "graph/pipedream.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/proto/graph_proto.h"
 #include "graph/tarnawski.h"
@@ -120,10 +121,13 @@ absl::StatusOr<Imported> Import(const GraphSource& source, const pb::GraphOption
       } else if (LooksLikeTarnawskiGraph(source.bytes)) {
         p = ParseTarnawskiGraph(source.bytes);
         out.format = "tarnawski";
+      } else if (LooksLikePipeDreamProfile(source.bytes)) {
+        p = ParsePipeDreamProfile(source.bytes, o.training());
+        out.format = "pipedream";
       } else {
         return absl::InvalidArgumentError(
-            "graph_json: neither a placement.graph/v1 graph (a \"format\" key) nor a Tarnawski graph (\"nodes\", "
-            "\"edges\" and \"maxFPGAs\")");
+            "graph_json: neither a placement.graph/v1 graph (a \"format\" key), a Tarnawski graph (\"nodes\", "
+            "\"edges\" and \"maxFPGAs\") nor a PipeDream profile (\"nodeN -- Layer -- forward_compute_time=...\")");
       }
       if (!p.ok()) return InField("graph_json", p.status());
       out.graph = std::move(p->graph);
@@ -200,7 +204,10 @@ absl::StatusOr<DecodedInput> DecodeInput(const GraphSource& source, const pb::Gr
     costs = *std::move(parsed);
   }
   std::function<absl::StatusOr<Graph>(const Graph&)> expand;
-  if (options.training()) expand = [&](const Graph& forward) { return ExpandForTraining(forward, options, limits); };
+  // A PipeDream profile times its own backward layers: its importer made the training step already.
+  if (options.training() && imported->format != "pipedream") {
+    expand = [&](const Graph& forward) { return ExpandForTraining(forward, options, limits); };
+  }
   absl::StatusOr<Graph> graph =
       PrepareGraph(std::move(imported->graph), costs ? &*costs : nullptr, expand, &out.cost_sources);
   if (!graph.ok()) return graph.status();

@@ -196,6 +196,22 @@ TEST(Placectl, MeasuredCostsReplaceTheModelAndTheAnswerSaysHowMany) {
   EXPECT_THAT(broken.err, HasSubstr("line 2: expected operator,device_kind,seconds"));
 }
 
+TEST(Placectl, PipeDreamProfilesPlaceAtTheirMeasuredTimes) {
+  const std::string profile = kSource + "/../shared/bench/pipedream/profiles/alexnet.txt";
+  if (!fs::exists(profile)) GTEST_SKIP() << "../shared/bench/pipedream is absent";
+  Result training = RunPlacectl("place " + profile + " --training --devices 8xV100 --objective throughput "
+                                "--algorithm single_device --output json");
+  Result inference = RunPlacectl("place " + profile + " --devices 8xV100 --objective throughput "
+                                 "--algorithm single_device --output json");
+  ASSERT_EQ(training.exit_code, 0) << training.err;
+  ASSERT_EQ(inference.exit_code, 0) << inference.err;
+  const nlohmann::json t = nlohmann::json::parse(training.out);
+  // PipeDream's single-worker time for AlexNet (reference.tsv): its layers' forward and backward times.
+  EXPECT_NEAR(t["value"].get<double>(), 0.085321, 1e-6);
+  EXPECT_EQ(t["cost_sources"]["modelled_operators"], 0);
+  EXPECT_LT(nlohmann::json::parse(inference.out)["value"].get<double>(), 0.085321);
+}
+
 TEST(Placectl, GeneratedGraphRoundTripsThroughTheJsonFormat) {
   Result generated = RunPlacectl("generate nas_cells --ops 200 --seed 3");
   ASSERT_EQ(generated.exit_code, 0) << generated.err;
