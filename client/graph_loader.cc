@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "graph/graph_json.h"
+#include "graph/costs_input.h"
 #include "graph/measured_costs.h"
 #include "graph/pipedream.h"
 #include "graph/onnx/onnx_import.h"
@@ -102,9 +103,9 @@ absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLo
   if (!text.ok()) return text.status();
   absl::StatusOr<LoadedGraph> loaded = Import(path, *text, options);
   if (!loaded.ok()) return loaded;
-  std::optional<MeasuredCosts> costs;
+  std::optional<CostsInput> costs;
   if (!options.costs_text.empty()) {
-    absl::StatusOr<MeasuredCosts> read = ParseMeasuredCosts(options.costs_text);
+    absl::StatusOr<CostsInput> read = ParseCostsInput(options.costs_text, options.costs_kind);
     if (!read.ok()) return WithPath(options.costs_path, read.status());
     costs = *std::move(read);
   }

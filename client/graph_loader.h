@@ -25,6 +25,7 @@ struct GraphLoadOptions {
   int64_t max_unrolled_nodes = 0;       // ONNX: unroll limit of Loop and Scan; 0 = the importer's default
   std::string costs_path;  // --costs: measured per-operator times (graph/measured_costs.h), for messages
   std::string costs_text;  // that file's text, read once (sent as it is to a server)
+  std::string costs_kind = "*";  // --costs_kind: the device kind a profiler trace was recorded on
   bool training = false;        // expand the forward graph into a training step
   std::string optimizer = "adam";
   double backward_multiplier = 2.0;

@@ -43,6 +43,8 @@ ABSL_FLAG(int64_t, loop_iterations, 0, "ONNX: iterations assumed for a Loop the 
 ABSL_FLAG(int64_t, max_unrolled_nodes, 0, "ONNX: a Loop or Scan unrolling past this stays one operator (0: 20000)");
 ABSL_FLAG(std::string, costs, "",
           "measured per-operator times to use instead of the model's: JSON {op: {kind: seconds}} or CSV op,kind,seconds");
+ABSL_FLAG(std::string, costs_kind, "*",
+          "the device kind a PyTorch profiler trace given as --costs was recorded on (*: every kind)");
 ABSL_FLAG(bool, training, false, "place one training step: backward ops, gradients and optimizer updates");
 ABSL_FLAG(std::string, optimizer, "adam", "training: sgd | momentum | adam (its state is in memory)");
 ABSL_FLAG(double, backward_multiplier, 2.0, "training: backward work as a multiple of the forward work");
@@ -79,7 +81,9 @@ constexpr char kUsage[] =
     "decides, as the warnings name them), --allow_unresolved_dims, --num_data_inputs N, --loop_iterations N,\n"
     "--max_unrolled_nodes N.\n"
     "--costs FILE (place, simulate, submit, import): measured per-operator times, JSON {op: {kind: seconds}} or\n"
-    "CSV op,kind,seconds (kind \"*\": every device kind); operators it does not name keep the model's estimate.\n\n"
+    "CSV op,kind,seconds (kind \"*\": every device kind), or a PyTorch profiler trace from\n"
+    "scripts/profile_model.py (--costs_kind KIND: the device kind it was recorded on); operators it does not name\n"
+    "keep the model's estimate (docs/measured-costs.md).\n\n"
     "commands:\n"
     "  simulate GRAPH --placement FILE [--topology FILE | --devices SPEC] [--objective step_time|throughput|latency]\n"
     "                 [--local] [--output table|json] [--priority topological|upward_rank] [--simulator default|placeto]\n"
@@ -151,6 +155,7 @@ placement::cli::GraphLoadOptions LoadOptions(const std::map<std::string, int64_t
   placement::cli::GraphLoadOptions o;
   o.costs_path = absl::GetFlag(FLAGS_costs);
   o.costs_text = costs;
+  o.costs_kind = absl::GetFlag(FLAGS_costs_kind);
   o.batch = absl::GetFlag(FLAGS_batch);
   o.sequence_length = absl::GetFlag(FLAGS_seq);
   o.dims = dims;

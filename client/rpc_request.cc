@@ -27,6 +27,7 @@ void FillGraph(const GraphPayload& payload, const GraphLoadOptions& load, Reques
   o->set_loop_iterations(load.loop_iterations);
   o->set_max_unrolled_nodes(load.max_unrolled_nodes);
   o->set_costs(load.costs_text);
+  if (load.costs_kind != "*") o->set_costs_kind(load.costs_kind);
   o->set_training(load.training);
   if (load.training) {
     o->set_optimizer(load.optimizer);

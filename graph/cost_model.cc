@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -33,7 +34,8 @@ absl::StatusOr<CostModel> CostModel::Create(const Graph& graph, const Topology& 
   for (size_t gk = 0; gk < graph.device_kinds().size(); ++gk) {
     if (graph.device_kinds()[gk] == kAnyDeviceKind) graph_kind_to_topo[gk] = -2;
     for (int32_t tk = 0; tk < num_kinds; ++tk) {
-      if (topology.kinds()[tk] == graph.device_kinds()[gk]) graph_kind_to_topo[gk] = tk;
+      // Kinds match regardless of case: a profile recorded as "cpu" is for the CPU preset.
+      if (absl::EqualsIgnoreCase(topology.kinds()[tk], graph.device_kinds()[gk])) graph_kind_to_topo[gk] = tk;
     }
   }
   m.time_.assign(static_cast<size_t>(num_kinds) * m.num_ops_, kCannotRun);

@@ -146,28 +146,4 @@ absl::StatusOr<Graph> ApplyMeasuredCosts(const Graph& graph, const MeasuredCosts
   return merged;
 }
 
-absl::StatusOr<Graph> PrepareGraph(Graph forward, const MeasuredCosts* costs,
-                                   const std::function<absl::StatusOr<Graph>(const Graph&)>& expand,
-                                   CostSources* sources) {
-  MeasuredCosts first, later;
-  if (costs != nullptr) {
-    for (const auto& [name, times] : costs->times) (forward.FindOp(name) != kNone ? first : later).times[name] = times;
-  }
-  absl::StatusOr<Graph> graph = std::move(forward);
-  CostSources ignored;
-  if (!first.times.empty()) graph = ApplyMeasuredCosts(*graph, first, &ignored);
-  if (graph.ok() && expand) graph = expand(*graph);
-  if (!graph.ok()) return graph.status();
-  if (!later.times.empty()) {
-    graph = ApplyMeasuredCosts(*graph, later, sources);
-    if (!graph.ok()) return graph.status();
-    std::vector<std::string> warnings = std::move(sources->warnings);
-    *sources = CountCostSources(*graph);
-    sources->warnings = std::move(warnings);
-  } else {
-    *sources = CountCostSources(*graph);
-  }
-  return graph;
-}
-
 }  // namespace placement

@@ -11,7 +11,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -49,13 +48,5 @@ CostSources CountCostSources(const Graph& graph);
 
 // The graph with the measured times of `costs` in place of what its operators had for the same device kinds.
 absl::StatusOr<Graph> ApplyMeasuredCosts(const Graph& graph, const MeasuredCosts& costs, CostSources* sources);
-
-// The graph as placed: `costs` (may be null) merged onto the forward graph, so that a training step's backward
-// operators derive from measured forward times; `expand` (may be null) makes the training step; then the costs
-// that name the training step's own operators ("fc1/grad") are merged. `sources` says what was measured, with a
-// warning for the costs file's operators neither graph has.
-absl::StatusOr<Graph> PrepareGraph(Graph forward, const MeasuredCosts* costs,
-                                   const std::function<absl::StatusOr<Graph>(const Graph&)>& expand,
-                                   CostSources* sources);
 
 }  // namespace placement

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/canonical.h"
 #include "graph/graph_json.h"
+#include "graph/costs_input.h"
 #include "graph/measured_costs.h"
 #include "graph/pipedream.h"
 #include "graph/onnx/onnx_import.h"
@@ -197,9 +198,9 @@ absl::StatusOr<DecodedInput> DecodeInput(const GraphSource& source, const pb::Gr
   if (absl::Status s = CheckGraphSize("graph", imported->graph.num_ops(), imported->graph.num_edges(), limits); !s.ok()) {
     return s;
   }
-  std::optional<MeasuredCosts> costs;
+  std::optional<CostsInput> costs;
   if (!options.costs().empty()) {
-    absl::StatusOr<MeasuredCosts> parsed = ParseMeasuredCosts(options.costs());
+    absl::StatusOr<CostsInput> parsed = ParseCostsInput(options.costs(), options.costs_kind());
     if (!parsed.ok()) return InField("options.costs", parsed.status());
     costs = *std::move(parsed);
   }
@@ -282,6 +283,9 @@ std::string CanonicalGraphOptions(const pb::GraphOptions& o) {
   if (o.loop_iterations() > 0) absl::StrAppend(&key, ";loop_iterations=", o.loop_iterations());
   if (o.max_unrolled_nodes() > 0) absl::StrAppend(&key, ";max_unrolled=", o.max_unrolled_nodes());
   if (!o.costs().empty()) absl::StrAppend(&key, ";costs=", Sha256Hex(o.costs()));
+  if (!o.costs().empty() && !o.costs_kind().empty() && o.costs_kind() != "*") {
+    absl::StrAppend(&key, ";costs_kind=", o.costs_kind().size(), ":", o.costs_kind());
+  }
   return key;
 }
 

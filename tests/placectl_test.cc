@@ -196,6 +196,28 @@ TEST(Placectl, MeasuredCostsReplaceTheModelAndTheAnswerSaysHowMany) {
   EXPECT_THAT(broken.err, HasSubstr("line 2: expected operator,device_kind,seconds"));
 }
 
+TEST(Placectl, AProfilerTraceOfTheExportedModelMeasuresEveryOperator) {
+  const std::string data = kSource + "/tests/data/torch_trace/";
+  const std::string place = "place " + data + "resnet18_b1.onnx --algorithm single_device --output json --costs " +
+                            data + "resnet18_b1_cpu1.trace.json ";
+  Result on_cpu = RunPlacectl(place + "--devices 1xCPU --costs_kind cpu");
+  Result on_gpu = RunPlacectl(place + "--devices 1xA100 --costs_kind cpu");
+  Result everywhere = RunPlacectl(place + "--devices 1xA100 --training");
+  ASSERT_EQ(on_cpu.exit_code, 0) << on_cpu.err;
+  const nlohmann::json j = nlohmann::json::parse(on_cpu.out);
+  EXPECT_EQ(j["cost_sources"]["modelled_operators"], 0);
+  EXPECT_EQ(j["cost_sources"]["measured_operators"], 65);
+  // The profiled step took 74.3 ms; the modules' self times account for all but the profiler's bookkeeping.
+  EXPECT_GT(j["value"].get<double>(), 0.06);
+  EXPECT_LT(j["value"].get<double>(), 0.0743);
+  // A trace recorded on the CPU says nothing of an A100: the answer names the kinds rather than guessing.
+  EXPECT_EQ(on_gpu.exit_code, 3);
+  EXPECT_THAT(on_gpu.err, HasSubstr("measured times only for device kind(s) cpu"));
+  // Without --costs_kind the trace's times hold on every device; the backward derives from them.
+  ASSERT_EQ(everywhere.exit_code, 0) << everywhere.err;
+  EXPECT_GT(nlohmann::json::parse(everywhere.out)["value"].get<double>(), 2 * j["value"].get<double>());
+}
+
 TEST(Placectl, PipeDreamProfilesPlaceAtTheirMeasuredTimes) {
   const std::string profile = kSource + "/../shared/bench/pipedream/profiles/alexnet.txt";
   if (!fs::exists(profile)) GTEST_SKIP() << "../shared/bench/pipedream is absent";

@@ -324,6 +324,33 @@ TEST(Place, MeasuredCostsInTheRequestAreUsedAndCounted) {
   EXPECT_NE(bad.status().message().find("options.costs: key 'x' / '*'"), std::string::npos) << bad.status();
 }
 
+TEST(Place, AProfilerTraceInTheRequestIsMatchedByModuleAndKeyedByItsKind) {
+  TempDir dir;
+  auto server = StartReadyServer(TestOptions(dir.path()));
+  ASSERT_NE(server, nullptr);
+  pb::PlaceRequest request;
+  request.set_onnx(testing::ReadSourceFile("tests/data/torch_trace/resnet18_b1.onnx"));
+  request.mutable_topology()->set_shorthand("1xCPU");
+  request.set_algorithm("single_device");
+  request.mutable_options()->set_costs(testing::ReadSourceFile("tests/data/torch_trace/resnet18_b1_cpu1.trace.json"));
+  request.mutable_options()->set_costs_kind("cpu");
+  absl::StatusOr<pb::PlaceResponse> measured = Place(server->port(), request);
+  ASSERT_TRUE(measured.ok()) << measured.status();
+  EXPECT_EQ(measured->cost_sources().modelled_operators(), 0);
+  EXPECT_EQ(measured->cost_sources().measured_operators(), 65);
+  // The same trace said to be an A100's is another question, not the cached answer.
+  request.mutable_topology()->set_shorthand("1xCPU+1xA100");
+  request.mutable_options()->set_costs_kind("A100");
+  absl::StatusOr<pb::PlaceResponse> other = Place(server->port(), request);
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_FALSE(other->cache_hit());
+  request.mutable_options()->set_costs(R"([{"ph": "X", "name": "module:#0", "ts": 0}])");
+  absl::StatusOr<pb::PlaceResponse> bad = Place(server->port(), request);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("trace event 0"), std::string::npos) << bad.status();
+}
+
 TEST(Discovery, ListAlgorithmsAndServerInfo) {
   TempDir dir;
   ServerOptions options = TestOptions(dir.path());

@@ -86,9 +86,12 @@ class PlacementClient:
 
     @staticmethod
     def place_request(graph_path, devices=None, topology_json=None, objective="step_time", algorithm="auto",
-                      budget_ms=0, training=False, batch_size=0, seed=0, skip_cache=False, dims=None):
+                      budget_ms=0, training=False, batch_size=0, seed=0, skip_cache=False, dims=None,
+                      costs_path=None, costs_kind="*"):
         """A PlaceRequest for a graph file (ONNX, or JSON), sent as the file's bytes. `dims` maps a dimension's
-        symbol, or "TENSOR:AXIS" for a size the data decides, to its value (ONNX only; docs/onnx.md)."""
+        symbol, or "TENSOR:AXIS" for a size the data decides, to its value (ONNX only; docs/onnx.md).
+        `costs_path` is a costs file or a profiler trace of measured times, `costs_kind` the device kind a trace
+        was recorded on (docs/measured-costs.md)."""
         data, is_json = read_graph(graph_path)
         request = pb.PlaceRequest(objective=_OBJECTIVES[objective], algorithm=algorithm, budget_ms=budget_ms,
                                   seed=seed, skip_cache=skip_cache)
@@ -97,6 +100,11 @@ class PlacementClient:
         request.options.training = training
         request.options.batch_size = batch_size
         request.options.dims.update(dims or {})
+        if costs_path:
+            with open(costs_path, encoding="utf-8") as f:
+                request.options.costs = f.read()
+            if costs_kind != "*":
+                request.options.costs_kind = costs_kind
         return request
 
     @staticmethod

@@ -129,6 +129,13 @@ def main():
             check(not sized.cache_hit and sized.graph_hash != repeat.graph_hash,
                   "another batch size and dims were answered from the cache")
 
+            traced = os.path.join(args.source, "tests", "data", "torch_trace")
+            measured = client.place(client.place_request(
+                os.path.join(traced, "resnet18_b1.onnx"), devices="1xCPU", algorithm="single_device",
+                costs_path=os.path.join(traced, "resnet18_b1_cpu1.trace.json"), costs_kind="cpu"))
+            check(measured.cost_sources.measured_operators == 65 and measured.cost_sources.modelled_operators == 0,
+                  f"the profiler trace did not measure every operator: {measured.cost_sources}")
+
             bad = pb.PlaceRequest(graph_json='{"format": "placement.graph/v1", "operators": [{"name": 3}]}')
             bad.topology.shorthand = "2xA100"
             try:

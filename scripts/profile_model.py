@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+"""Profiles a PyTorch model for the placement service: exports its graph to ONNX (without weights) and records
+a torch.profiler trace whose module annotations let the service match measured times to the exported operators.
+
+    /usr/bin/python3 scripts/profile_model.py resnet18 --batch 8 --out /tmp/resnet18 [--training] [--threads 1]
+    placectl place /tmp/resnet18/model.onnx --batch 8 --costs /tmp/resnet18/trace.json --costs_kind cpu ...
+
+MODEL is a torchvision architecture (resnet18, mobilenet_v2, vit_b_16, ...) or `file.py:factory`, a function
+returning (model, example_inputs). Run it on the device the placement is for (a GPU with --device cuda): the
+trace's times are that device's. What it records:
+
+- every module call is wrapped in a `record_function` named `module:<path>#<call>` (`module:layer1.0.relu#2`: the
+  third call of that module in one forward), which the exporter's node names (`/layer1/layer1.0/relu_2/Relu`)
+  lead back to;
+- `--warmup` untimed steps, then `--steps` profiled ones, each a `ProfilerStep#N`;
+- with --training, each step is a forward in training mode, a sum of the outputs as the loss, a backward and an
+  Adam step. The service takes the forward times of the modules from it; torch 1.13's trace carries no sequence
+  numbers that would tie backward ops to modules, so backward operators derive from the measured forward times
+  (docs/measured-costs.md).
+
+The trace is torch's Chrome-trace JSON (chrome://tracing and Perfetto open it too).
+"""
+
+import argparse
+import importlib.util
+import os
+import sys
+
+import torch
+import torchvision
+
+
+def load(spec, batch):
+    if ":" in spec:
+        path, factory = spec.split(":", 1)
+        module_spec = importlib.util.spec_from_file_location("user_model", path)
+        module = importlib.util.module_from_spec(module_spec)
+        module_spec.loader.exec_module(module)
+        return getattr(module, factory)()
+    model = torchvision.models.get_model(spec, weights=None)
+    size = 299 if spec == "inception_v3" else 224
+    return model, (torch.randn(batch, 3, size, size),)
+
+
+def annotate(model):
+    """Wraps every module's forward (the model's own under the path "") in record_function("module:<path>#<call>");
+    returns the hooks to remove and the per-step call counter."""
+    calls = {}
+    open_ranges = {}
+    handles = []
+    for path, module in model.named_modules():
+        def pre(mod, args, path=path):
+            n = calls.get(path, 0)
+            calls[path] = n + 1
+            scope = torch.profiler.record_function(f"module:{path}#{n}")
+            scope.__enter__()
+            open_ranges.setdefault(path, []).append(scope)
+
+        def post(mod, args, out, path=path):
+            open_ranges[path].pop().__exit__(None, None, None)
+
+        handles.append(module.register_forward_pre_hook(pre))
+        handles.append(module.register_forward_hook(post))
+    return handles, calls
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model")
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--out", required=True, help="folder for model.onnx and trace.json")
+    parser.add_argument("--training", action="store_true", help="profile a training step (backward and Adam)")
+    parser.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: torch's default)")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--opset", type=int, default=17)
+    args = parser.parse_args()
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    os.makedirs(args.out, exist_ok=True)
+    model, inputs = load(args.model, args.batch)
+    model.eval()
+    torch.onnx.export(model, inputs, os.path.join(args.out, "model.onnx"), export_params=False,
+                      opset_version=args.opset, do_constant_folding=True,
+                      training=torch.onnx.TrainingMode.EVAL)
+    model = model.to(args.device).train(args.training)
+    inputs = tuple(x.to(args.device) for x in inputs)
+    optimizer = torch.optim.Adam(model.parameters()) if args.training else None
+    handles, calls = annotate(model)
+
+    def step():
+        calls.clear()
+        if not args.training:
+            with torch.no_grad():
+                model(*inputs)
+            return
+        optimizer.zero_grad()
+        out = model(*inputs)
+        loss = sum(o.float().sum() for o in (out if isinstance(out, (tuple, list)) else [out]))
+        loss.backward()
+        optimizer.step()
+
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if args.device.startswith("cuda"):
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    schedule = torch.profiler.schedule(wait=0, warmup=args.warmup, active=args.steps)
+    trace = os.path.join(args.out, "trace.json")
+    with torch.profiler.profile(activities=activities, schedule=schedule,
+                                on_trace_ready=lambda p: p.export_chrome_trace(trace)) as prof:
+        for _ in range(args.warmup + args.steps):
+            step()
+            if args.device.startswith("cuda"):
+                torch.cuda.synchronize()
+            prof.step()
+    for h in handles:
+        h.remove()
+    print(os.path.join(args.out, "model.onnx"), trace)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
