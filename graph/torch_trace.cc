@@ -1,6 +1,7 @@
 #include "graph/torch_trace.h"
 
 #include <algorithm>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <tuple>
 #include <utility>
@@ -109,8 +110,9 @@ std::map<std::string, double> SelfMicroseconds(TraceEvents events) {
 
 // "/layer1/layer1.0/relu_2/Relu" -> ("layer1.0.relu_2" as the scope path, "relu_2" as its last segment): the
 // exporter names a container's child "<container>.<index>", every other module by its attribute name.
-std::pair<std::string, std::string> ScopeOf(absl::string_view op_name) {
-  if (!absl::ConsumePrefix(&op_name, "/")) return {"", ""};
+// A name without the leading "/" (the exporter's "Identity_3" for a shared weight) has no scope.
+std::optional<std::pair<std::string, std::string>> ScopeOf(absl::string_view op_name) {
+  if (!absl::ConsumePrefix(&op_name, "/")) return std::nullopt;
   std::vector<absl::string_view> segments = absl::StrSplit(op_name, '/');
   segments.pop_back();  // the node's own name
   std::string path;
@@ -123,7 +125,7 @@ std::pair<std::string, std::string> ScopeOf(absl::string_view op_name) {
     }
     previous = std::string(s);
   }
-  return {path, previous};
+  return std::pair{path, previous};
 }
 
 // The trace's key for a scope: "path#0", or "path-without-_k#k" for the k-th call of a module used again.
@@ -181,9 +183,9 @@ MeasuredCosts MatchModuleTimes(const Graph& graph, const ModuleTimes& times, con
   std::string first_unmatched;
   for (OpId op = 0; op < graph.num_ops(); ++op) {
     if (graph.is_backward(op)) continue;
-    const auto [path, last] = ScopeOf(graph.name(op));
-    const std::string key = ModuleKey(path, last, times);
-    if (times.self_seconds.count(key) == 0) {
+    const auto scope = ScopeOf(graph.name(op));
+    const std::string key = scope ? ModuleKey(scope->first, scope->second, times) : "";
+    if (!scope || times.self_seconds.count(key) == 0) {
       if (unmatched++ == 0) first_unmatched = std::string(graph.name(op));
       continue;
     }

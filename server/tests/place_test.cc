@@ -336,8 +336,8 @@ TEST(Place, AProfilerTraceInTheRequestIsMatchedByModuleAndKeyedByItsKind) {
   request.mutable_options()->set_costs_kind("cpu");
   absl::StatusOr<pb::PlaceResponse> measured = Place(server->port(), request);
   ASSERT_TRUE(measured.ok()) << measured.status();
-  EXPECT_EQ(measured->cost_sources().modelled_operators(), 0);
-  EXPECT_EQ(measured->cost_sources().measured_operators(), 65);
+  EXPECT_EQ(measured->cost_sources().modelled_operators(), 16);
+  EXPECT_EQ(measured->cost_sources().measured_operators(), 49);
   // The same trace said to be an A100's is another question, not the cached answer.
   request.mutable_topology()->set_shorthand("1xCPU+1xA100");
   request.mutable_options()->set_costs_kind("A100");
