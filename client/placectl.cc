@@ -11,6 +11,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
+#include "client/calibrate_command.h"
 #include "client/convert_commands.h"
 #include "client/exit_codes.h"
 #include "client/bench_command.h"
@@ -48,6 +49,11 @@ ABSL_FLAG(std::string, costs_kind, "*",
 ABSL_FLAG(bool, training, false, "place one training step: backward ops, gradients and optimizer updates");
 ABSL_FLAG(std::string, optimizer, "adam", "training: sgd | momentum | adam (its state is in memory)");
 ABSL_FLAG(double, backward_multiplier, 2.0, "training: backward work as a multiple of the forward work");
+ABSL_FLAG(int32_t, threads, 1, "calibrate: the CPU threads LibTorch may use, as the measured runs will");
+ABSL_FLAG(std::vector<std::string>, profiles, {},
+          "calibrate: folders from scripts/profile_model.py whose measured operators refit the class efficiencies");
+ABSL_FLAG(double, measure_seconds, 0.05, "calibrate: how long each benchmark layer is repeated, best of three");
+ABSL_FLAG(std::string, kind, "cpu", "calibrate: the device kind written (what --costs_kind names)");
 ABSL_FLAG(int32_t, ops, 1000, "generate: about this many operators");
 ABSL_FLAG(uint64_t, seed, 1, "generate and place: the seed");
 ABSL_FLAG(std::string, algorithm, "auto", "place: a placer from `placectl algorithms`, or auto");
@@ -100,7 +106,11 @@ constexpr char kUsage[] =
     "  generate FAMILY [--ops N] [--seed S] [--batch N] [--width N] [--training]\n"
     "      print a synthetic graph: layered, nas_cells, blocks, fan_out, chain, branches or unet\n"
     "  presets\n"
-    "      list the device presets and the published figures they use\n\n"
+    "      list the device presets and the published figures they use\n"
+    "  calibrate [--threads N] [--kind KIND] [--output FILE] [--profiles DIR,...]\n"
+    "      measure this host with LibTorch (GEMM, memory, launch overhead, each operator class's share of the\n"
+    "      roofline, forward and backward) and write a topology with one CPU device for --topology; with\n"
+    "      --profiles, the classes profiled models spend time in take their efficiency from those profiles\n\n"
     "with a server (--server HOST:PORT; submit and bench default to 127.0.0.1:50051):\n"
     "  submit GRAPH [--server HOST:PORT] [--topology FILE | --devices SPEC] [--objective ...] [--algorithm NAME|auto]\n"
     "               [--deadline 10s] [--training --batch N] [--output table|json] [--chart schedule.html]\n"
@@ -333,6 +343,17 @@ int main(int argc, char** argv) {
     o.width = absl::GetFlag(FLAGS_width);
     o.training = absl::GetFlag(FLAGS_training);
     return Print(command, placement::cli::RunGenerate(o));
+  }
+  if (command == "calibrate") {
+    if (operands != 0) return Usage("calibrate takes no arguments");
+    placement::cli::CalibrateOptions o;
+    o.threads = absl::GetFlag(FLAGS_threads);
+    o.kind = absl::GetFlag(FLAGS_kind);
+    o.profiles = absl::GetFlag(FLAGS_profiles);
+    o.seconds_per_measurement = absl::GetFlag(FLAGS_measure_seconds);
+    const std::string output = absl::GetFlag(FLAGS_output);
+    o.output = output == "table" || output == "json" ? "" : output;
+    return Print(command, placement::cli::RunCalibrate(o));
   }
   if (command == "presets") {
     if (operands != 0) return Usage("presets takes no arguments");

@@ -16,6 +16,7 @@
 #include "client/answer_report.h"
 #include "client/rpc_request.h"
 #include "client/server_channel.h"
+#include "graph/file_io.h"
 #include "graph/units.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
@@ -75,14 +76,6 @@ class ProgressLine {
   std::string best_;
 };
 
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) return absl::InvalidArgumentError(absl::StrCat("--chart: cannot write '", path, "'"));
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& flag, const std::string& text) {
@@ -141,7 +134,9 @@ absl::StatusOr<std::string> RunSubmit(const SubmitOptions& o) {
     absl::StatusOr<std::string> html =
         RenderAnswerChart({o.graph_path, o.load, o.topology_file, o.devices}, *answer);
     if (!html.ok()) return absl::Status(html.status().code(), absl::StrCat("--chart: ", html.status().message()));
-    if (absl::Status s = WriteFile(o.chart_path, *html); !s.ok()) return s;
+    if (absl::Status s = WriteWholeFile(o.chart_path, *html); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--chart: ", s.message()));
+    }
   }
   return o.output == "json" ? PlaceAnswerJson(*answer) : PlaceAnswerTable(*answer);
 }

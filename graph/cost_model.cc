@@ -6,12 +6,17 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/op_class.h"
 
 namespace placement {
 namespace {
 
-double Roofline(const Graph& g, OpId op, const Device& d) {
-  return std::max(g.flops(op) / d.peak_flops, g.bytes_accessed(op) / d.memory_bandwidth) + d.launch_overhead;
+// The roofline at the share of it that the operator's class reaches on the device.
+double Roofline(const Graph& g, OpId op, const Device& d, OpClass c, bool backward) {
+  const int i = static_cast<int>(c);
+  const double efficiency = d.efficiency[i] * (backward ? d.backward_efficiency[i] : 1.0);
+  return std::max(g.flops(op) / d.peak_flops, g.bytes_accessed(op) / d.memory_bandwidth) / efficiency +
+         d.launch_overhead;
 }
 
 }  // namespace
@@ -44,8 +49,11 @@ absl::StatusOr<CostModel> CostModel::Create(const Graph& graph, const Topology& 
   for (OpId op = 0; op < m.num_ops_; ++op) {
     auto measured = graph.measured(op);
     if (measured.empty()) {
+      const OpClass c = ClassOf(graph, op);
+      const bool backward = IsBackwardType(graph.op_type(op));
       for (int32_t k = 0; k < num_kinds; ++k) {
-        m.time_[static_cast<size_t>(k) * m.num_ops_ + op] = Roofline(graph, op, topology.device(kind_device[k]));
+        m.time_[static_cast<size_t>(k) * m.num_ops_ + op] =
+            Roofline(graph, op, topology.device(kind_device[k]), c, backward);
       }
     } else {
       for (const MeasuredTime& mt : measured) {  // "*" first, so that a kind's own time wins over it

@@ -19,4 +19,13 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   return buffer.str();
 }
 
+absl::Status WriteWholeFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return absl::InvalidArgumentError(absl::StrCat("cannot write '", path, "': ", std::strerror(errno)));
+  out << text;
+  out.close();
+  if (!out) return absl::InvalidArgumentError(absl::StrCat("cannot write '", path, "'"));
+  return absl::OkStatus();
+}
+
 }  // namespace placement

@@ -30,6 +30,13 @@ absl::Status ValidateDevice(const Device& d) {
   if (!(s = CheckFigure(what, "peak_flops", d.peak_flops, true)).ok()) return s;
   if (!(s = CheckFigure(what, "memory_bandwidth", d.memory_bandwidth, true)).ok()) return s;
   if (!(s = CheckFigure(what, "launch_overhead", d.launch_overhead, false)).ok()) return s;
+  for (int c = 0; c < kNumOpClasses; ++c) {
+    const absl::string_view name = OpClassName(static_cast<OpClass>(c));
+    if (!(s = CheckFigure(what, absl::StrCat("efficiency.", name), d.efficiency[c], true)).ok()) return s;
+    if (!(s = CheckFigure(what, absl::StrCat("backward_efficiency.", name), d.backward_efficiency[c], true)).ok()) {
+      return s;
+    }
+  }
   if (d.memory_bytes < 0) return absl::InvalidArgumentError(absl::StrCat(what, ": memory_bytes is negative"));
   if (d.host < 0) return absl::InvalidArgumentError(absl::StrCat(what, ": host is negative"));
   return absl::OkStatus();
@@ -38,10 +45,11 @@ absl::Status ValidateDevice(const Device& d) {
 // Devices of one kind share a row of the cost table, so they must agree on what the cost model reads.
 absl::Status CheckKindConsistent(const Device& a, const Device& b) {
   if (a.peak_flops != b.peak_flops || a.memory_bandwidth != b.memory_bandwidth ||
-      a.launch_overhead != b.launch_overhead || a.type != b.type) {
+      a.launch_overhead != b.launch_overhead || a.type != b.type || a.efficiency != b.efficiency ||
+      a.backward_efficiency != b.backward_efficiency) {
     return absl::InvalidArgumentError(absl::StrCat("devices '", a.name, "' and '", b.name, "' are both of kind '", a.kind,
-                                                   "' but differ in peak FLOP/s, memory bandwidth, launch overhead or "
-                                                   "type; give them different kinds"));
+                                                   "' but differ in peak FLOP/s, memory bandwidth, launch overhead, "
+                                                   "efficiencies or type; give them different kinds"));
   }
   return absl::OkStatus();
 }

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "graph/op_class.h"
 
 namespace placement {
 
@@ -30,6 +31,10 @@ struct Device {
   int64_t memory_bytes = 0;       // capacity; 0 means unlimited (host memory in the Tarnawski model)
   int32_t host = 0;
   double launch_overhead = 0;     // seconds added to every roofline-estimated operator
+  // Share of the roofline each operator class reaches (graph/op_class.h); backward operators of a training
+  // step reach efficiency x backward_efficiency.
+  ClassFactors efficiency = kUnitFactors;
+  ClassFactors backward_efficiency = kUnitFactors;
 };
 
 struct LinkResource {

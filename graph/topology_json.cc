@@ -96,6 +96,30 @@ absl::StatusOr<int64_t> MemoryBytes(const Json& j, absl::string_view path) {
   return static_cast<int64_t>(std::llround(*v));
 }
 
+// {"conv": 0.7, "elementwise": 0.4}: the classes named get their share of the roofline, the rest keep theirs.
+absl::Status ReadClassFactors(const Json& j, absl::string_view path, ClassFactors* out) {
+  if (!j.is_object()) return Err(path, absl::StrCat("expected an object of operator classes, got ", j.type_name()));
+  for (const auto& [name, value] : j.items()) {
+    const std::optional<OpClass> c = OpClassFromName(name);
+    if (!c) {
+      std::vector<std::string> names;
+      for (int i = 0; i < kNumOpClasses; ++i) names.emplace_back(OpClassName(static_cast<OpClass>(i)));
+      return Err(Child(path, name), absl::StrCat("unknown operator class; the classes are ", absl::StrJoin(names, ", ")));
+    }
+    if (!value.is_number() || !(value.get<double>() > 0) || !std::isfinite(value.get<double>())) {
+      return Err(Child(path, name), absl::StrCat("expected a positive number, got ", value.dump()));
+    }
+    (*out)[static_cast<int>(*c)] = value.get<double>();
+  }
+  return absl::OkStatus();
+}
+
+nlohmann::ordered_json ClassFactorsJson(const ClassFactors& factors) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (int i = 0; i < kNumOpClasses; ++i) j[std::string(OpClassName(static_cast<OpClass>(i)))] = factors[i];
+  return j;
+}
+
 // One entry of a "devices" list, before it is expanded into `count` named devices.
 struct DeviceEntry {
   Device device;
@@ -107,10 +131,12 @@ struct DeviceEntry {
 absl::StatusOr<DeviceEntry> ReadDeviceEntry(const Json& j, absl::string_view path, bool explicit_form) {
   absl::Status s = explicit_form ? CheckObject(j, path,
                                                {"preset", "count", "name", "kind", "type", "peak_flops",
-                                                "memory_bandwidth", "memory", "launch_overhead", "host"})
+                                                "memory_bandwidth", "memory", "launch_overhead", "efficiency",
+                                                "backward_efficiency", "host"})
                                  : CheckObject(j, path,
                                                {"preset", "count", "name", "kind", "type", "peak_flops",
-                                                "memory_bandwidth", "memory", "launch_overhead"});
+                                                "memory_bandwidth", "memory", "launch_overhead", "efficiency",
+                                                "backward_efficiency"});
   if (!s.ok()) return s;
   DeviceEntry e;
   if (const Json* p = Find(j, "preset")) {
@@ -160,6 +186,12 @@ absl::StatusOr<DeviceEntry> ReadDeviceEntry(const Json& j, absl::string_view pat
       absl::StatusOr<double> q = Quantity(*v, Child(path, f.key), f.parse, f.positive);
       if (!q.ok()) return q.status();
       *f.out = *q;
+    }
+  }
+  for (auto [key, factors] : {std::pair{"efficiency", &e.device.efficiency},
+                              std::pair{"backward_efficiency", &e.device.backward_efficiency}}) {
+    if (const Json* v = Find(j, key)) {
+      if (absl::Status s = ReadClassFactors(*v, Child(path, key), factors); !s.ok()) return s;
     }
   }
   if (const Json* v = Find(j, "memory")) {
@@ -526,6 +558,8 @@ std::string TopologyToJson(const Topology& t) {
                                 {"memory", dev.memory_bytes},
                                 {"launch_overhead", dev.launch_overhead},
                                 {"host", dev.host}};
+    if (dev.efficiency != kUnitFactors) j["efficiency"] = ClassFactorsJson(dev.efficiency);
+    if (dev.backward_efficiency != kUnitFactors) j["backward_efficiency"] = ClassFactorsJson(dev.backward_efficiency);
     absl::StrAppend(&out, "    ", Dump(j), d + 1 < n ? ",\n" : "\n");
   }
   absl::StrAppend(&out, "  ],\n  \"resources\": [\n");

@@ -25,6 +25,7 @@ import argparse
 import importlib.util
 import os
 import sys
+import warnings
 
 import torch
 import torchvision
@@ -40,6 +41,17 @@ def load(spec, batch):
     model = torchvision.models.get_model(spec, weights=None)
     size = 299 if spec == "inception_v3" else 224
     return model, (torch.randn(batch, 3, size, size),)
+
+
+def export(model, inputs, path, opset):
+    """The graph PyTorch runs: in the model's own mode (PRESERVE, TRAINING for training), so that BatchNorm stays an
+    operator of its own as in eager PyTorch rather than being folded into the convolution before it, as an
+    inference export (TrainingMode.EVAL) folds it for runtimes that fuse it."""
+    mode = torch.onnx.TrainingMode.TRAINING if model.training else torch.onnx.TrainingMode.PRESERVE
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, inputs, path, export_params=False, opset_version=opset, do_constant_folding=True,
+                          training=mode)
 
 
 def annotate(model):
@@ -81,11 +93,8 @@ def main():
     torch.manual_seed(0)
     os.makedirs(args.out, exist_ok=True)
     model, inputs = load(args.model, args.batch)
-    model.eval()
-    torch.onnx.export(model, inputs, os.path.join(args.out, "model.onnx"), export_params=False,
-                      opset_version=args.opset, do_constant_folding=True,
-                      training=torch.onnx.TrainingMode.EVAL)
-    model = model.to(args.device).train(args.training)
+    export(model.train(args.training), inputs, os.path.join(args.out, "model.onnx"), args.opset)
+    model = model.to(args.device)
     inputs = tuple(x.to(args.device) for x in inputs)
     optimizer = torch.optim.Adam(model.parameters()) if args.training else None
     handles, calls = annotate(model)

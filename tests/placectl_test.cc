@@ -218,6 +218,29 @@ TEST(Placectl, AProfilerTraceOfTheExportedModelMeasuresItsModulesOperators) {
   EXPECT_GT(nlohmann::json::parse(everywhere.out)["value"].get<double>(), 2 * j["value"].get<double>());
 }
 
+TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
+  const fs::path topology = fs::temp_directory_path() / ("placectl_calibrated_" + std::to_string(getpid()) + ".json");
+  const std::string data = kSource + "/tests/data/torch_trace/";
+  // Short measurements: this checks the command, not the host; the fidelity benchmark checks the figures.
+  Result calibrated = RunPlacectl("calibrate --threads 1 --measure_seconds 0.002 --output " + topology.string());
+  Result placed = RunPlacectl("place " + data + "resnet18_b1.onnx --algorithm single_device --output json "
+                              "--topology " + topology.string());
+  Result no_threads = RunPlacectl("calibrate --threads 0");
+  Result no_profile = RunPlacectl("calibrate --measure_seconds 0.002 --profiles /nonexistent/profile");
+  fs::remove(topology);
+  ASSERT_EQ(calibrated.exit_code, 0) << calibrated.err;
+  EXPECT_THAT(calibrated.out, HasSubstr("peak"));
+  EXPECT_THAT(calibrated.out, HasSubstr("thin_conv"));
+  EXPECT_THAT(calibrated.out, HasSubstr("use it as --topology"));
+  ASSERT_EQ(placed.exit_code, 0) << placed.err;
+  const nlohmann::json answer = nlohmann::json::parse(placed.out);
+  EXPECT_GT(answer["value"].get<double>(), 0);
+  EXPECT_EQ(no_threads.exit_code, 3);
+  EXPECT_THAT(no_threads.err, HasSubstr("--threads must be at least 1"));
+  EXPECT_NE(no_profile.exit_code, 0);
+  EXPECT_THAT(no_profile.err, HasSubstr("/nonexistent/profile/model.onnx"));
+}
+
 TEST(Placectl, PipeDreamProfilesPlaceAtTheirMeasuredTimes) {
   const std::string profile = kSource + "/../shared/bench/pipedream/profiles/alexnet.txt";
   if (!fs::exists(profile)) GTEST_SKIP() << "../shared/bench/pipedream is absent";

@@ -1,0 +1,141 @@
+#!/usr/bin/python3
+"""Prediction accuracy: the step time the service predicts on a calibrated host against the step time PyTorch
+measures on it, per architecture, batch, thread count, for inference and for a training step with Adam.
+
+    /usr/bin/python3 bench/fidelity/fidelity.py --placectl build/client/placectl [--models resnet18,...]
+        [--batches 1,8] [--threads 1,2] [--modes inference,training] [--out DIR]
+
+For each thread count it runs `placectl calibrate --threads N` once (microbenchmarks of LibTorch kernels; no
+model of the list is run or fitted), then for each model exports the graph PyTorch runs (BatchNorm as its own
+operator, the model's own mode), asks `placectl place --algorithm single_device` for the predicted step time on
+the calibrated device, and times the same model in torch on that many threads: the median of repeated steps
+after warm-up. Prints one row per case and the median and worst relative error per mode; writes results.tsv.
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import torch
+import torchvision
+
+DEFAULT_MODELS = ("resnet18,resnet50,mobilenet_v2,mobilenet_v3_large,efficientnet_b0,densenet121,vgg11_bn,"
+                  "convnext_tiny,regnet_y_400mf,shufflenet_v2_x1_0,squeezenet1_1,googlenet,mnasnet1_0,"
+                  "resnext50_32x4d,vit_b_16,swin_t,alexnet,wide_resnet50_2")
+
+
+def build(name, batch):
+    model = torchvision.models.get_model(name, weights=None, **({"aux_logits": False, "init_weights": True}
+                                                                   if name in ("googlenet", "inception_v3") else {}))
+    size = 299 if name == "inception_v3" else 224
+    return model, torch.randn(batch, 3, size, size)
+
+
+def export(model, x, path):
+    """The graph eager PyTorch runs: BatchNorm kept as an operator (PRESERVE), not folded into the convolution.
+    Exported in eval mode for training too (a training export refuses stochastic depth's Bernoulli); the
+    service's --training builds the backward and the optimizer from it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model.eval(), (x,), path, export_params=False, opset_version=17,
+                          do_constant_folding=True, training=torch.onnx.TrainingMode.PRESERVE)
+
+
+def measure(model, x, training, budget):
+    """Median seconds per step after two warm-up steps, repeated for at least `budget` seconds (3 steps)."""
+    model.train(training)
+    optimizer = torch.optim.Adam(model.parameters()) if training else None
+
+    def step():
+        if not training:
+            with torch.no_grad():
+                model(x)
+            return
+        optimizer.zero_grad()
+        out = model(x)
+        out = out.logits if hasattr(out, "logits") else out
+        out.sum().backward()
+        optimizer.step()
+
+    for _ in range(2):
+        step()
+    times = []
+    start = time.perf_counter()
+    while len(times) < 3 or (time.perf_counter() - start < budget and len(times) < 50):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def predict(placectl, onnx_path, topology, training):
+    args = [placectl, "place", onnx_path, "--topology", topology, "--algorithm", "single_device",
+            "--output", "json", "--policy_device=none"]
+    if training:
+        args += ["--training", "--optimizer", "adam"]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    import json
+    return json.loads(out)["value"]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--placectl", required=True)
+    p.add_argument("--models", default=DEFAULT_MODELS)
+    p.add_argument("--batches", default="1,8")
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--modes", default="inference,training")
+    p.add_argument("--budget", type=float, default=2.0, help="seconds of measured steps per case")
+    p.add_argument("--out", default=None, help="folder for results.tsv and the calibrated topologies")
+    p.add_argument("--profiles", default="",
+                   help="profile folders per thread count, {t} for it (e.g. /tmp/prof/resnet18_t{t},...): "
+                        "passed to placectl calibrate --profiles; those models are the fitted ones")
+    args = p.parse_args()
+    out = args.out or tempfile.mkdtemp(prefix="fidelity_")
+    os.makedirs(out, exist_ok=True)
+    rows = []
+    print(f"{'model':22s} {'batch':>5s} {'thr':>3s} {'mode':9s} {'measured':>10s} {'predicted':>10s} {'ratio':>6s}",
+          flush=True)
+    for threads in [int(t) for t in args.threads.split(",")]:
+        topology = os.path.join(out, f"calibrated_{threads}t.json")
+        calibrate = [args.placectl, "calibrate", "--threads", str(threads), "--output", topology]
+        if args.profiles:
+            calibrate += ["--profiles", args.profiles.replace("{t}", str(threads))]
+        report = subprocess.run(calibrate, check=True, capture_output=True, text=True).stdout
+        print("".join(line + "\n" for line in report.splitlines() if line.startswith(("host", "efficiency", "fitted"))),
+              end="", flush=True)
+        torch.set_num_threads(threads)
+        for name in args.models.split(","):
+            for batch in [int(b) for b in args.batches.split(",")]:
+                for mode in args.modes.split(","):
+                    training = mode == "training"
+                    torch.manual_seed(0)
+                    model, x = build(name, batch)
+                    path = os.path.join(out, f"{name}_b{batch}.onnx")
+                    if not os.path.exists(path):
+                        export(model, x, path)
+                    predicted = predict(args.placectl, path, topology, training)
+                    measured = measure(model, x, training, args.budget)
+                    del model
+                    rows.append((name, batch, threads, mode, measured, predicted))
+                    print(f"{name:22s} {batch:5d} {threads:3d} {mode:9s} {measured * 1e3:9.1f}ms "
+                          f"{predicted * 1e3:9.1f}ms {predicted / measured:6.2f}", flush=True)
+    with open(os.path.join(out, "results.tsv"), "w") as f:
+        f.write("model\tbatch\tthreads\tmode\tmeasured_s\tpredicted_s\n")
+        for r in rows:
+            f.write("\t".join(str(v) for v in r) + "\n")
+    for mode in args.modes.split(","):
+        errors = [abs(r[5] / r[4] - 1) for r in rows if r[3] == mode]
+        if errors:
+            print(f"{mode}: {len(errors)} cases, median error {statistics.median(errors) * 100:.1f}%, "
+                  f"worst {max(errors) * 100:.1f}%")
+    print(f"results in {out}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+#include "graph/op_class.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/strip.h"
+#include "graph/graph.h"
+
+namespace placement {
+namespace {
+
+constexpr absl::string_view kNames[kNumOpClasses] = {"gemm",          "thin_gemm",   "conv",        "thin_conv",
+                                                     "pooling",       "normalization", "elementwise",
+                                                     "data_movement", "view",          "optimizer",
+                                                     "other"};
+
+const absl::flat_hash_map<absl::string_view, OpClass>& TypeClasses() {
+  static const auto* const kTypes = new absl::flat_hash_map<absl::string_view, OpClass>{
+      {"MatMul", OpClass::kGemm}, {"Gemm", OpClass::kGemm}, {"Einsum", OpClass::kGemm},
+      {"MatMulInteger", OpClass::kGemm}, {"QLinearMatMul", OpClass::kGemm}, {"LSTM", OpClass::kGemm},
+      {"GRU", OpClass::kGemm}, {"RNN", OpClass::kGemm}, {"Attention", OpClass::kGemm},
+      {"Conv", OpClass::kConv}, {"ConvTranspose", OpClass::kConv}, {"ConvInteger", OpClass::kConv},
+      {"QLinearConv", OpClass::kConv},
+      {"MaxPool", OpClass::kPooling}, {"AveragePool", OpClass::kPooling}, {"GlobalAveragePool", OpClass::kNormalization},
+      {"GlobalMaxPool", OpClass::kNormalization}, {"LpPool", OpClass::kPooling}, {"MaxRoiPool", OpClass::kPooling},
+      {"RoiAlign", OpClass::kPooling}, {"MaxUnpool", OpClass::kPooling},
+      {"BatchNormalization", OpClass::kNormalization}, {"LayerNormalization", OpClass::kNormalization},
+      {"InstanceNormalization", OpClass::kNormalization}, {"GroupNormalization", OpClass::kNormalization},
+      {"LpNormalization", OpClass::kNormalization}, {"Softmax", OpClass::kNormalization},
+      {"LogSoftmax", OpClass::kNormalization}, {"LRN", OpClass::kNormalization},
+      {"ReduceMean", OpClass::kNormalization}, {"ReduceSum", OpClass::kNormalization},
+      {"ReduceMax", OpClass::kNormalization}, {"ReduceMin", OpClass::kNormalization},
+      {"ReduceProd", OpClass::kNormalization}, {"ReduceL2", OpClass::kNormalization},
+      {"Reshape", OpClass::kView}, {"Flatten", OpClass::kView}, {"Transpose", OpClass::kDataMovement},
+      {"Concat", OpClass::kDataMovement}, {"Split", OpClass::kDataMovement}, {"Slice", OpClass::kDataMovement},
+      {"Gather", OpClass::kDataMovement}, {"GatherElements", OpClass::kDataMovement},
+      {"GatherND", OpClass::kDataMovement}, {"ScatterND", OpClass::kDataMovement},
+      {"ScatterElements", OpClass::kDataMovement}, {"Squeeze", OpClass::kView},
+      {"Unsqueeze", OpClass::kView}, {"Expand", OpClass::kDataMovement}, {"Tile", OpClass::kDataMovement},
+      {"Pad", OpClass::kDataMovement}, {"Identity", OpClass::kView}, {"Resize", OpClass::kDataMovement},
+      {"DepthToSpace", OpClass::kDataMovement}, {"SpaceToDepth", OpClass::kDataMovement},
+      {"Stack", OpClass::kDataMovement}, {"ConcatFromSequence", OpClass::kDataMovement},
+      {"SplitToSequence", OpClass::kDataMovement}, {"Shape", OpClass::kView}, {"Size", OpClass::kView},
+      {"Dropout", OpClass::kView}, {"Constant", OpClass::kView}, {"ConstantOfShape", OpClass::kView},
+  };
+  return *kTypes;
+}
+
+}  // namespace
+
+absl::string_view OpClassName(OpClass c) { return kNames[static_cast<int>(c)]; }
+
+std::optional<OpClass> OpClassFromName(absl::string_view name) {
+  for (int c = 0; c < kNumOpClasses; ++c) {
+    if (kNames[c] == name) return static_cast<OpClass>(c);
+  }
+  return std::nullopt;
+}
+
+bool IsBackwardType(absl::string_view op_type) { return absl::EndsWith(op_type, "Grad"); }
+
+OpClass ClassOfType(absl::string_view op_type) {
+  if (!absl::ConsumeSuffix(&op_type, "WeightGrad")) absl::ConsumeSuffix(&op_type, "Grad");
+  if (absl::StartsWith(op_type, "Apply")) return OpClass::kOptimizer;  // ApplyAdam, ApplyMomentum, ...
+  const auto& types = TypeClasses();
+  const auto it = types.find(op_type);
+  if (it != types.end()) return it->second;
+  // Every other operator of the importer's tables reads its inputs once and writes its outputs once:
+  // activations, arithmetic, comparisons, casts, and the unknown ones it costs that way.
+  return OpClass::kElementwise;
+}
+
+OpClass RefineByIntensity(OpClass c, double flops, double bytes_accessed) {
+  const bool thin = bytes_accessed > 0 && flops < kThinFlopsPerByte * bytes_accessed;
+  if (c == OpClass::kConv && thin) return OpClass::kThinConv;
+  if (c == OpClass::kGemm && thin) return OpClass::kThinGemm;
+  return c;
+}
+
+OpClass ClassOf(const Graph& graph, int32_t op) {
+  return RefineByIntensity(ClassOfType(graph.op_type(op)), graph.flops(op), graph.bytes_accessed(op));
+}
+
+}  // namespace placement

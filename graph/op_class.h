@@ -1,0 +1,59 @@
+// Operator classes of the cost model. Real kernels reach a different share of a device's peak per class: a
+// large GEMM or convolution most of its FLOP/s, a depthwise convolution or a normalization a fraction of its
+// memory bandwidth. A device carries one efficiency per class (Device::efficiency), measured by
+// `placectl calibrate` on a host or taken from published measurements for the GPU presets, and the roofline
+// divides by it.
+#pragma once
+
+#include <array>
+#include <optional>
+
+#include "absl/strings/string_view.h"
+
+namespace placement {
+
+class Graph;
+
+enum class OpClass : int {
+  kGemm,          // MatMul, Gemm, Einsum, recurrent cells: dense matrix products
+  kThinGemm,      // the same with few rows (a small batch through a large Linear): streaming the weights
+  kConv,          // convolutions that reuse each input many times
+  kThinConv,      // depthwise, grouped or few-channel convolutions: little reuse, bandwidth-bound
+  kPooling,       // max and average pooling over windows
+  kNormalization, // batch, layer, instance and group norms, softmax, reductions and global pooling
+  kElementwise,   // activations, arithmetic, casts: one pass over the data
+  kDataMovement,  // concatenations, slices, gathers, transposes, padding: copies
+  kView,          // reshapes, squeezes, identities, shapes: metadata where the runtime has views
+  kOptimizer,     // the training step's parameter updates
+  kOther,
+};
+inline constexpr int kNumOpClasses = 11;
+
+using ClassFactors = std::array<double, kNumOpClasses>;
+
+// Every class at 1: the plain roofline.
+inline constexpr ClassFactors kUnitFactors = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+
+// "gemm", "thin_gemm", "conv", "thin_conv", "pooling", "normalization", "elementwise", "data_movement", "view", "optimizer",
+// "other":
+// the keys of a topology's "efficiency" object.
+absl::string_view OpClassName(OpClass c);
+std::optional<OpClass> OpClassFromName(absl::string_view name);
+
+// The class of an operator type; "ConvGrad" and "ConvWeightGrad" (a training step's backward operators) are
+// of the class of "Conv".
+OpClass ClassOfType(absl::string_view op_type);
+
+// A matrix product or convolution doing fewer than kThinFlopsPerByte FLOPs per byte it reads and writes is a
+// thin one: a 3x3 depthwise convolution does about 2, a 3x3 over 64 channels about 100, a batch of 8 through a
+// Linear layer 4, a ViT's MLP 200.
+inline constexpr double kThinFlopsPerByte = 16;
+OpClass RefineByIntensity(OpClass c, double flops, double bytes_accessed);
+
+// The class of one operator: of its type, refined by its intensity.
+OpClass ClassOf(const Graph& graph, int32_t op);
+
+// True for a training step's backward operators, by their type ("...Grad", "...WeightGrad").
+bool IsBackwardType(absl::string_view op_type);
+
+}  // namespace placement

@@ -1,0 +1,102 @@
+// Operator classes and the per-class efficiencies of a device: how operators are classed, how a topology file
+// carries the efficiencies, and that the cost model divides each roofline by its class's share.
+#include "graph/op_class.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "graph/cost_model.h"
+#include "graph/topology_json.h"
+
+namespace placement {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A 3x3 convolution over 64 channels and a 3x3 depthwise one, each writing 1 MB, then a Relu.
+Graph Convolutions() {
+  GraphBuilder builder;
+  auto add = [&](const char* name, const char* type, double flops) {
+    OpSpec op;
+    op.name = name;
+    op.op_type = type;
+    op.flops = flops;
+    op.bytes_accessed = 2e6;
+    op.outputs.push_back(OutputTensor{.bytes = 1000000});
+    builder.AddOp(op);
+  };
+  add("dense", "Conv", 288e6);
+  add("depthwise", "Conv", 4.5e6);
+  add("relu", "Relu", 0.25e6);
+  builder.AddEdge("dense", 0, "depthwise");
+  builder.AddEdge("depthwise", 0, "relu");
+  absl::StatusOr<Graph> g = std::move(builder).Build();
+  EXPECT_TRUE(g.ok()) << g.status();
+  return *std::move(g);
+}
+
+TEST(OpClass, TypesAndTheirBackwardOperatorsShareAClass) {
+  EXPECT_EQ(ClassOfType("MatMul"), OpClass::kGemm);
+  EXPECT_EQ(ClassOfType("ConvGrad"), OpClass::kConv);
+  EXPECT_EQ(ClassOfType("ConvWeightGrad"), OpClass::kConv);
+  EXPECT_EQ(ClassOfType("BatchNormalization"), OpClass::kNormalization);
+  EXPECT_EQ(ClassOfType("GlobalAveragePool"), OpClass::kNormalization);
+  EXPECT_EQ(ClassOfType("MaxPoolGrad"), OpClass::kPooling);
+  EXPECT_EQ(ClassOfType("Reshape"), OpClass::kView);
+  EXPECT_EQ(ClassOfType("Concat"), OpClass::kDataMovement);
+  EXPECT_EQ(ClassOfType("ApplyAdam"), OpClass::kOptimizer);
+  EXPECT_EQ(ClassOfType("SomethingNew"), OpClass::kElementwise);
+  EXPECT_TRUE(IsBackwardType("ReluGrad"));
+  EXPECT_FALSE(IsBackwardType("ApplyAdam"));
+  for (int c = 0; c < kNumOpClasses; ++c) {
+    EXPECT_EQ(OpClassFromName(OpClassName(static_cast<OpClass>(c))), static_cast<OpClass>(c));
+  }
+  EXPECT_FALSE(OpClassFromName("fancy").has_value());
+}
+
+TEST(OpClass, ADepthwiseConvolutionIsThin) {
+  const Graph g = Convolutions();
+  EXPECT_EQ(ClassOf(g, g.FindOp("dense")), OpClass::kConv);
+  EXPECT_EQ(ClassOf(g, g.FindOp("depthwise")), OpClass::kThinConv);
+  EXPECT_EQ(ClassOf(g, g.FindOp("relu")), OpClass::kElementwise);
+}
+
+constexpr char kCalibrated[] = R"({"devices": [{"name": "cpu0", "kind": "cpu", "type": "cpu",
+    "peak_flops": "100 GFLOP/s", "memory_bandwidth": "10 GB/s", "memory": "16 GiB",
+    "efficiency": {"conv": 0.5, "thin_conv": 0.25}, "backward_efficiency": {"conv": 0.8}}]})";
+
+TEST(OpClass, TheCostModelDividesEachRooflineByItsClassEfficiency) {
+  absl::StatusOr<Topology> t = ParseTopologyJson(kCalibrated);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const Graph g = Convolutions();
+  absl::StatusOr<CostModel> m = CostModel::Create(g, *t);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_NEAR(m->op_time(g.FindOp("dense"), 0), 288e6 / 100e9 / 0.5, 1e-12);  // compute-bound
+  EXPECT_NEAR(m->op_time(g.FindOp("depthwise"), 0), 2e6 / 10e9 / 0.25, 1e-12);  // memory-bound
+  EXPECT_NEAR(m->op_time(g.FindOp("relu"), 0), 2e6 / 10e9, 1e-12);            // elementwise left at 1
+}
+
+TEST(OpClass, EfficienciesSurviveTheTopologyFileAndBadOnesAreNamed) {
+  absl::StatusOr<Topology> t = ParseTopologyJson(kCalibrated);
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<Topology> again = ParseTopologyJson(TopologyToJson(*t));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->device(0).efficiency, t->device(0).efficiency);
+  EXPECT_DOUBLE_EQ(again->device(0).backward_efficiency[static_cast<int>(OpClass::kConv)], 0.8);
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"fancy": 0.5})", "devices[0].efficiency.fancy: unknown operator class; the classes are gemm, thin_gemm, conv"},
+      {R"({"conv": 0})", "expected a positive number, got 0"},
+      {R"({"conv": "fast"})", "expected a positive number"},
+      {R"([0.5])", "expected an object of operator classes"},
+  };
+  for (const auto& [efficiency, message] : bad) {
+    const std::string text = absl::StrCat(R"({"devices": [{"preset": "A100", "efficiency": )", efficiency, "}]}");
+    absl::StatusOr<Topology> parsed = ParseTopologyJson(text);
+    ASSERT_FALSE(parsed.ok()) << efficiency;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(parsed.status().message(), HasSubstr(message)) << efficiency;
+  }
+}
+
+}  // namespace
+}  // namespace placement
