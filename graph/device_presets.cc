@@ -157,6 +157,11 @@ std::string DescribeDevicePresets() {
                           FormatBytes(p.memory_bytes), FormatBandwidth(p.memory_bandwidth), p.intra_link, p.network,
                           p.citation);
   }
+  absl::StrAppend(&out,
+                  "\nEvery figure above is published (the vendor's datasheet), the launch overheads are assumed "
+                  "(5 us per GPU kernel, 1 us per CPU operator), and every operator class runs at the full "
+                  "roofline (efficiency 1). Measured figures for this host: placectl calibrate "
+                  "(docs/measured-costs.md).\n");
   return out;
 }
 

@@ -3,6 +3,9 @@
 #   scripts/bench.sh BUILD [NAME] [google-benchmark flags...]   NAME: simulator_bench, onnx_import_bench, ...
 #   scripts/bench.sh BUILD server [SECONDS]   the service under load (scripts/bench_server.sh; not pinned: the
 #                                             server and the load generator share the machine's cores)
+#   scripts/bench.sh BUILD fidelity [FLAGS]   predicted against measured step times (bench/fidelity/fidelity.py;
+#                                             needs python3-torch and python3-torchvision; not pinned: it
+#                                             measures one and two threads)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
@@ -10,6 +13,14 @@ shift || true
 if [ "${1:-}" = server ]; then
   shift
   exec "$ROOT/scripts/bench_server.sh" "$BUILD" "$@"
+fi
+if [ "${1:-}" = fidelity ]; then
+  shift
+  if ! /usr/bin/python3 -c "import torch, torchvision, onnx" 2>/dev/null; then
+    echo "bench fidelity: needs Debian's python3-torch, python3-torchvision and python3-onnx" >&2
+    exit 1
+  fi
+  exec /usr/bin/python3 "$ROOT/bench/fidelity/fidelity.py" --placectl "$BUILD/client/placectl" "$@"
 fi
 PIN=""
 command -v taskset >/dev/null 2>&1 && PIN="taskset -c 0"

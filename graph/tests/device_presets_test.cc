@@ -86,10 +86,12 @@ TEST(DevicePresetTest, MakeDeviceCopiesTheFiguresAndUsesThePresetNameAsKind) {
   EXPECT_DOUBLE_EQ(d.launch_overhead, 5e-6);
 }
 
-TEST(DevicePresetTest, DescriptionHasOneLinePerPresetWithItsSource) {
+TEST(DevicePresetTest, DescriptionHasOneLinePerPresetWithItsSourceAndSaysWhatIsPublished) {
   const std::string text = DescribeDevicePresets();
   std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
-  ASSERT_EQ(lines.size(), DevicePresets().size());
+  ASSERT_EQ(lines.size(), DevicePresets().size() + 1);
+  EXPECT_THAT(lines.back(), HasSubstr("Every figure above is published"));
+  EXPECT_THAT(lines.back(), HasSubstr("placectl calibrate"));
   EXPECT_THAT(lines[0], HasSubstr("989 TFLOP/s"));
   EXPECT_THAT(lines[0], HasSubstr("80 GB"));
   EXPECT_THAT(lines[0], HasSubstr("Source: NVIDIA H100"));
