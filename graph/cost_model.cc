@@ -11,15 +11,20 @@
 namespace placement {
 namespace {
 
-// The roofline at the share of it that the operator's class reaches on the device.
+// The roofline at the share of it that the operator's class reaches on the device, plus the launch overhead
+// of an operator that launches a kernel: a view (a reshape, a constant, a shape) is metadata and launches none.
 double Roofline(const Graph& g, OpId op, const Device& d, OpClass c, bool backward) {
   const int i = static_cast<int>(c);
   const double efficiency = d.efficiency[i] * (backward ? d.backward_efficiency[i] : 1.0);
   return std::max(g.flops(op) / d.peak_flops, g.bytes_accessed(op) / d.memory_bandwidth) / efficiency +
-         d.launch_overhead;
+         (c == OpClass::kView ? 0.0 : d.launch_overhead);
 }
 
 }  // namespace
+
+double ModelledSeconds(const Graph& graph, OpId op, const Device& device) {
+  return Roofline(graph, op, device, ClassOf(graph, op), IsBackwardType(graph.op_type(op)));
+}
 
 absl::StatusOr<CostModel> CostModel::Create(const Graph& graph, const Topology& topology) {
   CostModel m;

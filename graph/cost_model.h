@@ -21,6 +21,10 @@ inline constexpr double kCannotRun = std::numeric_limits<double>::infinity();
 // The device kind of a time measured once for every kind of device (a PipeDream profile, a costs file's "*").
 inline constexpr char kAnyDeviceKind[] = "*";
 
+// The model's time for `op` on `device`, measured times aside: the roofline at its class's efficiency plus the
+// launch overhead (graph/op_class.h).
+double ModelledSeconds(const Graph& graph, OpId op, const Device& device);
+
 class CostModel {
  public:
   // Fails when an operator can run on no device of the topology, naming it and the kinds it was measured on.

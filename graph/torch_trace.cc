@@ -32,6 +32,7 @@ struct TraceEvents {
   std::vector<Range> ranges;                       // module ranges and, on GPU traces, kernel launches
   std::map<int64_t, double> device_microseconds;  // correlation -> time of the device work it started
   int steps = 0;
+  double step_microseconds = 0;
 };
 
 bool IsDeviceWork(absl::string_view category) {  // Kineto's names, older ("Kernel") and newer ("kernel")
@@ -63,7 +64,10 @@ absl::Status ReadEvent(const Json& e, size_t i, TraceEvents* out) {
   if (!(duration >= 0)) {
     return absl::InvalidArgumentError(absl::StrCat("trace event ", i, " ('", name, "'): negative duration"));
   }
-  if (absl::StartsWith(name, "ProfilerStep#")) ++out->steps;
+  if (absl::StartsWith(name, "ProfilerStep#")) {
+    ++out->steps;
+    out->step_microseconds += duration;
+  }
   const std::string thread = absl::StrCat(e.value("pid", Json()).dump(), "/", e.value("tid", Json()).dump());
   if (absl::StartsWith(name, kModulePrefix)) {
     out->ranges.push_back(Range{thread, e["ts"].get<double>(), duration, name.substr(kModulePrefix.size())});
@@ -166,6 +170,7 @@ absl::StatusOr<ModuleTimes> ParseTorchTrace(absl::string_view text) {
     }
     ModuleTimes times;
     times.steps = trace.steps;
+    times.step_seconds = trace.steps > 0 ? trace.step_microseconds / 1e6 / trace.steps : 0;
     times.steps = std::max(times.steps, 1);
     for (const auto& [module, us] : SelfMicroseconds(std::move(trace))) {
       times.self_seconds[module] = us / 1e6 / times.steps;

@@ -28,6 +28,7 @@ namespace placement {
 struct ModuleTimes {
   std::map<std::string, double> self_seconds;  // "layer1.0.relu#2" -> mean self time per profiled step
   int steps = 0;                               // ProfilerStep ranges (1 when the trace has none)
+  double step_seconds = 0;                     // their mean duration (0 when the trace has none)
 };
 
 // A JSON array of trace events, or an object with "traceEvents" (torch and Kineto write either).

@@ -3,6 +3,7 @@
 a torch.profiler trace whose module annotations let the service match measured times to the exported operators.
 
     /usr/bin/python3 scripts/profile_model.py resnet18 --batch 8 --out /tmp/resnet18 [--training] [--threads 1]
+    (writes model.onnx, trace.json and meta.json: what was profiled, for placectl calibrate --profiles)
     placectl place /tmp/resnet18/model.onnx --batch 8 --costs /tmp/resnet18/trace.json --costs_kind cpu ...
 
 MODEL is a torchvision architecture (resnet18, mobilenet_v2, vit_b_16, ...) or `file.py:factory`, a function
@@ -23,6 +24,7 @@ The trace is torch's Chrome-trace JSON (chrome://tracing and Perfetto open it to
 
 import argparse
 import importlib.util
+import json
 import os
 import sys
 import warnings
@@ -125,6 +127,9 @@ def main():
             prof.step()
     for h in handles:
         h.remove()
+    with open(os.path.join(args.out, "meta.json"), "w") as f:
+        json.dump({"model": args.model, "batch": args.batch, "training": args.training, "threads": args.threads,
+                   "device": args.device, "optimizer": "adam" if args.training else None}, f)
     print(os.path.join(args.out, "model.onnx"), trace)
 
 

@@ -61,6 +61,7 @@ TEST(TorchTrace, SelfTimeIsTheRangeLessItsNestedModulesAveragedOverSteps) {
   absl::StatusOr<ModuleTimes> times = ParseTorchTrace(TwoStepCpuTrace());
   ASSERT_TRUE(times.ok()) << times.status();
   EXPECT_EQ(times->steps, 2);
+  EXPECT_NEAR(times->step_seconds, 900e-6, 1e-12);
   EXPECT_NEAR(times->self_seconds.at("block.conv#0"), 250e-6, 1e-12);
   EXPECT_NEAR(times->self_seconds.at("block.relu#1"), 60e-6, 1e-12);
   EXPECT_NEAR(times->self_seconds.at("block#0"), (500 - 250 - 40 - 60) * 1e-6, 1e-12);
