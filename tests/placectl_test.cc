@@ -221,8 +221,15 @@ TEST(Placectl, AProfilerTraceOfTheExportedModelMeasuresItsModulesOperators) {
 TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
   const fs::path topology = fs::temp_directory_path() / ("placectl_calibrated_" + std::to_string(getpid()) + ".json");
   const std::string data = kSource + "/tests/data/torch_trace/";
+  // A profile folder as scripts/profile_model.py writes it, made of the real trace in tests/data.
+  const fs::path profile = fs::temp_directory_path() / ("placectl_profile_" + std::to_string(getpid()));
+  fs::create_directories(profile);
+  fs::create_symlink(data + "resnet18_b1.onnx", profile / "model.onnx");
+  fs::create_symlink(data + "resnet18_b1_cpu1.trace.json", profile / "trace.json");
   // Short measurements: this checks the command, not the host; the fidelity benchmark checks the figures.
-  Result calibrated = RunPlacectl("calibrate --threads 1 --measure_seconds 0.002 --output " + topology.string());
+  Result calibrated = RunPlacectl("calibrate --threads 1 --measure_seconds 0.002 --output " + topology.string() +
+                                  " --profiles " + profile.string());
+  fs::remove_all(profile);
   Result placed = RunPlacectl("place " + data + "resnet18_b1.onnx --algorithm single_device --output json "
                               "--topology " + topology.string());
   Result no_threads = RunPlacectl("calibrate --threads 0");
@@ -232,6 +239,10 @@ TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
   EXPECT_THAT(calibrated.out, HasSubstr("peak"));
   EXPECT_THAT(calibrated.out, HasSubstr("thin_conv"));
   EXPECT_THAT(calibrated.out, HasSubstr("use it as --topology"));
+  // The profile's 49 scoped operators (those with a measurable share) refit the overhead and the conv class.
+  EXPECT_THAT(calibrated.out, HasSubstr("profiled operators"));
+  EXPECT_THAT(calibrated.out, HasSubstr("per operator (benchmark"));
+  EXPECT_THAT(calibrated.out, HasSubstr(" conv "));
   ASSERT_EQ(placed.exit_code, 0) << placed.err;
   const nlohmann::json answer = nlohmann::json::parse(placed.out);
   EXPECT_GT(answer["value"].get<double>(), 0);

@@ -107,7 +107,7 @@ def main():
         if args.profiles:
             calibrate += ["--profiles", args.profiles.replace("{t}", str(threads))]
         report = subprocess.run(calibrate, check=True, capture_output=True, text=True).stdout
-        print("".join(line + "\n" for line in report.splitlines() if line.startswith(("host", "efficiency", "fitted"))),
+        print("".join(line + "\n" for line in report.splitlines() if line.startswith(("host", "efficiency", "fitted", "backward"))),
               end="", flush=True)
         torch.set_num_threads(threads)
         for name in args.models.split(","):
