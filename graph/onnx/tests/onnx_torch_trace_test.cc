@@ -2,10 +2,8 @@
 // Debian's python3-torch by scripts/profile_model.py) matched onto the ONNX graph exported with it.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "graph/costs_input.h"
+#include "graph/file_io.h"
 #include "graph/onnx/onnx_import.h"
 
 namespace placement {
@@ -13,17 +11,12 @@ namespace {
 
 const std::string kData = std::string(PLACEMENT_SOURCE_DIR) + "/tests/data/torch_trace/";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 TEST(OnnxTorchTrace, EveryScopedOperatorGetsItsModulesMeasuredTime) {
   absl::StatusOr<OnnxImportResult> model = ImportOnnxFile(kData + "resnet18_b1.onnx", {});
   ASSERT_TRUE(model.ok()) << model.status();
-  absl::StatusOr<CostsInput> costs = ParseCostsInput(ReadFile(kData + "resnet18_b1_cpu1.trace.json"), "cpu");
+  absl::StatusOr<std::string> trace = ReadWholeFile(kData + "resnet18_b1_cpu1.trace.json");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  absl::StatusOr<CostsInput> costs = ParseCostsInput(*trace, "cpu");
   ASSERT_TRUE(costs.ok()) << costs.status();
   ASSERT_TRUE(costs->trace.has_value());
   EXPECT_EQ(costs->trace->steps, 1);
