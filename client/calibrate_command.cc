@@ -26,7 +26,7 @@ std::string Report(const learned::Calibration& c, int threads) {
       threads, FormatFlops(d.peak_flops), FormatBandwidth(d.memory_bandwidth), FormatSeconds(d.launch_overhead),
       "class", "layer", "FLOPs", "bytes", "forward", "backward", "of roof");
   for (const learned::CalibrationLine& line : c.lines) {
-    const double roof = std::max(line.flops / d.peak_flops, line.bytes / d.memory_bandwidth);
+    const double roof = RooflineSeconds(line.flops, line.bytes, d);
     absl::StrAppendFormat(&out, "%-14s %-40s %12.3g %12.3g %11s %11s %7.0f%%\n", line.op_class, line.layer,
                           line.flops, line.bytes, FormatSeconds(line.forward_seconds),
                           line.backward_seconds > 0 ? FormatSeconds(line.backward_seconds) : "-",
@@ -75,7 +75,7 @@ absl::Status AddProfile(const std::string& folder, const Device& d, std::vector<
     if (times[0].second < kMinProfiledSeconds) continue;
     const OpId op = g.FindOp(name);
     ops->push_back(ProfiledOp{static_cast<int>(ClassOf(g, op)),
-                              std::max(g.flops(op) / d.peak_flops, g.bytes_accessed(op) / d.memory_bandwidth),
+                              RooflineSeconds(g.flops(op), g.bytes_accessed(op), d),
                               times[0].second});
   }
   absl::StatusOr<std::string> meta = ReadWholeFile(folder + "/meta.json");
@@ -106,7 +106,7 @@ std::string ScaleBackward(const std::vector<TrainingProfile>& profiles, Device* 
   }
   if (profiles.empty() || measured <= 0) return "";
   const double scale = modelled / measured;
-  for (double& factor : d->backward_efficiency) factor = std::clamp(factor * scale, 1e-3, 1e3);
+  for (double& factor : d->backward_efficiency) factor = ClampEfficiency(factor * scale);
   return absl::StrFormat("backward factors scaled by %.3g from %d profiled training step(s)\n", scale,
                          profiles.size());
 }
@@ -137,7 +137,7 @@ std::string ApplyFit(const std::vector<ProfiledOp>& ops, Device* d) {
       den[op.op_class] += w * op.roofline * op.roofline;
     }
     for (int c = 0; c < kNumOpClasses; ++c) {
-      if (fitted[c] && den[c] > 0) slowdown[c] = std::clamp(num[c] / den[c], 1e-3, 1e3);
+      if (fitted[c] && den[c] > 0) slowdown[c] = std::clamp(num[c] / den[c], 1e-3, 1e3);  // ClampEfficiency's range, as 1/efficiency
     }
     double residual = 0, weight = 0;
     for (const ProfiledOp& op : ops) {

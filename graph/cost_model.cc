@@ -16,11 +16,15 @@ namespace {
 double Roofline(const Graph& g, OpId op, const Device& d, OpClass c, bool backward) {
   const int i = static_cast<int>(c);
   const double efficiency = d.efficiency[i] * (backward ? d.backward_efficiency[i] : 1.0);
-  return std::max(g.flops(op) / d.peak_flops, g.bytes_accessed(op) / d.memory_bandwidth) / efficiency +
+  return RooflineSeconds(g.flops(op), g.bytes_accessed(op), d) / efficiency +
          (c == OpClass::kView ? 0.0 : d.launch_overhead);
 }
 
 }  // namespace
+
+double RooflineSeconds(double flops, double bytes, const Device& device) {
+  return std::max(flops / device.peak_flops, bytes / device.memory_bandwidth);
+}
 
 double ModelledSeconds(const Graph& graph, OpId op, const Device& device) {
   return Roofline(graph, op, device, ClassOf(graph, op), IsBackwardType(graph.op_type(op)));

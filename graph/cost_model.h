@@ -21,6 +21,9 @@ inline constexpr double kCannotRun = std::numeric_limits<double>::infinity();
 // The device kind of a time measured once for every kind of device (a PipeDream profile, a costs file's "*").
 inline constexpr char kAnyDeviceKind[] = "*";
 
+// The plain roofline: the longer of computing `flops` at the device's peak and moving `bytes` at its bandwidth.
+double RooflineSeconds(double flops, double bytes, const Device& device);
+
 // The model's time for `op` on `device`, measured times aside: the roofline at its class's efficiency plus the
 // launch overhead (graph/op_class.h).
 double ModelledSeconds(const Graph& graph, OpId op, const Device& device);

@@ -1,5 +1,7 @@
 #include "graph/op_class.h"
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
@@ -55,6 +57,8 @@ std::optional<OpClass> OpClassFromName(absl::string_view name) {
   }
   return std::nullopt;
 }
+
+double ClampEfficiency(double efficiency) { return std::clamp(efficiency, 1e-3, 1e3); }
 
 bool IsBackwardType(absl::string_view op_type) { return absl::EndsWith(op_type, "Grad"); }
 

@@ -53,6 +53,10 @@ OpClass RefineByIntensity(OpClass c, double flops, double bytes_accessed);
 // The class of one operator: of its type, refined by its intensity.
 OpClass ClassOf(const Graph& graph, int32_t op);
 
+// A measured or fitted efficiency kept within [1e-3, 1e3]: a layer timed at almost nothing (a view) or far
+// past its roofline says little beyond "negligible" or "slow", and an extreme factor would swamp the others.
+double ClampEfficiency(double efficiency);
+
 // True for a training step's backward operators, by their type ("...Grad", "...WeightGrad").
 bool IsBackwardType(absl::string_view op_type);
 

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "graph/cost_model.h"
 #include "policy/learned/torch_device.h"
 
 namespace placement::learned {
@@ -147,8 +148,6 @@ double AdamSeconds(int64_t params, double budget) {
   return Seconds([&] { adam.step(); }, budget);
 }
 
-double Clamp(double efficiency) { return std::clamp(efficiency, 1e-3, 1e3); }
-
 }  // namespace
 
 absl::StatusOr<Calibration> CalibrateHost(const CalibrationOptions& options) {
@@ -186,7 +185,7 @@ absl::StatusOr<Calibration> CalibrateHost(const CalibrationOptions& options) {
       return absl::InternalError(absl::StrCat("calibration failed at ", layer.name, ": ", e.what_without_backtrace()));
     }
     const int c = static_cast<int>(op_class);
-    const double roofline = std::max(layer.flops / d.peak_flops, layer.bytes / d.memory_bandwidth);
+    const double roofline = RooflineSeconds(layer.flops, layer.bytes, d);
     roof[c] += roofline;
     spent[c] += std::max(line.forward_seconds - d.launch_overhead, 0.05 * line.forward_seconds);
     if (layer.backward_ops > 0) {
@@ -200,11 +199,11 @@ absl::StatusOr<Calibration> CalibrateHost(const CalibrationOptions& options) {
   const double adam = AdamSeconds(static_cast<int64_t>(adam_params), budget);
   out.lines.push_back(CalibrationLine{"optimizer", "adam 4M parameters", 10 * adam_params, 7 * kFloat * adam_params, adam});
   const int optimizer = static_cast<int>(OpClass::kOptimizer);
-  roof[optimizer] = std::max(10 * adam_params / d.peak_flops, 7 * kFloat * adam_params / d.memory_bandwidth);
+  roof[optimizer] = RooflineSeconds(10 * adam_params, 7 * kFloat * adam_params, d);
   spent[optimizer] = std::max(adam - d.launch_overhead, 0.05 * adam);
   for (int c = 0; c < kNumOpClasses; ++c) {
-    if (spent[c] > 0) d.efficiency[c] = Clamp(roof[c] / spent[c]);
-    if (back_spent[c] > 0) d.backward_efficiency[c] = Clamp(back_model[c] / d.efficiency[c] / back_spent[c]);
+    if (spent[c] > 0) d.efficiency[c] = ClampEfficiency(roof[c] / spent[c]);
+    if (back_spent[c] > 0) d.backward_efficiency[c] = ClampEfficiency(back_model[c] / d.efficiency[c] / back_spent[c]);
   }
   const int other = static_cast<int>(OpClass::kOther), elementwise = static_cast<int>(OpClass::kElementwise);
   d.efficiency[other] = d.efficiency[elementwise];

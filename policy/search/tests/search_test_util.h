@@ -71,25 +71,9 @@ inline Graph Layered(int32_t ops, uint64_t seed, int32_t colocation_groups = 0) 
 
 // The same graph with some operators pinned: op id -> device name.
 inline Graph WithPins(const Graph& g, const std::map<OpId, std::string>& pins) {
-  GraphBuilder b;
-  for (OpId v = 0; v < g.num_ops(); ++v) {
-    OpSpec s;
-    s.name = std::string(g.name(v));
-    s.op_type = std::string(g.op_type(v));
-    for (const MeasuredTime& m : g.measured(v)) s.measured_seconds.emplace_back(g.device_kinds()[m.kind], m.seconds);
-    s.flops = g.flops(v);
-    s.bytes_accessed = g.bytes_accessed(v);
-    s.param_bytes = g.param_bytes(v);
-    s.temp_bytes = g.temp_bytes(v);
-    for (int32_t o = 0; o < g.num_outputs(v); ++o) s.outputs.push_back(g.tensor(g.first_output(v) + o));
-    if (g.colocation_group(v) != kNone) s.colocation_group = g.colocation_groups()[g.colocation_group(v)];
-    if (g.pinned(v) != kNone) s.pinned_device = g.pinned_devices()[g.pinned(v)];
+  absl::StatusOr<Graph> out = RebuildGraph(g, [&](OpId v, OpSpec& s) {
     if (auto it = pins.find(v); it != pins.end()) s.pinned_device = it->second;
-    s.is_backward = g.is_backward(v);
-    b.AddOp(std::move(s));
-  }
-  for (EdgeId e = 0; e < g.num_edges(); ++e) b.AddEdge(g.edge(e).src, g.edge(e).src_output, g.edge(e).dst, g.edge(e).bytes);
-  absl::StatusOr<Graph> out = std::move(b).Build();
+  });
   EXPECT_TRUE(out.ok()) << out.status();
   return *std::move(out);
 }
