@@ -15,7 +15,7 @@ TEST_PACKAGES=(
   chromium libpng-dev  # the schedule chart's browser test: headless Chromium, and libpng to read its screenshot
   prometheus  # promtool: the server tests check the /metrics exposition with it, deploy/ checks prometheus.yml
   nginx yamllint  # deploy/: the gRPC balancer in front of real replicas, and the YAML lint
-  python3-grpcio  # the Python client (client/python) and its test against a running server
+  python3-grpcio python3-venv python3-setuptools python3-mypy  # the Python client: installed into a venv, typed, run against a server
   openssl  # the server tests make their TLS certificates with it
 )
 # kubectl renders deploy/k8s (Debian's 1.20 has kustomize built in); a kubectl already installed is kept.

@@ -1,18 +1,28 @@
 #!/usr/bin/python3
-"""The Python client against a real placement_server on 127.0.0.1 (port picked by the kernel): the example
-places a corpus model, a repeat is a cache hit, every call carries x-graph-hash, a bad graph is
-INVALID_ARGUMENT, and a server that wants a bearer token refuses a call without it and answers one with it. Prints "SKIPPED: ..." and exits 0 when python3-grpcio or python3-protobuf is missing."""
+"""The installed placement_client against real placement_server processes on 127.0.0.1: placing a corpus model
+(a repeat is a cache hit; every call carries x-graph-hash), the placement-place command, health and readiness,
+retries on UNAVAILABLE, deadlines, a bad graph (INVALID_ARGUMENT), bearer tokens (refused over plaintext to
+another host, required by a server that wants one) and TLS. Run by install_and_test.py with the interpreter of
+the environment the package was installed into."""
 
 import argparse
 import hashlib
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+import grpc
+
+import placement_client
+from placement_client import InsecureTokenError, PlacementClient, graph_hash, pb, place_request, secure_client
+
+ARGS = None
 
 
 def fail(message):
@@ -25,147 +35,230 @@ def check(condition, message):
         fail(message)
 
 
-def start_server(binary, data_dir, *flags):
-    proc = subprocess.Popen([binary, "--listen=127.0.0.1:0", "--metrics_listen=", f"--data_dir={data_dir}",
-                             "--policy_device=none", "--threads=2", *flags],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    lines = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(l) for l in proc.stdout], daemon=True).start()
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        try:
-            line = lines.get(timeout=0.5)
-        except queue.Empty:
-            if proc.poll() is not None:
-                fail(f"placement_server exited with {proc.returncode} before listening")
-            continue
-        if line.startswith("listening on "):
-            return proc, line.split()[-1]
-    proc.kill()
-    fail("placement_server did not say where it listens within 30 s")
+class Server:
+    """A placement_server on 127.0.0.1 (port 0 unless given), stopped with SIGTERM on exit."""
 
+    def __init__(self, *flags, port=0):
+        self.dir = tempfile.TemporaryDirectory()
+        self.proc = subprocess.Popen(
+            [os.path.abspath(ARGS.server_binary), f"--listen=127.0.0.1:{port}", "--metrics_listen=",
+             f"--data_dir={os.path.join(self.dir.name, 'data')}", "--policy_device=none", "--threads=2", *flags],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.address = self._wait_listening()
 
-def stop_server(proc):
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-
-
-class HeaderRecorder:
-    """A client interceptor that keeps the metadata of every call."""
-
-    def __init__(self, grpc):
-        recorder = self
-
-        class Interceptor(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
-            def intercept_unary_unary(self, continuation, details, request):
-                recorder.calls.append((details.method, dict(details.metadata or ())))
-                return continuation(details, request)
-
-            def intercept_unary_stream(self, continuation, details, request):
-                recorder.calls.append((details.method, dict(details.metadata or ())))
-                return continuation(details, request)
-
-        self.calls = []
-        self.interceptor = Interceptor()
-
-
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--server-binary", required=True)
-    parser.add_argument("--stubs", required=True)
-    parser.add_argument("--source", required=True)
-    args = parser.parse_args()
-    try:
-        import grpc  # noqa: F401
-        import google.protobuf  # noqa: F401
-    except ImportError as e:
-        print(f"SKIPPED: {e} (scripts/deps.sh installs python3-grpcio and python3-protobuf)")
-        return 0
-    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-    package_dir = os.path.join(args.source, "client", "python")
-    sys.path[:0] = [args.stubs, package_dir]
-    from placement_client import PlacementClient, graph_hash
-    from placement.v1 import placement_pb2 as pb
-
-    model = os.path.join(args.source, "tests", "data", "corpus", "resnet50.onnx")
-    with tempfile.TemporaryDirectory() as data_dir:
-        proc, address = start_server(args.server_binary, data_dir)
-        try:
-            recorder = HeaderRecorder(grpc)
-            channel = grpc.intercept_channel(grpc.insecure_channel(address), recorder.interceptor)
-            client = PlacementClient(address, timeout=60, channel=channel)
-            deadline = time.time() + 30
-            while not client.info().ready:
-                check(time.time() < deadline, "the server did not turn ready within 30 s")
-                time.sleep(0.1)
-
-            env = dict(os.environ, PYTHONPATH=os.pathsep.join([args.stubs, package_dir]), PYTHONDONTWRITEBYTECODE="1")
-            example = subprocess.run(
-                [sys.executable, os.path.join(package_dir, "examples", "place_model.py"), model, "--server", address,
-                 "--devices", "2xA100", "--algorithm", "m_topo", "--budget-ms", "2000"],
-                capture_output=True, text=True, env=env, timeout=90)
-            check(example.returncode == 0, f"the example failed ({example.returncode}): {example.stderr}")
-            check("algorithm   m_topo" in example.stdout, f"unexpected example output:\n{example.stdout}")
-            check("gpu" in example.stdout.lower() or "a100" in example.stdout.lower(),
-                  f"no device rows in the example's output:\n{example.stdout}")
-
-            request = client.place_request(model, devices="2xA100", algorithm="m_topo", budget_ms=2000)
-            repeat = client.place(request)
-            check(repeat.cache_hit, "the example's request repeated was not a cache hit")
-            check(len(repeat.assignment) == repeat.num_operators > 0, "the answer does not place every operator")
-
-            with open(model, "rb") as f:
-                expected = hashlib.sha256(f.read()).hexdigest()
-            check(graph_hash(request.onnx) == expected, "graph_hash differs from SHA-256 of the file")
-            place_calls = [m for method, m in recorder.calls if method.endswith("/Place")]
-            check(place_calls and place_calls[-1].get("x-graph-hash") == expected,
-                  f"Place did not carry x-graph-hash={expected}: {recorder.calls}")
-
-            sized = client.place(client.place_request(model, devices="2xA100", algorithm="m_topo", budget_ms=2000,
-                                                       batch_size=2, dims={"unused_symbol": 3}))
-            check(not sized.cache_hit and sized.graph_hash != repeat.graph_hash,
-                  "another batch size and dims were answered from the cache")
-
-            traced = os.path.join(args.source, "tests", "data", "torch_trace")
-            measured = client.place(client.place_request(
-                os.path.join(traced, "resnet18_b1.onnx"), devices="1xCPU", algorithm="single_device",
-                costs_path=os.path.join(traced, "resnet18_b1_cpu1.trace.json"), costs_kind="cpu"))
-            check(measured.cost_sources.measured_operators == 49 and measured.cost_sources.modelled_operators == 16,
-                  f"the profiler trace did not measure every operator: {measured.cost_sources}")
-
-            bad = pb.PlaceRequest(graph_json='{"format": "placement.graph/v1", "operators": [{"name": 3}]}')
-            bad.topology.shorthand = "2xA100"
+    def _wait_listening(self):
+        lines = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(l) for l in self.proc.stdout], daemon=True).start()
+        deadline = time.time() + 30
+        while time.time() < deadline:
             try:
-                client.place(bad)
-                fail("a bad graph was accepted")
-            except grpc.RpcError as e:
-                check(e.code() == grpc.StatusCode.INVALID_ARGUMENT, f"a bad graph gave {e.code()}: {e.details()}")
-            client.close()
-        finally:
-            stop_server(proc)
+                line = lines.get(timeout=0.5)
+            except queue.Empty:
+                if self.proc.poll() is not None:
+                    fail(f"placement_server exited with {self.proc.returncode} before listening")
+                continue
+            if line.startswith("listening on "):
+                return line.split()[-1]
+        self.proc.kill()
+        fail("placement_server did not say where it listens within 30 s")
 
-    # A server that wants a bearer token: refused without it, answered with it.
-    with tempfile.TemporaryDirectory() as data_dir:
-        token_file = os.path.join(data_dir, "token")
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.dir.cleanup()
+
+
+class CallRecorder(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
+    """Keeps the method and metadata of every call attempt."""
+
+    def __init__(self):
+        self.calls = []
+
+    def intercept_unary_unary(self, continuation, details, request):
+        self.calls.append((details.method, dict(details.metadata or ())))
+        return continuation(details, request)
+
+    def intercept_unary_stream(self, continuation, details, request):
+        self.calls.append((details.method, dict(details.metadata or ())))
+        return continuation(details, request)
+
+
+def model(name="resnet50.onnx"):
+    return os.path.join(ARGS.source, "tests", "data", "corpus", name)
+
+
+def test_place_cache_and_routing_header(address):
+    recorder = CallRecorder()
+    channel = grpc.intercept_channel(grpc.insecure_channel(address), recorder)
+    with PlacementClient(address, timeout=60, channel=channel) as client:
+        client.wait_until_ready(timeout=30)
+        check(client.health() == "SERVING" and client.health("") == "SERVING", "health is not SERVING")
+        request = place_request(model(), devices="2xA100", algorithm="m_topo", budget_ms=2000)
+        first = client.place_answer(request)
+        repeat = client.place(request)
+        check(repeat.cache_hit and not first.cache_hit, "a repeated request was not a cache hit")
+        check(len(repeat.assignment) == repeat.num_operators > 0, "the answer does not place every operator")
+        with open(model(), "rb") as f:
+            expected = hashlib.sha256(f.read()).hexdigest()
+        check(graph_hash(request.onnx) == expected, "graph_hash differs from SHA-256 of the file")
+        for method in ("/Place", "/PlaceStream"):
+            sent = [m for name, m in recorder.calls if name.endswith(method)]
+            check(sent and sent[-1].get("x-graph-hash") == expected, f"{method} did not carry x-graph-hash")
+        sized = client.place(place_request(model(), devices="2xA100", algorithm="m_topo", budget_ms=2000,
+                                           batch_size=2, dims={"unused_symbol": 3}))
+        check(not sized.cache_hit and sized.graph_hash != repeat.graph_hash, "another batch size hit the cache")
+
+
+def test_measured_costs_and_bad_graph(address):
+    with PlacementClient(address, timeout=60) as client:
+        traced = os.path.join(ARGS.source, "tests", "data", "torch_trace")
+        measured = client.place(place_request(
+            os.path.join(traced, "resnet18_b1.onnx"), devices="1xCPU", algorithm="single_device",
+            costs_path=os.path.join(traced, "resnet18_b1_cpu1.trace.json"), costs_kind="cpu"))
+        check(measured.cost_sources.measured_operators == 49 and measured.cost_sources.modelled_operators == 16,
+              f"the profiler trace did not measure every operator: {measured.cost_sources}")
+        bad = pb.PlaceRequest(graph_json='{"format": "placement.graph/v1", "operators": [{"name": 3}]}')
+        bad.topology.shorthand = "2xA100"
+        try:
+            client.place(bad)
+            fail("a bad graph was accepted")
+        except grpc.RpcError as e:
+            check(e.code() == grpc.StatusCode.INVALID_ARGUMENT, f"a bad graph gave {e.code()}: {e.details()}")
+
+
+def test_command(address):
+    command = os.path.join(ARGS.scripts, "placement-place")
+    run = subprocess.run([command, model(), "--server", address, "--devices", "2xA100", "--algorithm", "m_topo"],
+                         capture_output=True, text=True, timeout=90)
+    check(run.returncode == 0, f"placement-place failed ({run.returncode}): {run.stderr}")
+    check("algorithm   m_topo" in run.stdout and "gpu" in run.stdout.lower(), f"unexpected output:\n{run.stdout}")
+    missing = subprocess.run([command, "/nonexistent.onnx", "--server", address], capture_output=True, text=True,
+                             timeout=30)
+    check(missing.returncode == 3 and "/nonexistent.onnx" in missing.stderr,
+          f"a missing file gave {missing.returncode}: {missing.stderr}")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_retries_and_deadlines():
+    port = free_port()
+    recorder = CallRecorder()
+    address = f"127.0.0.1:{port}"
+    channel = grpc.intercept_channel(grpc.insecure_channel(address), recorder)
+    with PlacementClient(address, timeout=10, retries=2, retry_backoff=0.01, channel=channel) as client:
+        try:
+            client.info()
+            fail("a call to a closed port succeeded")
+        except grpc.RpcError as e:
+            check(e.code() == grpc.StatusCode.UNAVAILABLE, f"a closed port gave {e.code()}")
+        check(len(recorder.calls) == 3, f"UNAVAILABLE was tried {len(recorder.calls)} times, not 1 + 2 retries")
+    # A server that comes up while the client retries: the call succeeds.
+    port = free_port()
+    with PlacementClient(f"127.0.0.1:{port}", timeout=60, retries=40, retry_backoff=0.05) as client:
+        result = {}
+        caller = threading.Thread(target=lambda: result.update(info=client.info()))
+        caller.start()
+        time.sleep(0.3)
+        with Server(port=port):
+            caller.join(timeout=60)
+        check("info" in result, "the call made before the server started did not succeed once it listened")
+    # The deadline goes to the server, which stops its search in time to answer within it; a deadline too short
+    # for any answer is DEADLINE_EXCEEDED, not retried.
+    with Server() as server, PlacementClient(server.address, timeout=60) as client:
+        client.wait_until_ready(timeout=30)
+        request = place_request(model("inception_v3.onnx"), devices="8xA100", budget_ms=20000, training=True)
+        start = time.monotonic()
+        try:
+            client.place(request, timeout=2.0)
+        except grpc.RpcError as e:
+            check(e.code() == grpc.StatusCode.DEADLINE_EXCEEDED, f"a 2 s deadline gave {e.code()}")
+        check(time.monotonic() - start < 15, "a 20 s search ignored the call's 2 s deadline")
+        try:
+            client.place(request, timeout=0.001)
+            fail("a 1 ms deadline was met")
+        except grpc.RpcError as e:
+            check(e.code() == grpc.StatusCode.DEADLINE_EXCEEDED, f"a 1 ms deadline gave {e.code()}")
+
+
+def test_tokens():
+    try:
+        PlacementClient("192.0.2.1:50051", token="secret")
+        fail("a token over plaintext to another host was accepted")
+    except InsecureTokenError as e:
+        check("192.0.2.1:50051" in str(e) and "secret" not in str(e), f"unclear refusal: {e}")
+    PlacementClient("192.0.2.1:50051", token="secret", allow_insecure_token=True).close()
+    with tempfile.TemporaryDirectory() as tmp:
+        token_file = os.path.join(tmp, "token")
         with open(os.open(token_file, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
             f.write("python-client-token-77aa\n")
-        proc, address = start_server(args.server_binary, os.path.join(data_dir, "data"),
-                                     f"--auth_token_file={token_file}")
-        try:
-            request = PlacementClient.place_request(model, devices="2xA100", algorithm="m_topo", budget_ms=2000)
-            with PlacementClient(address, timeout=30, token="") as anonymous:
+        with Server(f"--auth_token_file={token_file}") as server:
+            request = place_request(model(), devices="2xA100", algorithm="m_topo", budget_ms=2000)
+            with PlacementClient(server.address, timeout=30, token="") as anonymous:
+                anonymous.wait_until_ready(timeout=30)  # health needs no token
                 try:
                     anonymous.place(request)
                     fail("a call without the token was answered")
                 except grpc.RpcError as e:
-                    check(e.code() == grpc.StatusCode.UNAUTHENTICATED, f"no token gave {e.code()}: {e.details()}")
-            with PlacementClient(address, timeout=30, token="python-client-token-77aa") as client:
+                    check(e.code() == grpc.StatusCode.UNAUTHENTICATED, f"no token gave {e.code()}")
+            with PlacementClient(server.address, timeout=30, token="python-client-token-77aa") as client:
                 check(len(client.place(request).assignment) > 0, "the call with the token got no placement")
-        finally:
-            stop_server(proc)
+
+
+def make_certificates(d):
+    with open(os.path.join(d, "server.ext"), "w") as f:
+        f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+    script = (f"openssl req -x509 {ec} -keyout ca.key -out ca.pem -days 2 -subj /CN=placement-test-ca && "
+              f"openssl req {ec} -keyout server.key -out server.csr -subj /CN=localhost && "
+              "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 "
+              "-extfile server.ext")
+    result = subprocess.run(script, shell=True, cwd=d, capture_output=True, text=True)
+    check(result.returncode == 0, f"openssl failed: {result.stderr}")
+    for name in ("server.key", "ca.key"):
+        os.chmod(os.path.join(d, name), 0o600)
+
+
+def test_tls():
+    with tempfile.TemporaryDirectory() as d:
+        make_certificates(d)
+        with Server(f"--tls_cert={d}/server.pem", f"--tls_key={d}/server.key") as server:
+            with secure_client(server.address, f"{d}/ca.pem", timeout=30, token="over-tls") as client:
+                client.wait_until_ready(timeout=30)
+                check(len(client.algorithms().algorithms) > 0, "no algorithms over TLS")
+            with PlacementClient(server.address, timeout=3, retries=0) as plaintext:
+                try:
+                    plaintext.info()
+                    fail("a plaintext client reached a TLS-only server")
+                except grpc.RpcError as e:
+                    check(e.code() == grpc.StatusCode.UNAVAILABLE, f"plaintext to TLS gave {e.code()}")
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--server-binary", required=True)
+    parser.add_argument("--source", required=True)
+    parser.add_argument("--scripts", required=True, help="the environment's bin/ folder")
+    ARGS = parser.parse_args()
+    check(os.path.dirname(placement_client.__file__).find("site-packages") >= 0,
+          f"placement_client was not imported from the installed package: {placement_client.__file__}")
+    with Server() as server:
+        test_place_cache_and_routing_header(server.address)
+        test_measured_costs_and_bad_graph(server.address)
+        test_command(server.address)
+    test_retries_and_deadlines()
+    test_tokens()
+    test_tls()
     print("PASSED")
     return 0
 

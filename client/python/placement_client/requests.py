@@ -1,0 +1,119 @@
+"""Building requests from files: the graph bytes as sent, the cluster, the options, and the x-graph-hash value."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Mapping, Optional, Tuple, Union
+
+from placement_client.proto import placement_pb2 as pb
+
+GRAPH_HASH_HEADER = "x-graph-hash"
+
+OBJECTIVES = {
+    "step_time": pb.OBJECTIVE_STEP_TIME,
+    "throughput": pb.OBJECTIVE_THROUGHPUT,
+    "latency": pb.OBJECTIVE_LATENCY,
+}
+
+GraphRequest = Union[pb.PlaceRequest, pb.SimulateRequest]
+
+
+def graph_hash(payload: Union[bytes, str]) -> str:
+    """The x-graph-hash value for a graph payload (bytes, or JSON text encoded as UTF-8): lower-case hex SHA-256."""
+    if isinstance(payload, str):
+        payload = payload.encode("utf-8")
+    return hashlib.sha256(payload).hexdigest()
+
+
+def read_graph(path: str) -> Tuple[bytes, bool]:
+    """A graph file's bytes and whether they are JSON text (our format, a Tarnawski graph) rather than ONNX or a
+    PipeDream profile sent as bytes. JSON must be UTF-8; anything else goes as bytes and the server tells it."""
+    with open(path, "rb") as f:
+        data = f.read()
+    stripped = data.lstrip()
+    if stripped[:1] == b"{":
+        try:
+            data.decode("utf-8")
+            return data, True
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{path}: starts like JSON but is not UTF-8 ({e})") from None
+    return data, False
+
+
+def objective_value(name: str) -> pb.Objective:
+    try:
+        return OBJECTIVES[name]
+    except KeyError:
+        raise ValueError(f"objective '{name}' is not one of {', '.join(OBJECTIVES)}") from None
+
+
+def set_graph(request: GraphRequest, data: bytes, is_json: bool) -> None:
+    if is_json:
+        request.graph_json = data.decode("utf-8")
+    else:
+        request.onnx = data
+
+
+def set_topology(request: GraphRequest, devices: Optional[str], topology_json: Optional[str]) -> None:
+    if devices and topology_json:
+        raise ValueError("give devices or topology_json, not both")
+    if devices:
+        request.topology.shorthand = devices
+    elif topology_json:
+        request.topology.json = topology_json
+
+
+def set_options(options: pb.GraphOptions, training: bool, batch_size: int, dims: Optional[Mapping[str, int]],
+                costs_path: Optional[str], costs_kind: str) -> None:
+    options.training = training
+    options.batch_size = batch_size
+    options.dims.update(dict(dims or {}))
+    if costs_path:
+        with open(costs_path, encoding="utf-8") as f:
+            options.costs = f.read()
+        if costs_kind != "*":
+            options.costs_kind = costs_kind
+
+
+def routing_metadata(request: GraphRequest) -> Tuple[Tuple[str, str], ...]:
+    """The x-graph-hash metadata for a PlaceRequest or SimulateRequest: the hash of the graph payload as sent."""
+    source = request.WhichOneof("graph_source")
+    payload: Union[bytes, str]
+    if source == "onnx":
+        payload = request.onnx
+    elif source == "graph_json":
+        payload = request.graph_json
+    else:  # a Graph message: its serialized bytes are what is sent
+        payload = request.graph.SerializeToString(deterministic=True)
+    return ((GRAPH_HASH_HEADER, graph_hash(payload)),)
+
+
+def place_request(graph_path: str, *, devices: Optional[str] = None, topology_json: Optional[str] = None,
+                  objective: str = "step_time", algorithm: str = "auto", budget_ms: int = 0, training: bool = False,
+                  batch_size: int = 0, seed: int = 0, skip_cache: bool = False,
+                  dims: Optional[Mapping[str, int]] = None, costs_path: Optional[str] = None,
+                  costs_kind: str = "*") -> pb.PlaceRequest:
+    """A PlaceRequest for a graph file (ONNX, JSON or a PipeDream profile), sent as the file's bytes. `dims` maps a
+    dimension's symbol, or "TENSOR:AXIS" for a size the data decides, to its value (ONNX only). `costs_path` is a
+    costs file or a profiler trace of measured times, `costs_kind` the device kind a trace was recorded on."""
+    data, is_json = read_graph(graph_path)
+    request = pb.PlaceRequest(objective=objective_value(objective), algorithm=algorithm, budget_ms=budget_ms,
+                              seed=seed, skip_cache=skip_cache)
+    set_graph(request, data, is_json)
+    set_topology(request, devices, topology_json)
+    set_options(request.options, training, batch_size, dims, costs_path, costs_kind)
+    return request
+
+
+def simulate_request(graph_path: str, placement_json: str, *, devices: Optional[str] = None,
+                     topology_json: Optional[str] = None, objective: str = "step_time", training: bool = False,
+                     batch_size: int = 0, dims: Optional[Mapping[str, int]] = None,
+                     costs_path: Optional[str] = None, costs_kind: str = "*") -> pb.SimulateRequest:
+    """A SimulateRequest scoring `placement_json` ({"assignment": {op: device}}, or what a Place answer's JSON
+    holds) for a graph file."""
+    data, is_json = read_graph(graph_path)
+    request = pb.SimulateRequest(objective=objective_value(objective), placement_json=placement_json)
+    set_graph(request, data, is_json)
+    set_topology(request, devices, topology_json)
+    set_options(request.options, training, batch_size, dims, costs_path, costs_kind)
+    return request
