@@ -70,6 +70,19 @@ Metrics::Metrics(absl::string_view version) : registry_(std::make_shared<prometh
                    .Help("RPCs being served")
                    .Register(*registry_)
                    .Add({});
+  ready_ = &BuildGauge()
+                .Name("placement_ready")
+                .Help("1 while the server is ready (readiness SERVING: the policy loaded, the cache open), else 0")
+                .Register(*registry_)
+                .Add({});
+  const std::pair<const char*, const char*> storage[4] = {
+      {"placement_cache_bytes", "Bytes of the answer cache on disk and in its write buffers"},
+      {"placement_cache_limit_bytes", "The answer cache's bound (--cache_max_mb); the oldest answers go past it"},
+      {"placement_data_dir_available_bytes", "Bytes free for the server on the data directory's filesystem"},
+      {"placement_data_dir_size_bytes", "Size of the data directory's filesystem"}};
+  for (int i = 0; i < 4; ++i) {
+    storage_[i] = &BuildGauge().Name(storage[i].first).Help(storage[i].second).Register(*registry_).Add({});
+  }
   BuildGauge()
       .Name("placement_build_info")
       .Help("Build of the placement server; always 1")
@@ -100,7 +113,24 @@ absl::Status Metrics::Serve(const std::string& address) {
 
 int Metrics::port() const { return endpoint_ != nullptr ? endpoint_->port() : 0; }
 
-std::string Metrics::Text() const { return prometheus::TextSerializer().Serialize(registry_->Collect()); }
+std::string Metrics::Text() const {
+  {
+    absl::MutexLock lock(&storage_mu_);
+    if (storage_source_) {
+      const StorageFigures f = storage_source_();
+      const int64_t values[4] = {f.cache_bytes, f.cache_limit_bytes, f.disk_available_bytes, f.disk_size_bytes};
+      for (int i = 0; i < 4; ++i) storage_[i]->Set(static_cast<double>(values[i]));
+    }
+  }
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
+
+void Metrics::SetStorageSource(std::function<StorageFigures()> source) {
+  absl::MutexLock lock(&storage_mu_);
+  storage_source_ = std::move(source);
+}
+
+void Metrics::SetReady(bool ready) { ready_->Set(ready ? 1 : 0); }
 
 void Metrics::RequestFinished(absl::string_view method, absl::string_view code, absl::string_view algorithm,
                               double seconds) {

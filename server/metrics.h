@@ -14,6 +14,10 @@
 //                                                                          "policy..." runs, so it stays empty
 //                                                                          until the learned policy is registered
 //   placement_inflight_requests                                 gauge: RPCs being served
+//   placement_ready                                             gauge: 1 while readiness is SERVING
+//   placement_cache_bytes / placement_cache_limit_bytes         gauges: the answer cache's size and bound
+//   placement_data_dir_available_bytes / _size_bytes            gauges: the cache's filesystem, free and in all
+//                                                                          (these four read at every scrape)
 //   placement_build_info{version}                               gauge: always 1
 //
 // Label values come from small fixed sets (method names, gRPC codes, registered placer names), so the number
@@ -21,11 +25,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 
 namespace prometheus {
 class Counter;
@@ -65,6 +72,17 @@ class Metrics {
   // A Place request's x-graph-hash metadata against the SHA-256 of its graph payload.
   enum class GraphHashHeader { kAbsent, kMatch, kMismatch };
   void GraphHashHeaderChecked(GraphHashHeader result);
+  void SetReady(bool ready);
+
+  // What the storage gauges show, read at every scrape so that they are never stale.
+  struct StorageFigures {
+    int64_t cache_bytes = 0;
+    int64_t cache_limit_bytes = 0;
+    int64_t disk_available_bytes = 0;
+    int64_t disk_size_bytes = 0;
+  };
+  // The function that reads them; an empty one stops reading (before what it reads is closed).
+  void SetStorageSource(std::function<StorageFigures()> source);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -78,6 +96,10 @@ class Metrics {
   prometheus::Histogram* policy_ = nullptr;
   prometheus::Gauge* inflight_ = nullptr;
   prometheus::Counter* graph_hash_header_[3] = {};  // by GraphHashHeader
+  prometheus::Gauge* ready_ = nullptr;
+  prometheus::Gauge* storage_[4] = {};  // cache bytes, cache limit, disk available, disk size
+  mutable absl::Mutex storage_mu_;
+  std::function<StorageFigures()> storage_source_ ABSL_GUARDED_BY(storage_mu_);
   std::unique_ptr<MetricsEndpoint> endpoint_;
 };
 

@@ -1,5 +1,7 @@
 #include "server/server.h"
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
 #include <limits>
 #include <utility>
@@ -56,6 +58,20 @@ pb::ServerLimits LimitsToProto(const ServerOptions& o, const ThreadPool& pool) {
   return out;
 }
 
+// The cache's size and bound, and the space of the filesystem under the data directory (zeros where statvfs
+// fails: a scrape reports what it can).
+Metrics::StorageFigures StorageFiguresOf(const AnswerCache& cache, const ServerOptions& o) {
+  Metrics::StorageFigures f;
+  f.cache_bytes = cache.ApproximateBytes();
+  f.cache_limit_bytes = o.cache_max_bytes;
+  struct statvfs fs;
+  if (statvfs(o.data_dir.c_str(), &fs) == 0) {
+    f.disk_available_bytes = static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize);
+    f.disk_size_bytes = static_cast<int64_t>(fs.f_blocks) * static_cast<int64_t>(fs.f_frsize);
+  }
+  return f;
+}
+
 }  // namespace
 
 std::string ServerVersion() { return PLACEMENT_VERSION; }
@@ -85,6 +101,7 @@ absl::Status PlacementServer::Open() {
       AnswerCache::Open(CacheOptions{options_.data_dir, options_.cache_max_bytes, options_.cache_memory_bytes});
   if (!cache.ok()) return cache.status();
   cache_ = *std::move(cache);
+  metrics_->SetStorageSource([this] { return StorageFiguresOf(*cache_, options_); });
   pool_ = std::make_unique<ThreadPool>(options_.worker_threads, options_.max_queued_requests);
   ticker_ = std::make_unique<Ticker>(options_.heartbeat_period);
 
@@ -163,6 +180,7 @@ void PlacementServer::Load() {
       service_->SetReady(engine_.get(), info);
       ready_.store(true, std::memory_order_release);
       server_->GetHealthCheckService()->SetServingStatus(kServiceName, true);
+      metrics_->SetReady(true);
       LogLine("", absl::StrCat("ready: ", registry->All().size(), " algorithms, policy device '", info.policy_device(),
                                "', policy version ", info.policy_version()));
     }
@@ -182,6 +200,7 @@ void PlacementServer::Shutdown(absl::Duration grace) {
     if (shut_down_.exchange(true)) return;
     // Load balancers and readiness probes see NOT_SERVING before the port closes.
     if (server_ != nullptr) server_->GetHealthCheckService()->Shutdown();
+    if (metrics_ != nullptr) metrics_->SetReady(false);
   }
   if (server_ != nullptr) {
     // Waits for the calls in flight; at the deadline gRPC cancels the rest, which sets their cancelled flags.
@@ -191,6 +210,7 @@ void PlacementServer::Shutdown(absl::Duration grace) {
   ticker_.reset();
   if (pool_ != nullptr) pool_->Stop();
   const bool was_serving = server_ != nullptr && port_ != 0;
+  if (metrics_ != nullptr) metrics_->SetStorageSource(nullptr);  // before what it reads closes
   cache_.reset();  // closes RocksDB
   if (was_serving) LogLine("", "stopped");
 }

@@ -23,7 +23,8 @@ ABSL_FLAG(int64_t, max_edges, 4000000, "most edges a placed graph may have");
 ABSL_FLAG(int64_t, max_devices, 1024, "most devices a topology may have");
 ABSL_FLAG(int64_t, default_budget_ms, 10000, "placer budget when a request sets no budget_ms");
 ABSL_FLAG(int64_t, max_budget_ms, 300000, "most budget_ms a request may ask for (larger values are capped)");
-ABSL_FLAG(int32_t, threads, 0, "worker threads for placement work; 0: one per core");
+ABSL_FLAG(int32_t, threads, 0,
+          "worker threads for placement work; 0: one per CPU this process may use (its cgroup CPU limit, rounded up)");
 ABSL_FLAG(int32_t, max_queued_requests, 256, "requests waiting for a worker beyond this get RESOURCE_EXHAUSTED");
 ABSL_FLAG(absl::Duration, grace_period, absl::Seconds(30),
           "on SIGTERM/SIGINT: how long calls in flight may take to finish before they are cancelled");

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <utility>
 
+#include "server/available_cpus.h"
+
 namespace placement::server {
 
 ThreadPool::ThreadPool(int32_t threads, int32_t max_queued) : max_queued_(std::max<int32_t>(0, max_queued)) {
-  if (threads <= 0) threads = static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+  if (threads <= 0) threads = AvailableCpus();  // the container's CPU limit, not the node's cores
   workers_.reserve(threads);
   for (int32_t i = 0; i < threads; ++i) workers_.emplace_back([this] { Work(); });
 }

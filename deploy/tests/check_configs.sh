@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The deployment files are valid for the tools that read them. One check per call, so that ctest reports each:
-#   check_configs.sh kustomize | yamllint | promtool | nginx | metric_names
+#   check_configs.sh kustomize | yamllint | promtool | alerts | nginx | metric_names
 # Exit 0: valid, 1: not, 77: the tool is not installed (scripts/deps.sh installs it).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -29,15 +29,41 @@ case "${1:-}" in
     need kubectl
     kubectl kustomize "$DEPLOY/k8s" > "$WORK/cpu.yaml"
     kubectl kustomize "$DEPLOY/k8s/overlays/gpu" > "$WORK/gpu.yaml"
+    kubectl kustomize "$DEPLOY/k8s/monitoring" > "$WORK/monitoring.yaml"
     for f in "$WORK/cpu.yaml" "$WORK/gpu.yaml"; do
       expect_kinds "$f" Namespace ConfigMap Deployment Service Ingress HorizontalPodAutoscaler \
-        PodDisruptionBudget ServiceMonitor
+        PodDisruptionBudget NetworkPolicy
+      # The operator's kinds stay out of the service, so that it applies where the CRDs are not installed.
+      if grep -qE '^kind: (ServiceMonitor|PrometheusRule)$' "$f"; then
+        echo "FAIL: $f needs the Prometheus operator's CRDs" >&2; exit 1
+      fi
+      # The HPA owns the replica count; a fixed one would reset it on every apply.
+      if grep -qE '^  replicas:' "$f"; then echo "FAIL: $f fixes the replicas under the HPA" >&2; exit 1; fi
+      grep -q 'automountServiceAccountToken: false' "$f" || { echo "FAIL: $f mounts a service account token" >&2; exit 1; }
+      grep -q -- '--threads=$(PLACEMENT_CPUS)' "$f" || { echo "FAIL: $f does not size threads by the CPU request" >&2; exit 1; }
     done
+    expect_kinds "$WORK/monitoring.yaml" ServiceMonitor PrometheusRule
     grep -q 'nvidia.com/gpu: 1' "$WORK/gpu.yaml" || { echo "FAIL: the GPU overlay asks for no nvidia.com/gpu" >&2; exit 1; }
     if grep -q 'nvidia.com/gpu' "$WORK/cpu.yaml"; then echo "FAIL: the CPU deployment asks for a GPU" >&2; exit 1; fi
+    # The device plugin decides which GPU a pod sees; NVIDIA_VISIBLE_DEVICES=all would show it every GPU.
+    if grep -q 'NVIDIA_VISIBLE_DEVICES' "$WORK/gpu.yaml"; then echo "FAIL: the GPU overlay sets NVIDIA_VISIBLE_DEVICES" >&2; exit 1; fi
     grep -q 'upstream-hash-by: \$http_x_graph_hash' "$WORK/cpu.yaml" \
       || { echo "FAIL: the ingress does not hash on x-graph-hash" >&2; exit 1; }
-    echo "deploy/k8s and deploy/k8s/overlays/gpu render ($(kubectl version --client 2>/dev/null | head -n 1))"
+    echo "deploy/k8s, overlays/gpu and monitoring render ($(kubectl version --client 2>/dev/null | head -n 1))"
+    ;;
+  alerts)
+    need promtool
+    promtool check rules "$DEPLOY/prometheus/alerts.yml"
+    (cd "$DEPLOY/prometheus" && promtool test rules alerts_test.yml)
+    # The operator's copy says the same as the file compose's Prometheus loads.
+    /usr/bin/python3 - "$DEPLOY/prometheus/alerts.yml" "$DEPLOY/k8s/monitoring/prometheusrule.yaml" <<'PY'
+import sys, yaml
+plain = yaml.safe_load(open(sys.argv[1]))["groups"]
+operator = yaml.safe_load(open(sys.argv[2]))["spec"]["groups"]
+if plain != operator:
+    sys.exit(f"FAIL: {sys.argv[2]} differs from {sys.argv[1]}")
+print(f"{sum(len(g['rules']) for g in plain)} alerting rules, the same in both files")
+PY
     ;;
   yamllint)
     need yamllint
@@ -63,7 +89,7 @@ case "${1:-}" in
     need promtool
     dashboard="$DEPLOY/grafana/dashboards/placement.json"
     exported="$(grep -o '"placement_[a-z_]*"' "$ROOT/server/metrics.cc" | tr -d '"' | sort -u)"
-    used="$(grep -oh 'placement_[a-z_]*' "$dashboard" "$DEPLOY/k8s/base/hpa.yaml" | sort -u)"
+    used="$(grep -oh 'placement_[a-z_]*' "$dashboard" "$DEPLOY/k8s/base/hpa.yaml" "$DEPLOY/prometheus/alerts.yml" | sort -u)"
     status=0
     for name in $used; do
       base="$(sed -E 's/_(bucket|sum|count)$//' <<< "$name")"
@@ -85,7 +111,7 @@ PY
     exit "$status"
     ;;
   *)
-    echo "usage: $0 kustomize|yamllint|promtool|nginx|metric_names" >&2
+    echo "usage: $0 kustomize|yamllint|promtool|alerts|nginx|metric_names" >&2
     exit 2
     ;;
 esac

@@ -48,9 +48,17 @@ TEST(Metrics, ScrapeHasTheMetricsAndPassesPromtool) {
            "placement_ratio_to_bound_count 1",
            "placement_policy_inference_seconds_count 0",
            "placement_inflight_requests 0",
+           "placement_ready 1",
            "placement_build_info{version=\"",
        }) {
     EXPECT_NE(text->find(expected), std::string::npos) << expected << "\n" << *text;
+  }
+  // The storage gauges are read at the scrape: the cache holds the answer, its filesystem has room.
+  for (const char* gauge : {"placement_cache_bytes ", "placement_cache_limit_bytes ",
+                            "placement_data_dir_available_bytes ", "placement_data_dir_size_bytes "}) {
+    const size_t at = text->find(std::string("\n") + gauge);
+    ASSERT_NE(at, std::string::npos) << gauge << "\n" << *text;
+    EXPECT_GT(std::stod(text->substr(at + 1 + std::string(gauge).size())), 0) << gauge;
   }
   EXPECT_FALSE(testing::HttpGet(server->metrics_port(), "/other").ok());
 
