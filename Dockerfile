@@ -24,7 +24,8 @@ RUN --mount=type=cache,target=/root/.cache/ccache \
     && cat /runtime-packages.txt
 
 # The gRPC balancer for docker compose: Debian's nginx (the one deploy/tests/balancer_test.py checks) with
-# deploy/nginx, as a non-root user. PLACEMENT_UPSTREAMS: the replicas, HOST:PORT separated by spaces.
+# deploy/nginx, as a non-root user. PLACEMENT_UPSTREAMS: the replicas, HOST:PORT separated by spaces, resolved
+# again every PLACEMENT_RESOLVE_SECONDS, so that a recreated replica at a new address is found without a restart.
 FROM debian:bookworm-slim AS balancer
 RUN apt-get update \
     && apt-get install -y --no-install-recommends nginx \
@@ -34,7 +35,7 @@ ENV PLACEMENT_LISTEN=8080 \
     PLACEMENT_UPSTREAMS="placement-1:50051 placement-2:50051 placement-3:50051"
 USER www-data
 EXPOSE 8080
-ENTRYPOINT ["/bin/sh", "-c", "/usr/share/placement-balancer/render.sh /tmp/nginx \"$PLACEMENT_LISTEN\" $PLACEMENT_UPSTREAMS && exec nginx -p /tmp/nginx/ -c /tmp/nginx/nginx.conf -e stderr -g 'daemon off;'"]
+ENTRYPOINT ["/bin/sh", "-c", "exec /usr/share/placement-balancer/balancer.sh /tmp/nginx \"$PLACEMENT_LISTEN\" $PLACEMENT_UPSTREAMS"]
 
 # The server: the last stage, so a plain `docker build .` builds it.
 FROM debian:bookworm-slim AS runtime

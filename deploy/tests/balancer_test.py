@@ -1,9 +1,13 @@
 #!/usr/bin/python3
-"""Debian's nginx, configured from deploy/nginx, in front of three real placement_server replicas on 127.0.0.1.
+"""Debian's nginx, run by deploy/nginx/balancer.sh, in front of three real placement_server replicas on loopback
+addresses (127.0.0.11-13) that the balancer knows by name (replica-0..2, resolved through a hosts file the test
+edits, as Docker's DNS would change).
 
 Checks what the balancer is for: every repeat of a graph reaches the replica that placed it first and comes back
 from its cache; different graphs spread over the replicas; with one replica killed, every request still succeeds,
-the graphs of the live replicas stay where their cached answers are, and only the dead replica's graphs move.
+the graphs of the live replicas stay where their cached answers are, and only the dead replica's graphs move (all
+to one replica, where their repeats hit the cache); the dead replica started again at a new address with its
+data is found by the balancer without a restart, and its graphs go back to it, answered from its cache.
 Which replica answered is read from each replica's /metrics (placement_requests_total{method="Place",code="OK"}).
 
 Exit 0: passed, 1: failed, 77: skipped (no nginx). Every process it starts is stopped on every exit path, and the
@@ -26,7 +30,7 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-RENDER = os.path.join(ROOT, "deploy", "nginx", "render.sh")
+BALANCER = os.path.join(ROOT, "deploy", "nginx", "balancer.sh")
 PLACE_FLAGS = ["--algorithm", "m_topo", "--budget_ms", "2000", "--deadline_ms", "20000"]
 ONNX_DEVICES = ["--devices", "4xV100"]  # JSON graphs here are Tarnawski graphs, which carry their devices
 PLACE_OK = re.compile(r'^placement_requests_total\{(?=[^}]*method="Place")(?=[^}]*code="OK")[^}]*\}\s+(\S+)$', re.M)
@@ -58,15 +62,18 @@ def wait_for_line(path, prefix, process, seconds):
 
 
 class Replica:
-    def __init__(self, server, work, index):
+    """A placement_server on a loopback address of its own; `port` 0 lets the kernel pick one."""
+
+    def __init__(self, server, work, index, ip, port=0):
         self.name = f"replica-{index}"
+        self.ip = ip
         self.dir = os.path.join(work, self.name)
-        os.makedirs(self.dir)
-        self.stdout = os.path.join(self.dir, "stdout")
-        self.log = os.path.join(self.dir, "server.log")
+        os.makedirs(self.dir, exist_ok=True)
+        self.stdout = os.path.join(self.dir, f"stdout-{ip}")
+        self.log = os.path.join(self.dir, f"server-{ip}.log")
         with open(self.stdout, "w") as out, open(self.log, "w") as err:
             self.process = subprocess.Popen(
-                [server, "--listen", "127.0.0.1:0", "--metrics_listen", "127.0.0.1:0", "--data_dir",
+                [server, "--listen", f"{ip}:{port}", "--metrics_listen", f"{ip}:0", "--data_dir",
                  os.path.join(self.dir, "data"), "--grace_period", "2s", "--threads", "1", "--policy_device", "none"],
                 stdout=out, stderr=err)
         self.address = None
@@ -75,6 +82,10 @@ class Replica:
     def wait_listening(self):
         self.address = wait_for_line(self.stdout, "listening on ", self.process, 30)
         self.metrics = wait_for_line(self.stdout, "metrics on ", self.process, 5)
+
+    @property
+    def port(self):
+        return int(self.address.rsplit(":", 1)[1])
 
     def placed(self):
         """Place calls this replica answered OK, from a Prometheus scrape of its /metrics."""
@@ -92,38 +103,42 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_nginx(nginx, work, replicas):
-    """Renders deploy/nginx into a fresh prefix and starts nginx there, as nobody when the test runs as root."""
+def write_hosts(path, replicas):
+    """The balancer's view of DNS: "ADDRESS NAME" per live replica, replaced whole (renamed into place)."""
+    with open(path + ".new", "w") as f:
+        f.writelines(f"{r.ip} {r.name}\n" for r in replicas)
+    os.chmod(path + ".new", 0o644)
+    os.replace(path + ".new", path)
+
+
+def start_balancer(nginx, work, replicas, hosts):
+    """Runs deploy/nginx/balancer.sh (nginx and its re-resolving loop) in a fresh prefix, as nobody when the
+    test runs as root."""
     for attempt in range(3):  # the free port may be taken between finding and binding it
         prefix = os.path.join(work, f"nginx-{attempt}")
+        os.makedirs(prefix)
         port = free_port()
-        subprocess.run([RENDER, prefix, f"127.0.0.1:{port}"] + [r.address for r in replicas], check=True, timeout=10)
-        command = [nginx, "-p", prefix + "/", "-c", os.path.join(prefix, "nginx.conf"), "-e", "stderr"]
-        # nginx writes its access log to /dev/stdout, which it reopens: the file must belong to nginx's user.
-        log = os.path.join(prefix, "nginx.log")
+        log = os.path.join(prefix, "balancer.log")
         with open(log, "w"):
             pass
         preexec = None
         if os.geteuid() == 0:
             nobody = pwd.getpwnam("nobody")
             os.chmod(work, 0o711)
-            for dirpath, _, files in os.walk(prefix):
-                for p in [dirpath] + [os.path.join(dirpath, f) for f in files]:
-                    os.chown(p, nobody.pw_uid, nobody.pw_gid)
+            for p in (prefix, log):
+                os.chown(p, nobody.pw_uid, nobody.pw_gid)
 
             def preexec():
                 os.setgroups([])
                 os.setgid(nobody.pw_gid)
                 os.setuid(nobody.pw_uid)
+        env = dict(os.environ, PLACEMENT_HOSTS_FILE=hosts, PLACEMENT_RESOLVE_SECONDS="0.3", PLACEMENT_NGINX=nginx)
+        command = [BALANCER, prefix, f"127.0.0.1:{port}"] + [f"{r.name}:{r.port}" for r in replicas]
+        # nginx writes its access log to /dev/stdout, which it reopens: the file must belong to nginx's user.
+        # A session of its own, so that stop() can reach nginx and its workers as well as the script.
         with open(log, "a") as out:
-            check = subprocess.run(command + ["-t"], stdout=out, stderr=subprocess.STDOUT, timeout=10,
-                                   preexec_fn=preexec)
-            if check.returncode != 0:
-                with open(log) as f:
-                    raise Failure(f"nginx -t rejected the rendered configuration:\n{f.read()}")
-            # A session of its own, so that stop() can reach the workers as well as the master.
-            process = subprocess.Popen(command + ["-g", "daemon off;"], stdout=out, stderr=subprocess.STDOUT,
-                                       preexec_fn=preexec, start_new_session=True)
+            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, preexec_fn=preexec,
+                                       start_new_session=True)
         end = time.monotonic() + 10
         while time.monotonic() < end and process.poll() is None:
             try:
@@ -133,8 +148,19 @@ def start_nginx(nginx, work, replicas):
                 time.sleep(0.05)
         stop(process, group=True)
         with open(log) as f:
-            print(f"nginx did not start on port {port}:\n{f.read()}", file=sys.stderr)
-    raise Failure("nginx did not start")
+            print(f"the balancer did not start on port {port}:\n{f.read()}", file=sys.stderr)
+    raise Failure("the balancer did not start")
+
+
+def wait_for_reload(log, count, seconds=15):
+    """Waits until the balancer has said `count` times that it reloaded for new addresses."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        with open(log) as f:
+            if f.read().count("replica addresses changed") >= count:
+                return
+        time.sleep(0.1)
+    raise Failure(f"the balancer did not reload within {seconds} s of a replica's new address")
 
 
 def stop(process, group=False):
@@ -153,6 +179,16 @@ def stop(process, group=False):
             os.killpg(process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def wait_ready(probe, replica):
+    """Readiness, asked of the replica directly."""
+    end = time.monotonic() + 30
+    while subprocess.run([probe, "--server", replica.address, "--deadline_ms", "2000", "health"],
+                         capture_output=True, timeout=10).returncode != 0:
+        if time.monotonic() > end:
+            raise Failure(f"{replica.name} at {replica.address} did not become ready")
+        time.sleep(0.1)
 
 
 def place(probe, address, graph):
@@ -201,22 +237,18 @@ def run(args, work):
     replicas = []
     nginx_process = None
     try:
-        replicas = [Replica(args.server, work, i) for i in range(3)]
+        replicas = [Replica(args.server, work, i, f"127.0.0.{11 + i}") for i in range(3)]
         for r in replicas:
             r.wait_listening()
-        for r in replicas:  # readiness, asked of each replica directly
-            end = time.monotonic() + 30
-            while subprocess.run([args.probe, "--server", r.address, "--deadline_ms", "2000", "health"],
-                                 capture_output=True, timeout=10).returncode != 0:
-                if time.monotonic() > end:
-                    raise Failure(f"{r.name} at {r.address} did not become ready")
-                time.sleep(0.1)
-        nginx_process, balancer, nginx_log = start_nginx(nginx, work, replicas)
+            wait_ready(args.probe, r)
+        hosts = os.path.join(work, "hosts")
+        write_hosts(hosts, replicas)
+        nginx_process, balancer, nginx_log = start_balancer(nginx, work, replicas, hosts)
         with open(f"/proc/{nginx_process.pid}/status") as f:
             uid = int(re.search(r"^Uid:\s+(\d+)", f.read(), re.M).group(1))
         if uid == 0:
-            raise Failure("nginx runs as root")
-        print(f"nginx (uid {uid}) on {balancer} in front of " + ", ".join(f"{r.name} {r.address}" for r in replicas))
+            raise Failure("the balancer runs as root")
+        print(f"balancer (uid {uid}) on {balancer} in front of " + ", ".join(f"{r.name} {r.address}" for r in replicas))
 
         owner = {}
         for g in graphs:
@@ -253,6 +285,32 @@ def run(args, work):
                 raise Failure(f"{os.path.basename(g)}: moved to {answered.name}, the repeat went to {again.name} "
                               f"(cache hit {hit_again})")
             print(f"  {os.path.basename(g):28s} -> {answered.name} (moved from {victim.name}; repeat: cache hit)")
+
+        # The victim comes back at a new address with its data, as a recreated container would: the balancer
+        # finds it by name without a restart, and its graphs go back to it, answered from its cache.
+        index = replicas.index(victim)
+        reborn = Replica(args.server, work, index, f"127.0.0.{21 + index}", port=victim.port)
+        reborn.wait_listening()
+        wait_ready(args.probe, reborn)
+        replicas[index] = reborn
+        write_hosts(hosts, replicas)
+        wait_for_reload(nginx_log, 1)
+        # The reload is graceful: new workers take new connections once they are up. Until one of the victim's
+        # graphs reaches the new address, the old workers may still answer.
+        probe_graph = next(g for g in graphs if owner[g] is victim)
+        end = time.monotonic() + 10
+        while place_and_locate(args.probe, balancer, probe_graph, replicas)[0] is not reborn:
+            if time.monotonic() > end:
+                raise Failure(f"10 s after the reload, {victim.name}'s graphs still do not reach {reborn.address}")
+            time.sleep(0.1)
+        print(f"{victim.name} started again at {reborn.address}; the balancer reloaded")
+        for g in graphs:
+            answered, hit = place_and_locate(args.probe, balancer, g, replicas)
+            expected = reborn if owner[g] is victim else owner[g]
+            if answered is not expected or not hit:
+                raise Failure(f"{os.path.basename(g)}: after the restart it went to {answered.name} (cache hit "
+                              f"{hit}); it belongs to {expected.name} at {expected.address}")
+        print("every graph back on its replica, answered from its cache")
         print("PASS")
         return 0
     except (Failure, TimeUp, subprocess.TimeoutExpired):
@@ -261,7 +319,7 @@ def run(args, work):
                 print(f"--- {r.name} log (tail)\n" + "".join(f.readlines()[-15:]), file=sys.stderr)
         if nginx_process is not None:
             with open(nginx_log) as f:
-                print("--- nginx log (tail)\n" + "".join(f.readlines()[-30:]), file=sys.stderr)
+                print("--- balancer log (tail)\n" + "".join(f.readlines()[-30:]), file=sys.stderr)
         raise
     finally:
         stop(nginx_process, group=True)

@@ -80,8 +80,8 @@ PY
     # Replica addresses must resolve when nginx reads them; compose's names resolve only inside compose.
     "$DEPLOY/nginx/render.sh" "$WORK/nginx" 127.0.0.1:8080 127.0.0.1:50051 127.0.0.1:50052 127.0.0.1:50053
     "$nginx" -t -p "$WORK/nginx/" -c "$WORK/nginx/nginx.conf" -e stderr
-    grep -q 'hash $http_x_graph_hash consistent;' "$WORK/nginx/balancer.conf" \
-      || { echo "FAIL: the balancer does not hash on x-graph-hash" >&2; exit 1; }
+    grep -q 'split_clients "${http_x_graph_hash}" $placement_replica' "$WORK/nginx/balancer.conf" \
+      || { echo "FAIL: the balancer does not route by x-graph-hash" >&2; exit 1; }
     ;;
   metric_names)
     # Every placement_* series the dashboard and the HPA name is one server/metrics.cc exports, and every
