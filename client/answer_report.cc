@@ -91,6 +91,20 @@ std::string CostsLine(const pb::CostSources& c) {
                       CostSourcesLine(c.measured_operators(), c.modelled_operators(), c.measured_flops_share()), "\n");
 }
 
+std::vector<ModuleDevice> ModulesOf(const google::protobuf::RepeatedPtrField<pb::ModulePlacement>& modules) {
+  std::vector<ModuleDevice> out;
+  out.reserve(modules.size());
+  for (const pb::ModulePlacement& m : modules) out.push_back({m.module(), m.device()});
+  return out;
+}
+
+void ModulesJson(const google::protobuf::RepeatedPtrField<pb::ModulePlacement>& modules, nlohmann::ordered_json* out) {
+  if (modules.empty()) return;
+  nlohmann::ordered_json map = nlohmann::ordered_json::object();
+  for (const pb::ModulePlacement& m : modules) map[m.module()] = m.device();
+  (*out)["modules"] = std::move(map);
+}
+
 }  // namespace
 
 std::string PlaceAnswerJson(const pb::PlaceResponse& a) {
@@ -104,6 +118,7 @@ std::string PlaceAnswerJson(const pb::PlaceResponse& a) {
   nlohmann::ordered_json assignment = nlohmann::ordered_json::object();
   for (const pb::Assignment& x : a.assignment()) assignment[x.op()] = x.device();
   out["assignment"] = std::move(assignment);
+  ModulesJson(a.modules(), &out);
   out["cost_sources"] = CostSourcesJson(a.cost_sources());
   out["warnings"] = std::vector<std::string>(a.warnings().begin(), a.warnings().end());
   out["notes"] = std::vector<std::string>(a.notes().begin(), a.notes().end());
@@ -132,6 +147,7 @@ std::string PlaceAnswerTable(const pb::PlaceResponse& a) {
                                 : absl::StrCat("computed in ", FormatSeconds(a.compute_seconds())),
                   ", request ", a.request_id(), "\n");
   absl::StrAppend(&out, score.substr(rows + 1));
+  absl::StrAppend(&out, ModulesTable(ModulesOf(a.modules())));
   for (const std::string& n : a.notes()) absl::StrAppend(&out, "note: ", n, "\n");
   for (const std::string& w : a.warnings()) absl::StrAppend(&out, "warning: ", w, "\n");
   return out;
@@ -142,6 +158,7 @@ std::string SimulateAnswerJson(const pb::SimulateResponse& a) {
   ScoreJson(a.score(), &out);
   out["graph_hash"] = a.graph_hash();
   BoundAndDevicesJson(a.score(), &out);
+  ModulesJson(a.modules(), &out);
   out["cost_sources"] = CostSourcesJson(a.cost_sources());
   out["warnings"] = std::vector<std::string>(a.warnings().begin(), a.warnings().end());
   out["request_id"] = a.request_id();
@@ -151,6 +168,7 @@ std::string SimulateAnswerJson(const pb::SimulateResponse& a) {
 std::string SimulateAnswerTable(const pb::SimulateResponse& a) {
   std::string out = ScoreTable(a.score(), {});
   absl::StrAppend(&out, CostsLine(a.cost_sources()));
+  absl::StrAppend(&out, ModulesTable(ModulesOf(a.modules())));
   for (const std::string& w : a.warnings()) absl::StrAppend(&out, "warning: ", w, "\n");
   return absl::StrCat(out, "graph ", a.graph_hash().substr(0, 16), ", request ", a.request_id(), "\n");
 }

@@ -59,6 +59,9 @@ std::string ReportJson(const Report& r) {
     assignment[std::string(r.graph->name(op))] = r.topology->device(r.placement->device[op]).name;
   }
   out["assignment"] = std::move(assignment);
+  nlohmann::ordered_json modules = nlohmann::ordered_json::object();
+  for (ModuleDevice& m : ModuleDeviceMap(*r.graph, *r.placement, *r.topology)) modules[m.module] = m.device;
+  if (!modules.empty()) out["modules"] = std::move(modules);
   out["cost_sources"] = {{"measured_operators", r.cost_sources.measured_ops},
                          {"modelled_operators", r.cost_sources.modelled_ops},
                          {"measured_flops_share", r.cost_sources.measured_flops_share}};
@@ -98,8 +101,22 @@ std::string ReportTable(const Report& r) {
                                           throughput ? Time(s.load, r.time_unit) : "", Memory(s.peak_memory),
                                           s.capacity > 0 ? Memory(s.capacity) : "unlimited", s.oom ? "OOM" : ""));
   }
+  absl::StrAppend(&out, ModulesTable(ModuleDeviceMap(*r.graph, *r.placement, *r.topology)));
   for (const std::string& n : r.notes) absl::StrAppend(&out, "note: ", n, "\n");
   for (const std::string& w : r.warnings) absl::StrAppend(&out, "warning: ", w, "\n");
+  return out;
+}
+
+std::string ModulesTable(const std::vector<ModuleDevice>& modules) {
+  if (modules.empty()) return "";
+  std::string out = absl::StrFormat("\n%-48s %s\n", "module", "device");
+  for (size_t i = 0; i < modules.size() && i < kMaxModuleRows; ++i) {
+    absl::StrAppend(&out, absl::StrFormat("%-48s %s\n", modules[i].module.empty() ? "(the model)" : modules[i].module,
+                                          modules[i].device));
+  }
+  if (modules.size() > kMaxModuleRows) {
+    absl::StrAppend(&out, "... and ", modules.size() - kMaxModuleRows, " more modules (--output json lists all)\n");
+  }
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "graph/measured_costs.h"
+#include "graph/module_map.h"
 #include "graph/placement.h"
 #include "graph/problem.h"
 #include "simulator/objectives.h"
@@ -28,10 +29,15 @@ struct Report {
   std::vector<std::string> notes;
 };
 
-// JSON with objective, value, time_unit, lower_bound, ratio, fits_memory, bound, devices and assignment (plus
+// JSON with objective, value, time_unit, lower_bound, ratio, fits_memory, bound, devices, assignment and, for a
+// graph exported from PyTorch, modules (module path -> device, graph/module_map.h) (plus
 // algorithm, proven_optimal, best_bound and notes for a placer's answer); a valid placement file.
 std::string ReportJson(const Report& report);
 
 std::string ReportTable(const Report& report);
+
+// The "modules" section of a table: module path -> device, the first kMaxModuleRows of them (JSON has all).
+inline constexpr size_t kMaxModuleRows = 40;
+std::string ModulesTable(const std::vector<ModuleDevice>& modules);
 
 }  // namespace placement::cli

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "graph/json_text.h"
+#include "graph/module_map.h"
 
 namespace placement {
 namespace {
@@ -112,25 +113,8 @@ std::map<std::string, double> SelfMicroseconds(TraceEvents events) {
   return self;
 }
 
-// "/layer1/layer1.0/relu_2/Relu" -> ("layer1.0.relu_2" as the scope path, "relu_2" as its last segment): the
-// exporter names a container's child "<container>.<index>", every other module by its attribute name.
-// A name without the leading "/" (the exporter's "Identity_3" for a shared weight) has no scope.
-std::optional<std::pair<std::string, std::string>> ScopeOf(absl::string_view op_name) {
-  if (!absl::ConsumePrefix(&op_name, "/")) return std::nullopt;
-  std::vector<absl::string_view> segments = absl::StrSplit(op_name, '/');
-  segments.pop_back();  // the node's own name
-  std::string path;
-  std::string previous;
-  for (absl::string_view s : segments) {
-    if (!previous.empty() && absl::StartsWith(s, previous + ".")) {
-      absl::StrAppend(&path, s.substr(previous.size()));
-    } else {
-      absl::StrAppend(&path, path.empty() ? "" : ".", s);
-    }
-    previous = std::string(s);
-  }
-  return std::pair{path, previous};
-}
+// "layer1.0.relu_2" -> "relu_2": where a second call's "_k" would be.
+std::string LastSegment(const std::string& path) { return path.substr(path.rfind('.') + 1); }
 
 // The trace's key for a scope: "path#0", or "path-without-_k#k" for the k-th call of a module used again.
 std::string ModuleKey(const std::string& path, const std::string& last, const ModuleTimes& times) {
@@ -188,8 +172,8 @@ MeasuredCosts MatchModuleTimes(const Graph& graph, const ModuleTimes& times, con
   std::string first_unmatched;
   for (OpId op = 0; op < graph.num_ops(); ++op) {
     if (graph.is_backward(op)) continue;
-    const auto scope = ScopeOf(graph.name(op));
-    const std::string key = scope ? ModuleKey(scope->first, scope->second, times) : "";
+    const std::optional<std::string> scope = ModuleScopeOf(graph.name(op));
+    const std::string key = scope ? ModuleKey(*scope, LastSegment(*scope), times) : "";
     if (!scope || times.self_seconds.count(key) == 0) {
       if (unmatched++ == 0) first_unmatched = std::string(graph.name(op));
       continue;

@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "graph/module_map.h"
 #include "graph/placement_json.h"
 #include "server/request_decoder.h"
 
@@ -52,7 +53,17 @@ pb::PlaceResponse AnswerFromResult(const PlacerResult& result, const Graph& grap
   for (const std::string& n : result.notes) out.add_notes(n);
   out.set_num_operators(graph.num_ops());
   out.set_num_devices(topology.num_devices());
+  FillModules(graph, result.placement, topology, out.mutable_modules());
   return out;
+}
+
+void FillModules(const Graph& graph, const Placement& placement, const Topology& topology,
+                 google::protobuf::RepeatedPtrField<pb::ModulePlacement>* modules) {
+  for (ModuleDevice& m : ModuleDeviceMap(graph, placement, topology)) {
+    pb::ModulePlacement* out = modules->Add();
+    out->set_module(std::move(m.module));
+    out->set_device(std::move(m.device));
+  }
 }
 
 absl::Status DoesNotFit(const PlacerResult& result, const Topology& topology) {

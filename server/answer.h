@@ -21,6 +21,10 @@ void FillScore(const Evaluation& evaluation, const Topology& topology, absl::str
 placement::v1::PlaceResponse AnswerFromResult(const PlacerResult& result, const Graph& graph, const Topology& topology,
                                               absl::string_view time_unit);
 
+// The module -> device map of a graph exported from PyTorch (graph/module_map.h); nothing for other graphs.
+void FillModules(const Graph& graph, const Placement& placement, const Topology& topology,
+                 google::protobuf::RepeatedPtrField<placement::v1::ModulePlacement>* modules);
+
 // FAILED_PRECONDITION naming the device that is most short of memory, for answers that do not fit.
 absl::Status DoesNotFit(const PlacerResult& result, const Topology& topology);
 

@@ -294,6 +294,7 @@ absl::StatusOr<pb::SimulateResponse> PlacementEngine::Simulate(const pb::Simulat
   response.set_graph_hash(GraphHash(input->graph));
   for (const std::string& w : input->warnings) response.add_warnings(w);
   SetCostSources(input->cost_sources, response.mutable_cost_sources());
+  FillModules(input->graph, *placement, input->topology, response.mutable_modules());
   response.set_request_id(control.request_id);
   return response;
 }
