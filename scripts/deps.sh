@@ -16,6 +16,7 @@ TEST_PACKAGES=(
   prometheus  # promtool: the server tests check the /metrics exposition with it, deploy/ checks prometheus.yml
   nginx yamllint  # deploy/: the gRPC balancer in front of real replicas, and the YAML lint
   python3-grpcio python3-venv python3-setuptools python3-mypy  # the Python client: installed into a venv, typed, run against a server
+  python3-torch python3-torchvision  # placement_client.torch: models split by answers, checked against the unsplit ones
   openssl  # the server tests make their TLS certificates with it
 )
 # kubectl renders deploy/k8s (Debian's 1.20 has kustomize built in); a kubectl already installed is kept.

@@ -29,6 +29,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--server-binary", required=True)
     parser.add_argument("--source", required=True)
+    parser.add_argument("--test", default="test_client.py", help="the test script in this folder to run")
+    parser.add_argument("--placectl", default="", help="passed on to the test")
     args = parser.parse_args()
     args.server_binary, args.source = os.path.abspath(args.server_binary), os.path.abspath(args.source)
     try:
@@ -57,9 +59,11 @@ def main():
             print(typed.stdout.strip())
         except ImportError:
             print("mypy not installed (python3-mypy): the type check is left out")
-        test = subprocess.run([python, os.path.join(HERE, "test_client.py"), "--server-binary", args.server_binary,
-                               "--source", args.source, "--scripts", os.path.join(venv_dir, "bin")],
-                              env=env, cwd=tmp, timeout=300)
+        command = [python, os.path.join(HERE, args.test), "--server-binary", args.server_binary, "--source",
+                   args.source, "--scripts", os.path.join(venv_dir, "bin")]
+        if args.placectl:
+            command += ["--placectl", os.path.abspath(args.placectl)]
+        test = subprocess.run(command, env=env, cwd=tmp, timeout=600)
         return test.returncode
 
 
