@@ -185,6 +185,27 @@ def test_folded_modules_follow_their_operator():
     check(on_gpu1 == ["layer1_0_bn1", "layer1_0_conv1"], f"gpu1 runs {on_gpu1}, not conv1 with its folded bn1")
 
 
+def test_pipeline_runs_the_stages_as_processes(work):
+    """Two stages of a pipeline answer as two processes over gloo, micro-batches through them: the outputs are the
+    model's, and the run is timed."""
+    from placement_client.torch import pipeline
+    torch.manual_seed(0)
+    model, inputs = vision("resnet18", size=64, batch=2)
+    model.eval()
+    path = os.path.join(work, "resnet18_pipeline.onnx")
+    export(model, inputs, path)
+    answer = answer_for(path, "pipeline_dp", devices="2xA100", extra=("--objective", "throughput"))
+    run = pipeline(model, answer, inputs, micro_batches=2, repeats=1)
+    check(run.stages == ["gpu0", "gpu1"], f"stages {run.stages}")
+    with torch.no_grad():
+        expected = model(*inputs)
+    check(len(run.outputs) == 4, f"{len(run.outputs)} outputs of the last run, not its 4 micro-batches")
+    difference = max(max_difference(out, expected) for out in run.outputs)
+    check(difference <= TOLERANCE, f"the pipeline's outputs differ by {difference}")
+    check(run.seconds_per_micro_batch > 0 or len(run.run_seconds) == 2, f"no timing: {run}")
+    print(f"  pipeline: stages {run.stages}, {run.seconds_per_micro_batch * 1e3:.1f} ms per micro-batch")
+
+
 def test_placed_parts_and_a_server_answer():
     """A PlaceResponse from a real server, and the parts placed on torch devices (this machine's CPU for both)."""
     from placement_client import PlacementClient, place_request
@@ -222,6 +243,7 @@ def main():
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as work:
         test_models(work)
+        test_pipeline_runs_the_stages_as_processes(work)
     test_mismatched_answers()
     test_folded_modules_follow_their_operator()
     test_placed_parts_and_a_server_answer()

@@ -16,9 +16,10 @@ Importable only where torch is installed.
 """
 
 from placement_client.torch._answer import AnswerMismatch, module_devices
+from placement_client.torch._pipeline import PipelineRun, pipeline
 from placement_client.torch._split import Crossing, SplitModule, split
 
-__all__ = ["AnswerMismatch", "Crossing", "SplitModule", "module_devices", "place", "split"]
+__all__ = ["AnswerMismatch", "Crossing", "PipelineRun", "SplitModule", "module_devices", "pipeline", "place", "split"]
 
 
 def place(model, answer, devices, example_inputs=()):  # type: ignore[no-untyped-def]

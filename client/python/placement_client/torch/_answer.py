@@ -12,13 +12,15 @@ class AnswerMismatch(ValueError):
 
 def module_devices(answer: Any) -> List[Tuple[str, str]]:
     """(module path, device name) pairs, in the answer's order, from a PlaceResponse or SimulateResponse (`modules`),
-    the JSON placectl prints (a dict with "modules"), or a plain {module: device} mapping."""
+    the JSON placectl prints (a dict with "modules"), a plain {module: device} mapping, or (module, device) pairs."""
     if hasattr(answer, "modules") and not isinstance(answer, Mapping):
         pairs = [(m.module, m.device) for m in answer.modules]
     elif isinstance(answer, Mapping) and isinstance(answer.get("modules"), Mapping):
         pairs = list(answer["modules"].items())
     elif isinstance(answer, Mapping) and all(isinstance(v, str) for v in answer.values()):
         pairs = list(answer.items())
+    elif isinstance(answer, (list, tuple)) and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in answer):
+        pairs = [(p[0], p[1]) for p in answer]
     else:
         raise AnswerMismatch("the answer has no module map: give a PlaceResponse, placectl's JSON output or a "
                              "{module: device} dict (answers for graphs exported from PyTorch carry `modules`)")
