@@ -19,7 +19,7 @@ RUN --mount=type=cache,target=/root/.cache/ccache \
          -DPLACEMENT_BUILD_TESTS=OFF -DPLACEMENT_BUILD_BENCHMARKS=OFF \
     && ./placement build \
     && mkdir -p models \
-    && deploy/docker/runtime-packages.sh build/server/placement_server build/client/placectl \
+    && deploy/docker/runtime-packages.sh build/server/placement_server build/client/placectl build/client/placectl-torch \
          > /runtime-packages.txt \
     && cat /runtime-packages.txt
 
@@ -48,7 +48,8 @@ RUN apt-get update \
          placement \
     && mkdir -p /var/lib/placement \
     && chown placement:placement /var/lib/placement
-COPY --from=build /src/build/server/placement_server /src/build/client/placectl /usr/local/bin/
+COPY --from=build /src/build/server/placement_server /src/build/client/placectl /src/build/client/placectl-torch \
+     /usr/local/bin/
 # The learned policy's weights; the server finds them under its working directory.
 COPY --from=build /src/models /opt/placement/models
 COPY deploy/docker/server.flags /etc/placement/server.flags

@@ -11,16 +11,14 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
-#include "client/calibrate_command.h"
 #include "client/convert_commands.h"
 #include "client/exit_codes.h"
 #include "client/bench_command.h"
 #include "client/place_command.h"
 #include "client/remote_commands.h"
 #include "client/server_channel.h"
-#include "policy/learned/learned_placers.h"
-#include "policy/learned/learned_policy.h"
-#include "policy/learned/weights_path.h"
+#include "client/torch_commands.h"
+#include "policy/learned/learned_placer_info.h"
 #include "policy/registry.h"
 #include "client/simulate_command.h"
 #include "graph/device_presets.h"
@@ -207,22 +205,15 @@ int Usage(const std::string& why) {
   return kExitUsage;
 }
 
-// The classical placers plus the learned ones when the policy loads. Errors unless --policy_fallback (or
-// --policy_device=none) says to go on without it; `holder` keeps the registry alive.
-absl::StatusOr<const placement::PlacerRegistry*> LoadRegistry(std::unique_ptr<placement::PlacerRegistry>& holder) {
+// The classical placers plus the learned ones when the policy is wanted and loads (in placectl-torch: this binary
+// hands such commands over to it); `holder` keeps the registry alive.
+absl::StatusOr<const placement::PlacerRegistry*> LoadRegistry(std::unique_ptr<placement::PlacerRegistry>& holder,
+                                                              char** original_argv) {
   const std::string device = absl::GetFlag(FLAGS_policy_device);
   if (device == "none") return &placement::PlacerRegistry::Default();
-  const std::string weights = absl::GetFlag(FLAGS_policy_weights).empty() ? placement::learned::DefaultPolicyWeights()
-                                                                           : absl::GetFlag(FLAGS_policy_weights);
-  absl::StatusOr<std::shared_ptr<const placement::learned::LearnedPolicy>> policy =
-      placement::learned::LearnedPolicy::Load(weights, device);
-  if (!policy.ok()) {
-    if (!absl::GetFlag(FLAGS_policy_fallback)) return policy.status();
-    std::cerr << "placectl: " << policy.status().message() << "; going on without the learned policy\n";
-    return &placement::PlacerRegistry::Default();
-  }
-  holder = placement::learned::MakeRegistryWithPolicy(*policy);
-  return holder.get();
+  return placement::cli::LoadLearnedRegistry(
+      placement::cli::PolicyFlags{absl::GetFlag(FLAGS_policy_weights), device, absl::GetFlag(FLAGS_policy_fallback)},
+      holder, original_argv);
 }
 
 }  // namespace
@@ -275,7 +266,9 @@ int main(int argc, char** argv) {
     SetPlacingFlags(dims, costs, &o);
     o.seed = absl::GetFlag(FLAGS_seed);
     std::unique_ptr<placement::PlacerRegistry> holder;
-    absl::StatusOr<const placement::PlacerRegistry*> registry = LoadRegistry(holder);
+    absl::StatusOr<const placement::PlacerRegistry*> registry =
+        placement::learned::RunsLearnedPolicy(o.algorithm) ? LoadRegistry(holder, argv)
+                                                          : &placement::PlacerRegistry::Default();
     if (!registry.ok()) return Print(command, absl::StatusOr<std::string>(registry.status()));
     o.registry = *registry;
     return Print(command, placement::cli::RunPlace(o));
@@ -287,11 +280,14 @@ int main(int argc, char** argv) {
       if (!timeout.ok()) return Fail(command, timeout.status());
       return Print(command, placement::cli::RunRemoteAlgorithms(absl::GetFlag(FLAGS_server), *timeout));
     }
-    std::unique_ptr<placement::PlacerRegistry> holder;
-    absl::StatusOr<const placement::PlacerRegistry*> registry = LoadRegistry(holder);
-    if (!registry.ok()) return Print(command, absl::StatusOr<std::string>(registry.status()));
-    std::cout << placement::cli::ListAlgorithms(*registry);
-    return kExitOk;
+    if (absl::GetFlag(FLAGS_policy_device) == "none") {
+      std::cout << placement::cli::ListAlgorithms(&placement::PlacerRegistry::Default());
+      return kExitOk;
+    }
+    return Print(command, placement::cli::ListAlgorithmsWithPolicy(
+                              placement::cli::PolicyFlags{absl::GetFlag(FLAGS_policy_weights),
+                                                          absl::GetFlag(FLAGS_policy_device),
+                                                          absl::GetFlag(FLAGS_policy_fallback)}));
   }
   if (command == "submit") {
     if (operands != 1) return Usage("submit takes exactly one GRAPH");
@@ -353,7 +349,7 @@ int main(int argc, char** argv) {
     o.seconds_per_measurement = absl::GetFlag(FLAGS_measure_seconds);
     const std::string output = absl::GetFlag(FLAGS_output);
     o.output = output == "table" || output == "json" ? "" : output;
-    return Print(command, placement::cli::RunCalibrate(o));
+    return Print(command, placement::cli::RunCalibrateCommand(o, argv));
   }
   if (command == "presets") {
     if (operands != 0) return Usage("presets takes no arguments");

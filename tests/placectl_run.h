@@ -25,10 +25,11 @@ inline std::string Slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
-inline PlacectlResult RunPlacectl(const std::string& args) {
+// `binary` is placectl unless given (a copy elsewhere, say).
+inline PlacectlResult RunPlacectl(const std::string& args, const std::string& binary = PLACECTL_PATH) {
   const std::filesystem::path err =
       std::filesystem::temp_directory_path() / ("placectl_err_" + std::to_string(::getpid()));
-  const std::string cmd = std::string(PLACECTL_PATH) + " " + args + " 2>" + err.string();
+  const std::string cmd = binary + " " + args + " 2>" + err.string();
   PlacectlResult r;
   FILE* pipe = ::popen(cmd.c_str(), "r");
   if (pipe == nullptr) return r;

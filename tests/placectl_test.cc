@@ -355,3 +355,39 @@ TEST(Placectl, PlaceOptionErrorsAreNamed) {
 }
 
 }  // namespace
+
+namespace {
+
+// placectl itself does not link LibTorch, so that commands without the learned policy start in milliseconds;
+// the ones that run it go to placectl-torch beside it, and without that program they say so.
+TEST(Placectl, LibTorchLoadsOnlyForTheCommandsThatRunThePolicy) {
+  FILE* ldd = ::popen(("ldd " + std::string(PLACECTL_PATH)).c_str(), "r");
+  ASSERT_NE(ldd, nullptr);
+  std::string libraries;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, ldd)) > 0;) libraries.append(buf, n);
+  ::pclose(ldd);
+  EXPECT_THAT(libraries, ::testing::Not(HasSubstr("libtorch"))) << libraries;
+
+  Result policy = RunPlacectl("place " + kTiny + " --algorithm policy --output json");
+  ASSERT_EQ(policy.exit_code, 0) << policy.err;
+  EXPECT_EQ(nlohmann::json::parse(policy.out)["algorithm"], "policy");
+
+  // A placectl without placectl-torch: the classical placers work, the policy's commands name what is missing.
+  const fs::path alone = fs::temp_directory_path() / ("placectl_alone_" + std::to_string(::getpid()));
+  fs::create_directories(alone);
+  fs::copy_file(PLACECTL_PATH, alone / "placectl", fs::copy_options::overwrite_existing);
+  const std::string binary = (alone / "placectl").string();
+  EXPECT_EQ(RunPlacectl("place " + kTiny + " --algorithm heft", binary).exit_code, 0);
+  Result missing = RunPlacectl("place " + kTiny + " --algorithm policy", binary);
+  EXPECT_EQ(missing.exit_code, 4);
+  EXPECT_THAT(missing.err, HasSubstr("placectl-torch"));
+  EXPECT_THAT(missing.err, HasSubstr("--policy_device=none"));
+  EXPECT_EQ(RunPlacectl("calibrate", binary).exit_code, 4);
+  Result listed = RunPlacectl("algorithms", binary);
+  EXPECT_EQ(listed.exit_code, 0);
+  EXPECT_THAT(listed.out, HasSubstr("policy_iterative"));
+  fs::remove_all(alone);
+}
+
+}  // namespace

@@ -18,7 +18,7 @@
 namespace placement::learned {
 namespace {
 
-enum class Mode { kSingleShot, kIterative, kSearch };
+using Mode = LearnedPlacerKind;
 
 bool Better(const PlacerResult& a, const PlacerResult& b) {
   if (a.evaluation.fits_memory != b.evaluation.fits_memory) return a.evaluation.fits_memory;
@@ -30,27 +30,10 @@ class PolicyPlacer : public Placer {
   PolicyPlacer(Mode mode, std::shared_ptr<const LearnedPolicy> policy, LearnedPlacerOptions options)
       : mode_(mode), policy_(std::move(policy)), options_(options) {}
 
-  absl::string_view name() const override {
-    switch (mode_) {
-      case Mode::kSingleShot: return "policy";
-      case Mode::kIterative: return "policy_iterative";
-      case Mode::kSearch: return "policy_search";
-    }
-    return "policy";
-  }
-  absl::string_view description() const override {
-    switch (mode_) {
-      case Mode::kSingleShot:
-        return "learned GNN policy, single shot (GDP): one pass scores every operator group; greedy, sampled, "
-               "guided (HEFT among the devices it rates near its best) and scheduled (HEFT's list scheduler "
-               "weighing its scores against delays) decodings, the best simulated";
-      case Mode::kIterative:
-        return "learned GNN policy, iterative (Placeto): group by group over the current placement, best sweep kept";
-      case Mode::kSearch: return "learned GNN policy's single-shot answer improved by local search";
-    }
-    return "";
-  }
-  std::vector<Objective> objectives() const override { return {Objective::kStepTime, Objective::kLatency}; }
+  const LearnedPlacerInfo& Info() const { return InfoOf(mode_); }
+  absl::string_view name() const override { return Info().name; }
+  absl::string_view description() const override { return Info().description; }
+  std::vector<Objective> objectives() const override { return Info().objectives; }
 
   absl::StatusOr<PlacerResult> Place(const PlacementProblem& problem, const Budget& budget) const override {
     if (problem.costs == nullptr) return absl::InvalidArgumentError(absl::StrCat(name(), ": the problem has no graph"));

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "policy/learned/coarsen.h"
+#include "policy/learned/learned_placer_info.h"
 #include "policy/learned/learned_policy.h"
 #include "policy/placer.h"
 #include "policy/registry.h"
