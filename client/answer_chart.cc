@@ -3,6 +3,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "client/chart/schedule_chart.h"
+#include "client/chart_file.h"
 #include "graph/cost_model.h"
 #include "simulator/simulator.h"
 
@@ -41,25 +42,18 @@ Objective ObjectiveOf(pb::Objective o) {
 
 }  // namespace
 
-absl::StatusOr<std::string> RenderAnswerChart(const AnswerChartInput& input, const pb::PlaceResponse& answer) {
+absl::Status WriteAnswerChart(const std::string& path, const AnswerChartInput& input, const pb::PlaceResponse& answer) {
   absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(input.graph_path, input.load);
-  if (!loaded.ok()) return loaded.status();
-  const Problem& problem = loaded->problem;
-  absl::StatusOr<Topology> topology = ResolveTopology(problem, input.topology_file, input.devices);
-  if (!topology.ok()) return topology.status();
-  absl::StatusOr<CostModel> costs = CostModel::Create(problem.graph, *topology);
-  if (!costs.ok()) return costs.status();
-  absl::StatusOr<Placement> placement = PlacementFromAnswer(answer, problem.graph, *topology);
-  if (!placement.ok()) return placement.status();
-  SimulatorConfig config;
-  config.record_timeline = true;
-  absl::StatusOr<SimulationResult> sim = Simulate(*costs, *placement, config);
-  if (!sim.ok()) return sim.status();
-  ChartOptions options;
-  options.title = absl::StrCat(input.graph_path, " (", answer.algorithm(), ")");
-  options.time_unit = problem.time_unit;
-  options.objective = ObjectiveOf(answer.score().objective());
-  return RenderScheduleHtml(*costs, *placement, *sim, options);
+  absl::StatusOr<Topology> topology =
+      loaded.ok() ? ResolveTopology(loaded->problem, input.topology_file, input.devices) : loaded.status();
+  absl::StatusOr<CostModel> costs =
+      topology.ok() ? CostModel::Create(loaded->problem.graph, *topology) : absl::StatusOr<CostModel>(topology.status());
+  absl::StatusOr<Placement> placement =
+      costs.ok() ? PlacementFromAnswer(answer, loaded->problem.graph, *topology) : costs.status();
+  if (!placement.ok()) return absl::Status(placement.status().code(), absl::StrCat("--chart: ", placement.status().message()));
+  return WriteScheduleChart(path, *costs, *placement, SimulatorConfig{},
+                            ChartFor(input.graph_path, answer.algorithm(), loaded->problem.time_unit,
+                                     ObjectiveOf(answer.score().objective())));
 }
 
 }  // namespace placement::cli

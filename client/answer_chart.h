@@ -18,8 +18,9 @@ struct AnswerChartInput {
   std::string devices;
 };
 
-// The HTML page. Errors: the graph or topology cannot be loaded here, or the answer names an operator or
-// device the local graph does not have (a server of another version, say).
-absl::StatusOr<std::string> RenderAnswerChart(const AnswerChartInput& input, const placement::v1::PlaceResponse& answer);
+// Writes the HTML page to `path`. Errors (starting "--chart: "): the graph or topology cannot be loaded here, or
+// the answer names an operator or device the local graph does not have (a server of another version, say).
+absl::Status WriteAnswerChart(const std::string& path, const AnswerChartInput& input,
+                              const placement::v1::PlaceResponse& answer);
 
 }  // namespace placement::cli

@@ -14,6 +14,7 @@
 #include "graph/costs_input.h"
 #include "graph/measured_costs.h"
 #include "graph/pipedream.h"
+#include "graph/onnx/graph_format.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/tarnawski.h"
 #include "graph/topology_json.h"
@@ -40,40 +41,32 @@ OnnxImportOptions ImportOptions(const GraphLoadOptions& o) {
 
 absl::StatusOr<LoadedGraph> Import(const std::string& path, const std::string& text, const GraphLoadOptions& o) {
   LoadedGraph loaded;
-  const bool onnx = LooksLikeOnnx(text);
-  if (SetsOnnxOptions(o) && !onnx) {
+  const GraphFormat format = DetectGraphFormat(text);
+  if (SetsOnnxOptions(o) && format != GraphFormat::kOnnx) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": --batch, --seq, --dim and the other ONNX options apply to ONNX models; this graph has its costs fixed"));
   }
-  if (onnx) {
-    OnnxImportOptions options = ImportOptions(o);
-    const size_t slash = path.find_last_of('/');
-    options.model_dir = slash == std::string::npos ? "." : path.substr(0, slash);
-    absl::StatusOr<OnnxImportResult> imported = ImportOnnxBytes(text, options);
-    if (!imported.ok()) return WithPath(path, imported.status());
-    loaded.problem = std::move(imported->problem);
-    loaded.warnings = std::move(imported->warnings);
-    loaded.format = "onnx";
-  } else if (LooksLikeGraphJson(text)) {
-    absl::StatusOr<Problem> problem = ParseGraphJson(text);
-    if (!problem.ok()) return WithPath(path, problem.status());
-    loaded.problem = *std::move(problem);
-    loaded.format = kGraphJsonFormat;
-  } else if (LooksLikePipeDreamProfile(text)) {
-    absl::StatusOr<Problem> problem = ParsePipeDreamProfile(text, o.training);
-    if (!problem.ok()) return WithPath(path, problem.status());
-    loaded.problem = *std::move(problem);
-    loaded.format = "pipedream";
-  } else if (LooksLikeTarnawskiGraph(text)) {
-    absl::StatusOr<Problem> problem = ParseTarnawskiGraph(text);
-    if (!problem.ok()) return WithPath(path, problem.status());
-    loaded.problem = *std::move(problem);
-    loaded.format = "tarnawski";
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": not a graph format placectl reads (an ONNX model, a placement.graph/v1 JSON graph, a Tarnawski "
-              "JSON graph with 'nodes', 'edges' and 'maxFPGAs', or a PipeDream profile)"));
+  absl::StatusOr<Problem> problem;
+  switch (format) {
+    case GraphFormat::kOnnx: {
+      OnnxImportOptions options = ImportOptions(o);
+      const size_t slash = path.find_last_of('/');
+      options.model_dir = slash == std::string::npos ? "." : path.substr(0, slash);
+      absl::StatusOr<OnnxImportResult> imported = ImportOnnxBytes(text, options);
+      if (!imported.ok()) return WithPath(path, imported.status());
+      loaded.problem = std::move(imported->problem);
+      loaded.warnings = std::move(imported->warnings);
+      loaded.format = "onnx";
+      return loaded;
+    }
+    case GraphFormat::kGraphJson: problem = ParseGraphJson(text), loaded.format = kGraphJsonFormat; break;
+    case GraphFormat::kPipeDream: problem = ParsePipeDreamProfile(text, o.training), loaded.format = "pipedream"; break;
+    case GraphFormat::kTarnawski: problem = ParseTarnawskiGraph(text), loaded.format = "tarnawski"; break;
+    case GraphFormat::kUnknown:
+      return absl::InvalidArgumentError(absl::StrCat(path, ": ", UnknownGraphFormatMessage(text)));
   }
+  if (!problem.ok()) return WithPath(path, problem.status());
+  loaded.problem = *std::move(problem);
   return loaded;
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "client/chart_file.h"
 #include "client/report.h"
 #include "graph/canonical.h"
 #include "policy/placer.h"
@@ -67,6 +68,13 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   absl::StatusOr<PlacerResult> result = (*placer)->Place(problem, Budget::For(*deadline));
   if (!result.ok()) {
     return absl::Status(result.status().code(), absl::StrCat(o.algorithm, ": ", result.status().message()));
+  }
+  if (!o.chart_path.empty()) {
+    if (absl::Status s = WriteScheduleChart(o.chart_path, *costs, result->placement, problem.simulator,
+                                            ChartFor(o.graph_path, result->algorithm, input.time_unit, *objective));
+        !s.ok()) {
+      return s;
+    }
   }
 
   Report report;

@@ -24,6 +24,7 @@ struct PlaceOptions {
   std::string deadline = "10s";  // absl::ParseDuration syntax: 500ms, 2s, 1m
   std::string output = "table";  // table | json
   uint64_t seed = 1;
+  std::string chart_path;  // when set, the answer's schedule chart (HTML) is written there
   const PlacerRegistry* registry = nullptr;  // PlacerRegistry::Default() when null (placectl adds the learned policy)
 };
 

@@ -11,6 +11,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
+#include "client/command_flags.h"
 #include "client/convert_commands.h"
 #include "client/exit_codes.h"
 #include "client/bench_command.h"
@@ -62,7 +63,7 @@ ABSL_FLAG(bool, policy_fallback, false, "place, algorithms: when the weights can
 ABSL_FLAG(int64_t, width, 512, "generate: hidden size or channels");
 ABSL_FLAG(std::string, server, "", "host:port of a placement server (submit and bench default to 127.0.0.1:50051)");
 ABSL_FLAG(bool, progress, false, "submit: print progress on stderr (always on when stderr is a terminal)");
-ABSL_FLAG(std::string, chart, "", "submit: write the answer's schedule chart (HTML) to this file");
+ABSL_FLAG(std::string, chart, "", "place, simulate, submit: write the answer's schedule chart (HTML) to this file");
 ABSL_FLAG(bool, skip_cache, false, "submit: compute afresh even when the server has the answer cached");
 ABSL_FLAG(std::string, timeout, "30s", "simulate, algorithms, info, health with --server: how long a call may take");
 ABSL_FLAG(int32_t, concurrency, 1, "bench: calls in flight");
@@ -123,6 +124,7 @@ constexpr char kUsage[] =
     "      load generator: latency percentiles, requests/s and errors by code\n"
     "  security, for every server command: --tls, --tls_ca FILE, --tls_cert FILE --tls_key FILE (mutual TLS),\n"
     "      --tls_server_name NAME, --token_file FILE (else $PLACEMENT_AUTH_TOKEN) for the bearer token\n\n"
+    "every command takes only its own flags: any other is a usage error naming the command's flags\n\n"
     "exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input, 4 infeasible (memory, deadline, a server limit),\n"
     "            5 server unavailable (cannot be reached, starting or stopping), 6 refused (token or certificate)\n";
 
@@ -229,6 +231,10 @@ int main(int argc, char** argv) {
   const std::map<std::string, int64_t>& dims = *parsed_dims;
   const std::string command = args[1];
   const size_t operands = args.size() - 2;
+  if (absl::Status s = placement::cli::CheckFlagsApply(command, argc, argv); !s.ok()) {
+    std::cerr << "placectl " << command << ": " << s.message() << "\n";
+    return kExitUsage;
+  }
   std::string costs;
   if (!absl::GetFlag(FLAGS_costs).empty()) {
     absl::StatusOr<std::string> text = placement::ReadWholeFile(absl::GetFlag(FLAGS_costs));
@@ -248,6 +254,7 @@ int main(int argc, char** argv) {
     o.output = absl::GetFlag(FLAGS_output);
     o.priority = absl::GetFlag(FLAGS_priority);
     o.simulator = absl::GetFlag(FLAGS_simulator);
+    o.chart_path = absl::GetFlag(FLAGS_chart);
     if (!absl::GetFlag(FLAGS_server).empty()) {
       absl::StatusOr<absl::Duration> timeout = CallTimeout();
       if (!timeout.ok()) return Fail(command, timeout.status());
@@ -265,6 +272,7 @@ int main(int argc, char** argv) {
     o.graph_path = args[2];
     SetPlacingFlags(dims, costs, &o);
     o.seed = absl::GetFlag(FLAGS_seed);
+    o.chart_path = absl::GetFlag(FLAGS_chart);
     std::unique_ptr<placement::PlacerRegistry> holder;
     absl::StatusOr<const placement::PlacerRegistry*> registry =
         placement::learned::RunsLearnedPolicy(o.algorithm) ? LoadRegistry(holder, argv)

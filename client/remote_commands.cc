@@ -131,11 +131,9 @@ absl::StatusOr<std::string> RunSubmit(const SubmitOptions& o) {
   if (!answer.has_value()) return absl::InternalError("the server ended the stream without an answer");
 
   if (!o.chart_path.empty()) {
-    absl::StatusOr<std::string> html =
-        RenderAnswerChart({o.graph_path, o.load, o.topology_file, o.devices}, *answer);
-    if (!html.ok()) return absl::Status(html.status().code(), absl::StrCat("--chart: ", html.status().message()));
-    if (absl::Status s = WriteWholeFile(o.chart_path, *html); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--chart: ", s.message()));
+    if (absl::Status s = WriteAnswerChart(o.chart_path, {o.graph_path, o.load, o.topology_file, o.devices}, *answer);
+        !s.ok()) {
+      return s;
     }
   }
   return o.output == "json" ? PlaceAnswerJson(*answer) : PlaceAnswerTable(*answer);
@@ -169,6 +167,9 @@ absl::StatusOr<std::string> RunRemoteSimulate(const RemoteSimulateOptions& remot
   pb::SimulateResponse response;
   const grpc::Status status = stub->Simulate(&context, request, &response);
   if (!status.ok()) return FromGrpc(status, remote.server);
+  if (!o.chart_path.empty()) {  // drawn here, from the same files the request was made of
+    if (absl::StatusOr<std::string> local = RunSimulate(o); !local.ok()) return local.status();
+  }
   return o.output == "json" ? SimulateAnswerJson(response) : SimulateAnswerTable(response);
 }
 

@@ -3,6 +3,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "graph/canonical.h"
+#include "graph/onnx/graph_format.h"
 #include "graph/onnx/onnx_import.h"
 
 namespace placement::cli {
@@ -40,8 +41,13 @@ void FillGraph(const GraphPayload& payload, const GraphLoadOptions& load, Reques
 absl::StatusOr<GraphPayload> ReadGraphPayload(const std::string& path) {
   absl::StatusOr<std::string> bytes = ReadWholeFile(path);
   if (!bytes.ok()) return bytes.status();
+  // Refused here, by the same rule as a local command, rather than sent as text that is not text.
+  const GraphFormat format = DetectGraphFormat(*bytes);
+  if (format == GraphFormat::kUnknown) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", UnknownGraphFormatMessage(*bytes)));
+  }
   GraphPayload payload;
-  payload.onnx = LooksLikeOnnx(*bytes);
+  payload.onnx = format == GraphFormat::kOnnx;
   payload.bytes = *std::move(bytes);
   payload.sha256 = Sha256Hex(payload.bytes);
   return payload;

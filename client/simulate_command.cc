@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "client/chart_file.h"
 #include "client/graph_loader.h"
 #include "client/report.h"
 #include "graph/canonical.h"
@@ -55,6 +56,13 @@ absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
   }
   absl::StatusOr<Evaluation> evaluation = Evaluate(*costs, *placement, *objective, *config);
   if (!evaluation.ok()) return evaluation.status();
+  if (!o.chart_path.empty()) {
+    if (absl::Status s = WriteScheduleChart(o.chart_path, *costs, *placement, *config,
+                                            ChartFor(o.graph_path, "", problem->time_unit, *objective));
+        !s.ok()) {
+      return s;
+    }
+  }
 
   Report report;
   report.graph = &problem->graph;

@@ -13,6 +13,7 @@
 #include "graph/costs_input.h"
 #include "graph/measured_costs.h"
 #include "graph/pipedream.h"
+#include "graph/onnx/graph_format.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/proto/graph_proto.h"
 #include "graph/tarnawski.h"
@@ -104,6 +105,12 @@ absl::StatusOr<Imported> Import(const GraphSource& source, const pb::GraphOption
       return out;
     }
     case GraphSource::Kind::kOnnx: {
+      // Bytes that are not ONNX: a text format sent as bytes is read as such; anything else is named.
+      const GraphFormat format = DetectGraphFormat(source.bytes);
+      if (format == GraphFormat::kUnknown) {
+        return absl::InvalidArgumentError(absl::StrCat("onnx: ", UnknownGraphFormatMessage(source.bytes)));
+      }
+      if (format != GraphFormat::kOnnx) return Import(GraphSource{GraphSource::Kind::kJson, nullptr, source.bytes}, o, limits);
       absl::StatusOr<OnnxImportOptions> options = OnnxOptions(o, limits);
       if (!options.ok()) return options.status();
       absl::StatusOr<OnnxImportResult> r = ImportOnnxBytes(source.bytes, *options);
@@ -126,9 +133,7 @@ absl::StatusOr<Imported> Import(const GraphSource& source, const pb::GraphOption
         p = ParsePipeDreamProfile(source.bytes, o.training());
         out.format = "pipedream";
       } else {
-        return absl::InvalidArgumentError(
-            "graph_json: neither a placement.graph/v1 graph (a \"format\" key), a Tarnawski graph (\"nodes\", "
-            "\"edges\" and \"maxFPGAs\") nor a PipeDream profile (\"nodeN -- Layer -- forward_compute_time=...\")");
+        return absl::InvalidArgumentError(absl::StrCat("graph_json: ", UnknownGraphFormatMessage(source.bytes)));
       }
       if (!p.ok()) return InField("graph_json", p.status());
       out.graph = std::move(p->graph);

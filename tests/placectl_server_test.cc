@@ -177,9 +177,11 @@ int ClosedPort() {
 
 TEST(PlacectlUnreachable, EveryServerCommandSaysItCannotReachTheServerWithExitCode5) {
   const std::string address = "127.0.0.1:" + std::to_string(ClosedPort());
-  for (const std::string& command : {"submit " + kVgg + " --devices 2xA100", std::string("health"), std::string("info"),
-                                     "bench " + kVgg + " --devices 2xA100 --requests 1"}) {
-    Result r = RunPlacectl(command + " --server " + address + " --timeout 5s");
+  // --timeout bounds the calls of health and info; submit and bench take theirs from --deadline.
+  for (const std::string& command : {"submit " + kVgg + " --devices 2xA100 --deadline 5s", std::string("health --timeout 5s"),
+                                     std::string("info --timeout 5s"),
+                                     "bench " + kVgg + " --devices 2xA100 --requests 1 --deadline 5s"}) {
+    Result r = RunPlacectl(command + " --server " + address);
     EXPECT_EQ(r.exit_code, 5) << command << ": " << r.err;
     EXPECT_THAT(r.err, HasSubstr("cannot reach the server at " + address)) << command;
   }

@@ -293,7 +293,51 @@ TEST(Placectl, BatchOnAGraphWithFixedCostsIsABadInput) {
 TEST(Placectl, UnknownGraphFormatIsNamed) {
   Result r = RunPlacectl("simulate " + kTinySplit + " --placement " + kTinySplit);
   EXPECT_EQ(r.exit_code, 3);
-  EXPECT_THAT(r.err, HasSubstr("not a graph format placectl reads"));
+  EXPECT_THAT(r.err, HasSubstr("neither a placement.graph/v1 graph"));
+}
+
+TEST(Placectl, BytesOfNoFormatAreABadInputHereAndBeforeSubmitting) {
+  const fs::path bytes = fs::temp_directory_path() / ("placectl_bytes_" + std::to_string(::getpid()));
+  std::ofstream(bytes, std::ios::binary) << std::string("\x5f\x3a\x10 binary \xff\xfe\x00\x01", 16);
+  EXPECT_EQ(RunPlacectl("place " + bytes.string() + " --devices 2xA100 --algorithm heft").exit_code, 3);
+  EXPECT_EQ(RunPlacectl("import " + bytes.string()).exit_code, 3);
+  Result r = RunPlacectl("submit " + bytes.string() + " --devices 2xA100 --server 127.0.0.1:1");
+  EXPECT_EQ(r.exit_code, 3) << r.err;  // refused before any connection: nothing listens on port 1
+  EXPECT_THAT(r.err, HasSubstr("not ONNX, JSON or a Tarnawski graph"));
+  EXPECT_THAT(r.err, HasSubstr("starting 5f 3a 10"));
+  fs::remove(bytes);
+}
+
+TEST(Placectl, AFlagThatDoesNotApplyIsAUsageErrorNamingTheCommandsFlags) {
+  Result place = RunPlacectl("place " + kTiny + " --algorithm heft --server 127.0.0.1:1");
+  EXPECT_EQ(place.exit_code, 2);
+  EXPECT_THAT(place.err, HasSubstr("--server does not apply to place"));
+  EXPECT_THAT(place.err, HasSubstr("--algorithm"));
+  EXPECT_THAT(place.err, HasSubstr("--chart"));
+  EXPECT_EQ(RunPlacectl("import " + kTiny + " --devices 2xA100").exit_code, 2);
+  EXPECT_EQ(RunPlacectl("place " + kTiny + " --noskip_cache").exit_code, 2);  // a negated boolean too
+  Result presets = RunPlacectl("presets --deadline 5s");
+  EXPECT_EQ(presets.exit_code, 2);
+  EXPECT_THAT(presets.err, HasSubstr("presets takes no flags"));
+  EXPECT_EQ(RunPlacectl("generate chain --ops 10 --seed 3").exit_code, 0);
+}
+
+TEST(Placectl, ChartIsDrawnForPlaceAndSimulate) {
+  const fs::path dir = fs::temp_directory_path() / ("placectl_chart_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  Result place = RunPlacectl("place " + kTiny + " --algorithm heft --chart " + (dir / "place.html").string());
+  ASSERT_EQ(place.exit_code, 0) << place.err;
+  Result simulate = RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --chart " + (dir / "simulate.html").string());
+  ASSERT_EQ(simulate.exit_code, 0) << simulate.err;
+  for (const char* page : {"place.html", "simulate.html"}) {
+    const std::string html = placement::testing::Slurp(dir / page);
+    EXPECT_THAT(html, HasSubstr("<svg")) << page;
+    EXPECT_THAT(html, HasSubstr("acc0")) << page;
+  }
+  Result unwritable = RunPlacectl("place " + kTiny + " --algorithm heft --chart " + (dir / "no/such/dir.html").string());
+  EXPECT_EQ(unwritable.exit_code, 3);
+  EXPECT_THAT(unwritable.err, HasSubstr("--chart"));
+  fs::remove_all(dir);
 }
 
 TEST(Placectl, PlaceWithAutoPrintsAPlacementThatSimulatesToTheSameValue) {

@@ -261,6 +261,8 @@ const std::vector<Case>& Catalogue() {
       {"NonOnnxBytes", [] { return Onnx("\x08\x07 this is not a model \xff\xff\xff"); }, Code::INVALID_ARGUMENT,
        {"onnx: "}},
       {"EmptyOnnx", [] { return Onnx(""); }, Code::INVALID_ARGUMENT, {"onnx: "}},
+      {"BytesOfNoFormat", [] { return Onnx(std::string("\x5f\x3a\x10 binary \xff\xfe", 14)); }, Code::INVALID_ARGUMENT,
+       {"onnx: ", "not ONNX, JSON or a Tarnawski graph", "starting 5f 3a 10"}},
       {"TruncatedOnnx",
        [] {
          const std::string model = Corpus("resnet50.onnx");

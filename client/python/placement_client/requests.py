@@ -26,18 +26,19 @@ def graph_hash(payload: Union[bytes, str]) -> str:
 
 
 def read_graph(path: str) -> Tuple[bytes, bool]:
-    """A graph file's bytes and whether they are JSON text (our format, a Tarnawski graph) rather than ONNX or a
-    PipeDream profile sent as bytes. JSON must be UTF-8; anything else goes as bytes and the server tells it."""
+    """A graph file's bytes and whether they go as text (graph_json: our JSON format, a Tarnawski graph, a
+    PipeDream profile) rather than as ONNX bytes. An ONNX model starts with its ir_version field (0x08); any other
+    file that is UTF-8 is text, and the server tells its format; anything else goes as bytes, and the server
+    refuses it naming what it is not."""
     with open(path, "rb") as f:
         data = f.read()
-    stripped = data.lstrip()
-    if stripped[:1] == b"{":
-        try:
-            data.decode("utf-8")
-            return data, True
-        except UnicodeDecodeError as e:
-            raise ValueError(f"{path}: starts like JSON but is not UTF-8 ({e})") from None
-    return data, False
+    if data[:1] == b"\x08":
+        return data, False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data, False
+    return data, True
 
 
 def objective_value(name: str) -> pb.Objective:

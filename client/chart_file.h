@@ -1,0 +1,23 @@
+// --chart FILE on place, simulate and submit: the schedule chart of a placement (client/chart), written to a file.
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "client/chart/schedule_chart.h"
+#include "graph/cost_model.h"
+#include "graph/placement.h"
+#include "simulator/simulator.h"
+
+namespace placement::cli {
+
+// Simulates `placement` with its timeline recorded (with `config`'s constants) and writes the HTML page to
+// `path`. Errors start with "--chart: " (a simulation that fails, a file that cannot be written).
+// The chart's title ("GRAPH (ALGORITHM)", or the graph alone), time unit and objective.
+ChartOptions ChartFor(const std::string& graph_path, const std::string& algorithm, const std::string& time_unit,
+                      Objective objective);
+
+absl::Status WriteScheduleChart(const std::string& path, const CostModel& costs, const Placement& placement,
+                                SimulatorConfig config, const ChartOptions& options);
+
+}  // namespace placement::cli

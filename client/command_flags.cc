@@ -1,0 +1,86 @@
+#include "client/command_flags.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/flags/reflection.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+
+namespace placement::cli {
+namespace {
+
+using Flags = std::vector<const char*>;
+
+const Flags kGraphLoading = {"batch", "seq", "dim", "allow_unresolved_dims", "num_data_inputs", "loop_iterations",
+                             "max_unrolled_nodes", "costs", "costs_kind", "training", "optimizer",
+                             "backward_multiplier"};
+const Flags kPlacing = {"topology", "devices", "algorithm", "objective", "deadline", "output"};
+const Flags kSecurity = {"tls", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file"};
+const Flags kPolicy = {"policy_weights", "policy_device", "policy_fallback"};
+const Flags kAbsl = {"help", "helpfull", "helpshort", "helppackage", "helpon", "helpmatch", "version",
+                     "only_check_args", "flagfile", "fromenv", "tryfromenv", "undefok"};
+
+const std::map<std::string, std::vector<Flags>, std::less<>>& Table() {
+  static const auto* table = new std::map<std::string, std::vector<Flags>, std::less<>>{
+      {"simulate", {kGraphLoading, kSecurity, {"placement", "topology", "devices", "objective", "output", "priority",
+                                               "simulator", "local", "server", "timeout", "chart"}}},
+      {"place", {kGraphLoading, kPlacing, kPolicy, {"seed", "local", "chart"}}},
+      {"submit", {kGraphLoading, kPlacing, kSecurity, {"server", "seed", "skip_cache", "progress", "chart"}}},
+      {"bench", {kGraphLoading, kPlacing, kSecurity,
+                 {"server", "concurrency", "duration", "requests", "unique_fraction", "warmup"}}},
+      {"algorithms", {kPolicy, kSecurity, {"server", "timeout", "local"}}},
+      {"info", {kSecurity, {"server", "output", "timeout"}}},
+      {"health", {kSecurity, {"server", "timeout"}}},
+      {"import", {kGraphLoading}},
+      {"generate", {{"ops", "seed", "batch", "width", "training"}}},
+      {"presets", {}},
+      {"calibrate", {{"threads", "kind", "output", "profiles", "measure_seconds"}}},
+      {"help", {}},
+  };
+  return *table;
+}
+
+// "--name=value", "-name", "--noname" -> the flag's registered name, or "" for what is not a flag.
+std::string FlagName(absl::string_view arg) {
+  if (!absl::ConsumePrefix(&arg, "-")) return "";
+  absl::ConsumePrefix(&arg, "-");
+  const std::string name(arg.substr(0, arg.find('=')));
+  if (name.empty()) return "";
+  if (absl::FindCommandLineFlag(name) != nullptr) return name;
+  if (absl::StartsWith(name, "no") && absl::FindCommandLineFlag(name.substr(2)) != nullptr) return name.substr(2);
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> FlagsOf(absl::string_view command) {
+  const auto it = Table().find(command);
+  if (it == Table().end()) return {};
+  std::set<std::string> names;
+  for (const Flags& group : it->second) names.insert(group.begin(), group.end());
+  return {names.begin(), names.end()};
+}
+
+absl::Status CheckFlagsApply(absl::string_view command, int argc, char** argv) {
+  if (Table().find(command) == Table().end()) return absl::OkStatus();  // the unknown command is reported
+  const std::vector<std::string> allowed = FlagsOf(command);
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (arg == "--") break;
+    const std::string name = FlagName(arg);
+    if (name.empty() || std::binary_search(allowed.begin(), allowed.end(), name) ||
+        std::find(kAbsl.begin(), kAbsl.end(), name) != kAbsl.end()) {
+      continue;
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", name, " does not apply to ", command, "; ", command, " takes ",
+        allowed.empty() ? "no flags" : absl::StrCat("--", absl::StrJoin(allowed, ", --"))));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace placement::cli

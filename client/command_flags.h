@@ -1,0 +1,21 @@
+// Which flags each placectl command takes. A flag that does not apply to the command it is given with is a usage
+// error that names the command's flags, rather than a setting silently ignored (`place --chart`, `import
+// --devices`).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace placement::cli {
+
+// The flags `command` takes, sorted; empty for an unknown command.
+std::vector<std::string> FlagsOf(absl::string_view command);
+
+// INVALID_ARGUMENT naming the first flag on the command line (argv, as main received it) that `command` does not
+// take, with the flags it does take. absl's own flags (--help, --flagfile, ...) apply to every command.
+absl::Status CheckFlagsApply(absl::string_view command, int argc, char** argv);
+
+}  // namespace placement::cli
