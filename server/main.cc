@@ -13,10 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "policy/learned/learned_placers.h"
-#include "policy/learned/learned_policy.h"
-#include "policy/learned/torch_device.h"
-#include "policy/learned/weights_path.h"
+#include "server/policy_setup.h"
 #include "server/request_log.h"
 #include "server/server.h"
 #include "server/server_flags.h"
@@ -61,37 +58,11 @@ int main(int argc, char** argv) {
   }
   // The policy loads here, before the server starts, so that missing or corrupt weights stop the start with a
   // clear error (or, with --policy_fallback, a logged fall-back to AUTO without the policy).
-  std::shared_ptr<const placement::learned::LearnedPolicy> policy;
-  // Requests already run in parallel, one worker per core; intra-op threads on top of them only wait for a core
-  // (a forward pass went from milliseconds to half a second with two OpenMP threads on a busy 2-core host).
-  placement::learned::SetTorchThreads(1);
-  std::unique_ptr<placement::PlacerRegistry> registry;
-  if (options->policy_device != "none") {
-    const std::string weights =
-        options->policy_weights.empty() ? placement::learned::DefaultPolicyWeights() : options->policy_weights;
-    absl::StatusOr<std::shared_ptr<const placement::learned::LearnedPolicy>> loaded =
-        placement::learned::LearnedPolicy::Load(weights, options->policy_device);
-    if (loaded.ok()) {
-      policy = *std::move(loaded);
-      registry = placement::learned::MakeRegistryWithPolicy(policy);
-      placement::server::LogLine("", absl::StrCat("policy ", policy->version(), " loaded from ", weights, " on ",
-                                                  policy->device()));
-    } else if (options->policy_fallback && loaded.status().code() != absl::StatusCode::kFailedPrecondition) {
-      placement::server::LogLine("", absl::StrCat("policy not loaded (", loaded.status().message(),
-                                                  "); --policy_fallback: serving AUTO without it"));
-    } else {
-      std::cerr << "placement_server: " << loaded.status().message()
-                << (options->policy_fallback ? "" : " (--policy_fallback serves without the policy)") << "\n";
-      return 1;
-    }
+  placement::server::PolicyHolder policy;
+  if (absl::Status s = placement::server::SetUpPolicy(&*options, &policy); !s.ok()) {
+    std::cerr << "placement_server: " << s.message() << "\n";
+    return 1;
   }
-  options->policy_loader = [policy, reg = registry.get()](
-                               const std::string& preference) -> absl::StatusOr<placement::server::PolicyRuntime> {
-    absl::StatusOr<placement::learned::TorchRuntime> runtime = placement::learned::SelectTorchDevice(preference);
-    if (!runtime.ok()) return runtime.status();
-    if (policy == nullptr) return placement::server::PolicyRuntime{runtime->device, runtime->torch_version, "", nullptr};
-    return placement::server::PolicyRuntime{policy->device(), runtime->torch_version, policy->version(), reg};
-  };
   const std::string listen = options->listen_address;
   const std::string metrics = options->metrics_address;
   absl::StatusOr<std::unique_ptr<placement::server::PlacementServer>> server =

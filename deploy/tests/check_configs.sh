@@ -89,7 +89,8 @@ PY
     need promtool
     dashboard="$DEPLOY/grafana/dashboards/placement.json"
     exported="$(grep -o '"placement_[a-z_]*"' "$ROOT/server/metrics.cc" | tr -d '"' | sort -u)"
-    used="$(grep -oh 'placement_[a-z_]*' "$dashboard" "$DEPLOY/k8s/base/hpa.yaml" "$DEPLOY/prometheus/alerts.yml" | sort -u)"
+    used="$( (cat "$dashboard" "$DEPLOY/k8s/base/hpa.yaml"; grep -v '^ *#' "$DEPLOY/prometheus/alerts.yml") \
+      | grep -o 'placement_[a-z_]*' | sort -u)"
     status=0
     for name in $used; do
       base="$(sed -E 's/_(bucket|sum|count)$//' <<< "$name")"

@@ -151,7 +151,7 @@ double AdamSeconds(int64_t params, double budget) {
 }  // namespace
 
 absl::StatusOr<Calibration> CalibrateHost(const CalibrationOptions& options) {
-  SetTorchThreads(options.threads);
+  if (absl::Status s = SetTorchThreads(options.threads); !s.ok()) return s;
   Calibration out;
   Device& d = out.device;
   d.name = "cpu0";

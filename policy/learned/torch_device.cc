@@ -33,6 +33,13 @@ absl::StatusOr<TorchRuntime> SelectTorchDevice(const std::string& prefer) {
   return rt;
 }
 
-void SetTorchThreads(int threads) { torch::set_num_threads(std::max(1, threads)); }
+absl::Status SetTorchThreads(int threads) {
+  try {
+    torch::set_num_threads(std::max(1, threads));
+  } catch (const c10::Error& e) {
+    return absl::InternalError(absl::StrCat("LibTorch cannot set its thread count: ", e.what_without_backtrace()));
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace placement::learned

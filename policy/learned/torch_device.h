@@ -19,6 +19,7 @@ struct TorchRuntime {
 absl::StatusOr<TorchRuntime> SelectTorchDevice(const std::string& prefer = "auto");
 
 // LibTorch's CPU thread count (intra-op); training and benchmarks pin it so that figures are reproducible.
-void SetTorchThreads(int threads);
+// INTERNAL when LibTorch cannot size its pool (it reads /proc/cpuinfo, which a sandbox may hide).
+absl::Status SetTorchThreads(int threads);
 
 }  // namespace placement::learned

@@ -171,7 +171,10 @@ void Timing(const LearnedPolicy& policy, const PlacerRegistry& with_policy) {
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
-  SetTorchThreads(absl::GetFlag(FLAGS_threads));
+  if (absl::Status s = SetTorchThreads(absl::GetFlag(FLAGS_threads)); !s.ok()) {
+    std::cerr << s.message() << "\n";
+    return 1;
+  }
   absl::StatusOr<std::shared_ptr<const LearnedPolicy>> policy = LearnedPolicy::Load(absl::GetFlag(FLAGS_weights));
   if (!policy.ok()) {
     std::cerr << policy.status() << "\n";

@@ -89,7 +89,10 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   using namespace placement;
   using namespace placement::learned;
-  SetTorchThreads(absl::GetFlag(FLAGS_threads));
+  if (absl::Status s = SetTorchThreads(absl::GetFlag(FLAGS_threads)); !s.ok()) {
+    std::cerr << s.message() << "\n";
+    return 1;
+  }
   const uint64_t seed = absl::GetFlag(FLAGS_seed);
   const std::vector<std::string> held = absl::StrSplit(absl::GetFlag(FLAGS_held_out), ',', absl::SkipEmpty());
 
