@@ -6,6 +6,9 @@
 #   scripts/bench.sh BUILD fidelity [FLAGS]   predicted against measured step times (bench/fidelity/fidelity.py;
 #                                             needs python3-torch and python3-torchvision; not pinned: it
 #                                             measures one and two threads)
+#   scripts/bench.sh BUILD pipeline [FLAGS]   two-stage pipelines run on the two cores against the prediction
+#                                             (bench/pipeline/pipeline_fidelity.py)
+#   scripts/bench.sh BUILD startup            placectl's start-up per command (bench/startup/placectl_startup.sh)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
@@ -21,6 +24,16 @@ if [ "${1:-}" = fidelity ]; then
     exit 1
   fi
   exec /usr/bin/python3 "$ROOT/bench/fidelity/fidelity.py" --placectl "$BUILD/client/placectl" "$@"
+fi
+if [ "${1:-}" = pipeline ]; then
+  shift
+  # placement_client from the source tree, with its stubs generated there (ignored by git) as a build would.
+  (cd "$ROOT/client/python" && /usr/bin/python3 -c 'import setup; setup.generate_stubs(".")')
+  exec env PYTHONPATH="$ROOT/client/python" /usr/bin/python3 "$ROOT/bench/pipeline/pipeline_fidelity.py" \
+    --placectl "$BUILD/client/placectl" "$@"
+fi
+if [ "${1:-}" = startup ]; then
+  exec "$ROOT/bench/startup/placectl_startup.sh" "$BUILD"
 fi
 PIN=""
 command -v taskset >/dev/null 2>&1 && PIN="taskset -c 0"
