@@ -1,0 +1,88 @@
+// Helpers for the Tarnawski placers' tests: problems in their JSON format, and placers run by name.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "absl/status/statusor.h"
+#include "graph/tarnawski.h"
+#include "policy/placer.h"
+#include "policy/registry.h"
+
+namespace placement::tarnawski::testing {
+
+// A parsed input with its cost model, kept together (the cost model points into the problem).
+struct Loaded {
+  Problem problem;
+  std::unique_ptr<CostModel> costs;
+
+  PlacementProblem Latency() const {
+    PlacementProblem p;
+    p.costs = costs.get();
+    p.objective = Objective::kLatency;
+    p.cost_model = CostModelKind::kTarnawski;
+    return p;
+  }
+};
+
+inline std::unique_ptr<Loaded> Load(const std::string& json) {
+  absl::StatusOr<Problem> p = ParseTarnawskiGraph(json);
+  EXPECT_TRUE(p.ok()) << p.status();
+  if (!p.ok()) return nullptr;
+  auto loaded = std::make_unique<Loaded>();
+  loaded->problem = *std::move(p);
+  absl::StatusOr<CostModel> c = CostModel::Create(loaded->problem.graph, *loaded->problem.topology);
+  EXPECT_TRUE(c.ok()) << c.status();
+  if (!c.ok()) return nullptr;
+  loaded->costs = std::make_unique<CostModel>(*std::move(c));
+  return loaded;
+}
+
+// A node of their format: {id, fpga, cpu, size}; edges {src, dst, cost} (one cost per source, as theirs).
+struct NodeSpec {
+  int id;
+  double fpga, cpu;
+  double size = 0;
+  int color = -1;
+  bool on_fpga = true;
+};
+struct EdgeSpec {
+  int src, dst;
+  double cost;
+};
+
+inline std::string Input(const std::vector<NodeSpec>& nodes, const std::vector<EdgeSpec>& edges, int k, double memory,
+                         int cpus = 1) {
+  nlohmann::json doc;
+  doc["maxSizePerFPGA"] = memory;
+  doc["maxFPGAs"] = k;
+  doc["maxCPUs"] = cpus;
+  doc["nodes"] = nlohmann::json::array();
+  for (const NodeSpec& n : nodes) {
+    nlohmann::json node = {{"id", n.id}, {"supportedOnFpga", n.on_fpga ? 1 : 0}, {"cpuLatency", n.cpu},
+                           {"fpgaLatency", n.fpga}, {"isBackwardNode", 0}, {"size", n.size}};
+    if (n.color >= 0) node["colorClass"] = n.color;
+    doc["nodes"].push_back(node);
+  }
+  doc["edges"] = nlohmann::json::array();
+  for (const EdgeSpec& e : edges) doc["edges"].push_back({{"sourceId", e.src}, {"destId", e.dst}, {"cost", e.cost}});
+  return doc.dump();
+}
+
+inline absl::StatusOr<PlacerResult> RunPlacer(const std::string& placer, const PlacementProblem& problem, const Budget& budget = {}) {
+  absl::StatusOr<const Placer*> p = PlacerRegistry::Default().Find(placer);
+  if (!p.ok()) return p.status();
+  return (*p)->Place(problem, budget);
+}
+
+// The device names of a placement, by operator name, for readable expectations.
+inline std::string DeviceOf(const Loaded& in, const PlacerResult& r, const std::string& op) {
+  return in.problem.topology->device(r.placement.device[in.problem.graph.FindOp(op)]).name;
+}
+
+}  // namespace placement::tarnawski::testing
