@@ -30,6 +30,8 @@ ABSL_FLAG(std::string, placement, "", "placement file: {\"assignment\": {op: dev
 ABSL_FLAG(std::string, topology, "", "cluster description file (JSON, see docs/topology.md)");
 ABSL_FLAG(std::string, devices, "", "cluster shorthand, e.g. 4xA100 or 2x8xH100");
 ABSL_FLAG(std::string, objective, "step_time", "step_time | throughput | latency");
+ABSL_FLAG(std::string, cost_model, "default",
+          "default | tarnawski: how the objective is computed (tarnawski: latency as Tarnawski et al. define it)");
 ABSL_FLAG(std::string, output, "table", "table | json");
 ABSL_FLAG(std::string, priority, "topological", "simulator queue priority: topological | upward_rank");
 ABSL_FLAG(std::string, simulator, "default", "simulator constants: default | placeto");
@@ -187,6 +189,7 @@ void SetPlacingFlags(const std::map<std::string, int64_t>& dims, const std::stri
   o->devices = absl::GetFlag(FLAGS_devices);
   o->algorithm = absl::GetFlag(FLAGS_algorithm);
   o->objective = absl::GetFlag(FLAGS_objective);
+  o->cost_model = absl::GetFlag(FLAGS_cost_model);
   o->deadline = absl::GetFlag(FLAGS_deadline);
   o->output = absl::GetFlag(FLAGS_output);
 }
@@ -254,6 +257,7 @@ int main(int argc, char** argv) {
     o.topology_file = absl::GetFlag(FLAGS_topology);
     o.devices = absl::GetFlag(FLAGS_devices);
     o.objective = absl::GetFlag(FLAGS_objective);
+    o.cost_model = absl::GetFlag(FLAGS_cost_model);
     o.output = absl::GetFlag(FLAGS_output);
     o.priority = absl::GetFlag(FLAGS_priority);
     o.simulator = absl::GetFlag(FLAGS_simulator);

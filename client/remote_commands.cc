@@ -100,6 +100,7 @@ absl::StatusOr<std::string> RunSubmit(const SubmitOptions& o) {
   SetGraph(*payload, o.load, &request);
   if (absl::Status s = SetTopology(o.topology_file, o.devices, request.mutable_topology()); !s.ok()) return s;
   request.set_objective(*objective);
+  request.set_cost_model(o.cost_model);
   request.set_algorithm(o.algorithm);
   request.set_budget_ms(absl::ToInt64Milliseconds(*budget));
   request.set_seed(o.seed);
@@ -156,6 +157,7 @@ absl::StatusOr<std::string> RunRemoteSimulate(const RemoteSimulateOptions& remot
   SetGraph(*payload, o.load, &request);
   if (absl::Status s = SetTopology(o.topology_file, o.devices, request.mutable_topology()); !s.ok()) return s;
   request.set_objective(*objective);
+  request.set_cost_model(o.cost_model);
   request.set_placement_json(*std::move(placement));
   request.mutable_simulator()->set_preset(o.simulator);
   request.mutable_simulator()->set_priority(o.priority);
@@ -183,8 +185,13 @@ absl::StatusOr<std::string> RunRemoteAlgorithms(const std::string& server, absl:
   if (!status.ok()) return FromGrpc(status, server);
   std::string out = absl::StrFormat("%-16s %-28s %s\n", "algorithm", "objectives", "description");
   for (const pb::AlgorithmInfo& a : response.algorithms()) {
-    const std::string objectives = absl::StrJoin(a.objectives(), ",", [](std::string* s, int o) {
-      absl::StrAppend(s, absl::AsciiStrToLower(pb::Objective_Name(o).substr(sizeof("OBJECTIVE_") - 1)));
+    std::string models;  // the cost models other than the default, as `placectl algorithms --local` shows them
+    for (const std::string& m : a.cost_models()) {
+      if (m != "default") absl::StrAppend(&models, models.empty() ? "(" : ",", m);
+    }
+    if (!models.empty()) models += ")";
+    const std::string objectives = absl::StrJoin(a.objectives(), ",", [&](std::string* s, int o) {
+      absl::StrAppend(s, absl::AsciiStrToLower(pb::Objective_Name(o).substr(sizeof("OBJECTIVE_") - 1)), models);
     });
     absl::StrAppend(&out, absl::StrFormat("%-16s %-28s %s\n", a.name(), objectives, a.description()));
   }

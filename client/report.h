@@ -28,8 +28,9 @@ struct Report {
   std::vector<std::string> notes;
 };
 
-// JSON with objective, value, time_unit, lower_bound, ratio, fits_memory, bound, devices and assignment (plus
-// algorithm, proven_optimal, best_bound and notes for a placer's answer); a valid placement file.
+// JSON with objective, cost_model, value, time_unit, lower_bound, ratio, fits_memory, bound, devices and assignment (plus
+// algorithm, proven_optimal, best_bound and notes for a placer's answer, and under the tarnawski cost model the
+// accelerator blocks with their ready, compute, transfer and finish times); a valid placement file.
 std::string ReportJson(const Report& report);
 
 std::string ReportTable(const Report& report);

@@ -33,16 +33,24 @@ constexpr absl::Duration kReplyReservePerOp = absl::Microseconds(2);
 // Requests hashed on gRPC's thread for PlaceFromMemory: SHA-256 takes about a millisecond per megabyte.
 constexpr size_t kMaxInlinePayloadBytes = size_t{1} << 20;
 
-absl::StatusOr<const Placer*> FindPlacer(const PlacerRegistry& registry, const std::string& name, Objective objective) {
+absl::StatusOr<const Placer*> FindPlacer(const PlacerRegistry& registry, const std::string& name, Objective objective,
+                                         CostModelKind cost_model) {
   absl::StatusOr<const Placer*> placer = registry.Find(name);
   if (!placer.ok()) return absl::InvalidArgumentError(absl::StrCat("algorithm: ", placer.status().message()));
-  const std::vector<Objective> objectives = (*placer)->objectives();
-  if (std::find(objectives.begin(), objectives.end(), objective) == objectives.end()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "algorithm: '", name, "' does not optimize ", ObjectiveName(objective), "; it optimizes ",
-        absl::StrJoin(objectives, ", ", [](std::string* out, Objective o) { absl::StrAppend(out, ObjectiveName(o)); })));
+  if (absl::Status s = CheckPlacerFits(**placer, objective, cost_model); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("algorithm: ", s.message()));
   }
   return placer;
+}
+
+// The request's cost model, checked against its objective; INVALID_ARGUMENT naming the field otherwise.
+absl::StatusOr<CostModelKind> CostModelOf(const std::string& name, Objective objective) {
+  absl::StatusOr<CostModelKind> kind = ParseCostModel(name);
+  if (!kind.ok()) return absl::InvalidArgumentError(absl::StrCat("cost_model: ", kind.status().message()));
+  if (absl::Status s = CheckCostModel(*kind, objective); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("cost_model: ", s.message()));
+  }
+  return kind;
 }
 
 // The learned policy registers as "policy" (or "policy_<variant>"); its time is what the policy metric tracks.
@@ -80,10 +88,12 @@ class ImprovementRelay {
 };
 
 CacheKeyParts KeyParts(const pb::PlaceRequest& request, const DecodedInput& input, Objective objective,
-                       const std::string& algorithm, const BudgetPlan& plan, const std::string& policy_version) {
+                       CostModelKind cost_model, const std::string& algorithm, const BudgetPlan& plan,
+                       const std::string& policy_version) {
   CacheKeyParts parts;
   parts.topology = TopologyToJson(input.topology);
   parts.objective = std::string(ObjectiveName(objective));
+  parts.cost_model = CanonicalCostModel(cost_model);
   parts.algorithm = algorithm;
   parts.graph_options = CanonicalGraphOptions(request.options());
   parts.simulator = CanonicalSimulator(request.simulator());
@@ -136,10 +146,12 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
 
   absl::StatusOr<Objective> objective = ObjectiveFromProto(request.objective());
   if (!objective.ok()) return objective.status();
+  absl::StatusOr<CostModelKind> cost_model = CostModelOf(request.cost_model(), *objective);
+  if (!cost_model.ok()) return cost_model.status();
   absl::StatusOr<SimulatorConfig> simulator = SimulatorFromProto(request.simulator());
   if (!simulator.ok()) return simulator.status();
   const std::string algorithm = request.algorithm().empty() ? kDefaultAlgorithm : request.algorithm();
-  absl::StatusOr<const Placer*> placer = FindPlacer(registry_, algorithm, *objective);
+  absl::StatusOr<const Placer*> placer = FindPlacer(registry_, algorithm, *objective, *cost_model);
   if (!placer.ok()) return placer.status();
 
   // A repeat of a request is answered before the graph is decoded: decoding and importing an ONNX model costs
@@ -162,7 +174,7 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
 
   const BudgetPlan plan = PlanBudget(request.budget_ms(), control, config_.limits, graph.num_ops());
   const std::string graph_hash = GraphHash(graph);
-  CacheKeyParts parts = KeyParts(request, *input, *objective, algorithm, plan, config_.policy_version);
+  CacheKeyParts parts = KeyParts(request, *input, *objective, *cost_model, algorithm, plan, config_.policy_version);
   parts.graph_hash = graph_hash;
   const std::string key = AnswerCache::Key(parts);
   if (use_cache) {
@@ -184,6 +196,7 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   PlacementProblem problem;
   problem.costs = &*costs;
   problem.objective = *objective;
+  problem.cost_model = *cost_model;
   problem.simulator = *simulator;
   problem.seed = parts.seed;
 
@@ -275,6 +288,8 @@ absl::StatusOr<pb::SimulateResponse> PlacementEngine::Simulate(const pb::Simulat
   const Budget budget{control.client_deadline, control.cancelled};
   absl::StatusOr<Objective> objective = ObjectiveFromProto(request.objective());
   if (!objective.ok()) return objective.status();
+  absl::StatusOr<CostModelKind> cost_model = CostModelOf(request.cost_model(), *objective);
+  if (!cost_model.ok()) return cost_model.status();
   absl::StatusOr<SimulatorConfig> simulator = SimulatorFromProto(request.simulator());
   if (!simulator.ok()) return simulator.status();
   absl::StatusOr<DecodedInput> input =
@@ -286,7 +301,7 @@ absl::StatusOr<pb::SimulateResponse> PlacementEngine::Simulate(const pb::Simulat
   if (!costs.ok()) return costs.status();
   absl::StatusOr<Placement> placement = PlacementFromRequest(request, input->graph, input->topology);
   if (!placement.ok()) return placement.status();
-  absl::StatusOr<Evaluation> evaluation = Evaluate(*costs, *placement, *objective, *simulator);
+  absl::StatusOr<Evaluation> evaluation = Evaluate(*costs, *placement, *objective, *simulator, *cost_model);
   if (!evaluation.ok()) return evaluation.status();
 
   pb::SimulateResponse response;
@@ -305,6 +320,7 @@ pb::ListAlgorithmsResponse PlacementEngine::ListAlgorithms() const {
     info->set_name(std::string(p->name()));
     info->set_description(std::string(p->description()));
     for (Objective o : p->objectives()) info->add_objectives(ObjectiveToProto(o));
+    for (CostModelKind k : p->cost_models()) info->add_cost_models(std::string(CostModelName(k)));
   }
   response.set_default_algorithm(kDefaultAlgorithm);
   return response;

@@ -55,7 +55,7 @@ absl::Status ScoreTarnawski(const CostModel& costs, const Placement& placement, 
     s.load = model.is_accelerator(d) ? 0 : s.busy;
     s.peak_memory = memory[d];
     s.capacity = costs.topology().device(d).memory_bytes;
-    s.oom = s.capacity > 0 && s.peak_memory > s.capacity;
+    s.oom = model.is_accelerator(d) && s.capacity > 0 && s.peak_memory > s.capacity;  // host memory is unlimited
   }
   for (const LatencyBlock& b : ev.blocks) ev.devices[b.device].load += b.compute + b.transfer;
   return absl::OkStatus();
