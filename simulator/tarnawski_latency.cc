@@ -158,6 +158,7 @@ double TarnawskiLatency::Finish(absl::Span<const DeviceId> device, std::vector<L
   ++epoch_;
   finish_.assign(block_device_.size(), 0.0);
   double latency = 0;
+  finish_sum_ = 0;
   for (int32_t b : order_) {
     if (accelerator_[block_device_[b]]) {
       const LatencyBlock block = FinishBlock(device, b);
@@ -170,6 +171,7 @@ double TarnawskiLatency::Finish(absl::Span<const DeviceId> device, std::vector<L
       finish_[b] = ready + costs_.op_time(v, device[v]);
     }
     latency = std::max(latency, finish_[b]);
+    finish_sum_ += finish_[b];
   }
   return latency;
 }

@@ -54,6 +54,9 @@ class TarnawskiLatency {
   // The same without a message: infinity where the model forbids the split.
   double Latency(absl::Span<const DeviceId> device);
 
+  // After Score or Latency of an allowed split: the sum of every block's finish (CPU operators count as blocks),
+  // which tells apart splits of equal latency that finish more or less of the work early.
+  double finish_sum() const { return finish_sum_; }
   // After Score or Latency: how many pieces accelerator d's operators form (0 when it has none).
   int32_t pieces(DeviceId d) const { return pieces_[d]; }
   bool is_accelerator(DeviceId d) const { return accelerator_[d] != 0; }
@@ -81,6 +84,7 @@ class TarnawskiLatency {
   std::vector<double> finish_;        // per block
   std::vector<uint64_t> stamp_;       // per tensor: (call, block) that last counted it
   uint64_t epoch_ = 0;                // calls so far
+  double finish_sum_ = 0;
 };
 
 }  // namespace placement

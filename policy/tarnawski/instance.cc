@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "graph/units.h"
+#include "policy/tarnawski/greedy.h"
 
 namespace placement::tarnawski {
 namespace {
@@ -109,6 +110,18 @@ bool SplitScorer::Contiguous() const {
     if (model_.pieces(a) > 1) return false;
   }
   return true;
+}
+
+absl::StatusOr<std::vector<DeviceId>> StartSplit(const PlacementProblem& problem, const Instance& instance) {
+  absl::StatusOr<std::vector<DeviceId>> greedy = GreedySplit(instance);
+  if (problem.start == nullptr) return greedy;
+  std::vector<DeviceId> given = ilp::FromPlacement(instance.units, *problem.start);
+  SplitScorer scorer(instance);
+  if (given.empty() || !instance.FitsMemory(given)) return greedy;
+  const double value = scorer.Latency(given);
+  if (value == std::numeric_limits<double>::infinity() || !scorer.Contiguous()) return greedy;
+  if (greedy.ok() && scorer.Latency(*greedy) < value) return greedy;
+  return given;
 }
 
 absl::StatusOr<PlacerResult> Answer(const PlacementProblem& problem, const Instance& instance,

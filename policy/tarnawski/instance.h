@@ -58,6 +58,10 @@ class SplitScorer {
   std::vector<DeviceId> op_device_;
 };
 
+// Where an improving placer starts: the problem's start when it is a contiguous split that fits, else (or when
+// better) the greedy split.
+absl::StatusOr<std::vector<DeviceId>> StartSplit(const PlacementProblem& problem, const Instance& instance);
+
 // The placer's answer: the split scored by the problem's objective (Evaluate), named `algorithm`.
 absl::StatusOr<PlacerResult> Answer(const PlacementProblem& problem, const Instance& instance,
                                     const std::vector<DeviceId>& unit_device, std::string algorithm);

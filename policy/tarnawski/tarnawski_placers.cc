@@ -1,10 +1,14 @@
 #include "policy/tarnawski/tarnawski_placers.h"
 
 #include <memory>
+#include <utility>
+
+#include "absl/strings/str_format.h"
 
 #include "policy/registry.h"
 #include "policy/tarnawski/greedy.h"
 #include "policy/tarnawski/instance.h"
+#include "policy/tarnawski/search.h"
 
 namespace placement {
 namespace {
@@ -32,8 +36,34 @@ class GreedyPlacer : public TarnawskiPlacer {
   }
 };
 
+class SearchPlacer : public TarnawskiPlacer {
+ public:
+  absl::string_view name() const override { return "tarnawski_search"; }
+  absl::string_view description() const override {
+    return "iterated local search over contiguous splits of Tarnawski et al.'s latency model, from the greedy or a given start";
+  }
+  absl::StatusOr<PlacerResult> Place(const PlacementProblem& problem, const Budget& budget) const override {
+    if (budget.Expired()) return budget.ExpiredStatus();
+    absl::StatusOr<tarnawski::Instance> instance = tarnawski::BuildInstance(problem);
+    if (!instance.ok()) return instance.status();
+    absl::StatusOr<std::vector<DeviceId>> start = tarnawski::StartSplit(problem, *instance);
+    if (!start.ok()) return start.status();
+    tarnawski::SearchOptions options;
+    options.seed = problem.seed;
+    const tarnawski::SearchOutcome found = tarnawski::SearchSplit(*instance, *std::move(start), options, budget);
+    absl::StatusOr<PlacerResult> result = tarnawski::Answer(problem, *instance, found.split, std::string(name()));
+    if (!result.ok()) return result.status();
+    result->notes.push_back(absl::StrFormat("%d splits scored, %d kicks, %d improvements; %s", found.evaluations, found.kicks,
+                                            found.improvements, found.converged ? "converged" : "stopped by the deadline"));
+    return result;
+  }
+};
+
 }  // namespace
 
-void RegisterTarnawskiPlacers(PlacerRegistry& registry) { registry.Register(std::make_unique<GreedyPlacer>()); }
+void RegisterTarnawskiPlacers(PlacerRegistry& registry) {
+  registry.Register(std::make_unique<GreedyPlacer>());
+  registry.Register(std::make_unique<SearchPlacer>());
+}
 
 }  // namespace placement
