@@ -57,6 +57,8 @@ class TarnawskiLatency {
   // After Score or Latency of an allowed split: the sum of every block's finish (CPU operators count as blocks),
   // which tells apart splits of equal latency that finish more or less of the work early.
   double finish_sum() const { return finish_sum_; }
+  // After Score or Latency of an allowed split: when operator v finishes (with its whole block).
+  double op_finish(OpId v) const { return finish_[block_of_[v]]; }
   // After Score or Latency: how many pieces accelerator d's operators form (0 when it has none).
   int32_t pieces(DeviceId d) const { return pieces_[d]; }
   bool is_accelerator(DeviceId d) const { return accelerator_[d] != 0; }

@@ -8,6 +8,7 @@
 #include "policy/registry.h"
 #include "policy/tarnawski/greedy.h"
 #include "policy/tarnawski/instance.h"
+#include "policy/tarnawski/latency_ip.h"
 #include "policy/tarnawski/search.h"
 
 namespace placement {
@@ -59,11 +60,30 @@ class SearchPlacer : public TarnawskiPlacer {
   }
 };
 
+class IpPlacer : public TarnawskiPlacer {
+ public:
+  IpPlacer(const char* name, int32_t q, const char* description) : name_(name), q_(q), description_(description) {}
+  absl::string_view name() const override { return name_; }
+  absl::string_view description() const override { return description_; }
+  absl::StatusOr<PlacerResult> Place(const PlacementProblem& problem, const Budget& budget) const override {
+    return tarnawski::PlaceLatencyIp(problem, budget, q_, name_);
+  }
+
+ private:
+  const char* name_;
+  int32_t q_;
+  const char* description_;
+};
+
 }  // namespace
 
 void RegisterTarnawskiPlacers(PlacerRegistry& registry) {
   registry.Register(std::make_unique<GreedyPlacer>());
   registry.Register(std::make_unique<SearchPlacer>());
+  registry.Register(std::make_unique<IpPlacer>(
+      "ilp_tarnawski", 1, "Tarnawski et al.'s latency integer program (contiguous) on CBC, warm-started by tarnawski_search"));
+  registry.Register(std::make_unique<IpPlacer>(
+      "ilp_tarnawski_nc", 2, "the same program with two subgraphs per accelerator (their non-contiguous variant)"));
 }
 
 }  // namespace placement

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_join.h"
 #include "graph/tarnawski.h"
 #include "policy/placer.h"
 #include "policy/registry.h"
