@@ -110,6 +110,13 @@ absl::Status ToCpu(const Instance& in, const Blocks& b, int32_t x, std::vector<D
 
 }  // namespace
 
+std::vector<std::vector<int32_t>> OrderedBlocks(const Instance& in) {
+  const Blocks b = FuseCycles(in);
+  std::vector<std::vector<int32_t>> out;
+  for (int32_t x : DepthFirstOrder(in, b)) out.push_back(b.units[x]);
+  return out;
+}
+
 absl::StatusOr<std::vector<DeviceId>> GreedySplit(const Instance& in) {
   const Blocks b = FuseCycles(in);
   const std::vector<int32_t> order = DepthFirstOrder(in, b);

@@ -23,6 +23,9 @@
 
 namespace placement::tarnawski {
 
+// Steps 1 and 2: the inseparable blocks (their units) in depth-first topological order.
+std::vector<std::vector<int32_t>> OrderedBlocks(const Instance& instance);
+
 // The device of every unit. FAILED_PRECONDITION naming the unit, its bytes and the accelerator when a block
 // that no CPU may run finds no accelerator with room.
 absl::StatusOr<std::vector<DeviceId>> GreedySplit(const Instance& instance);

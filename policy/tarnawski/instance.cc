@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/units.h"
 #include "policy/tarnawski/greedy.h"
+#include "policy/tarnawski/interval_split.h"
 
 namespace placement::tarnawski {
 namespace {
@@ -114,14 +115,22 @@ bool SplitScorer::Contiguous() const {
 
 absl::StatusOr<std::vector<DeviceId>> StartSplit(const PlacementProblem& problem, const Instance& instance) {
   absl::StatusOr<std::vector<DeviceId>> greedy = GreedySplit(instance);
-  if (problem.start == nullptr) return greedy;
-  std::vector<DeviceId> given = ilp::FromPlacement(instance.units, *problem.start);
   SplitScorer scorer(instance);
-  if (given.empty() || !instance.FitsMemory(given)) return greedy;
-  const double value = scorer.Latency(given);
-  if (value == std::numeric_limits<double>::infinity() || !scorer.Contiguous()) return greedy;
-  if (greedy.ok() && scorer.Latency(*greedy) < value) return greedy;
-  return given;
+  std::vector<DeviceId> best;
+  double best_value = std::numeric_limits<double>::infinity();
+  auto consider = [&](std::vector<DeviceId> split) {
+    if (split.empty() || !instance.FitsMemory(split)) return;
+    const double value = scorer.Latency(split);
+    if (value < best_value && scorer.Contiguous()) {
+      best_value = value;
+      best = std::move(split);
+    }
+  };
+  if (problem.start != nullptr) consider(ilp::FromPlacement(instance.units, *problem.start));
+  if (greedy.ok()) consider(*greedy);
+  consider(IntervalSplit(instance, OrderedBlocks(instance), scorer.model()));
+  if (best.empty()) return greedy.ok() ? absl::InternalError("the greedy split is not contiguous") : greedy.status();
+  return best;
 }
 
 absl::StatusOr<PlacerResult> Answer(const PlacementProblem& problem, const Instance& instance,

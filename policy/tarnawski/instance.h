@@ -58,8 +58,9 @@ class SplitScorer {
   std::vector<DeviceId> op_device_;
 };
 
-// Where an improving placer starts: the problem's start when it is a contiguous split that fits, else (or when
-// better) the greedy split.
+// Where an improving placer starts: the best by their model of the problem's start (when it is a contiguous
+// split that fits), the greedy split and the interval split (interval_split.h). The greedy split's error when
+// none exists.
 absl::StatusOr<std::vector<DeviceId>> StartSplit(const PlacementProblem& problem, const Instance& instance);
 
 // The placer's answer: the split scored by the problem's objective (Evaluate), named `algorithm`.
