@@ -311,6 +311,7 @@ class AutoPlacer : public Placer {
 absl::StatusOr<PlacerResult> RunAuto(const PlacementProblem& problem, const Budget& budget, const AutoOptions& options,
                                      std::vector<PortfolioRun>* runs) {
   if (problem.costs == nullptr) return absl::InvalidArgumentError("auto: the problem has no graph and topology");
+  if (absl::Status s = CheckCostModel(problem.cost_model, problem.objective); !s.ok()) return s;
   if (budget.Expired()) return budget.ExpiredStatus();
   const PlacerRegistry& registry = options.registry != nullptr ? *options.registry : PlacerRegistry::Default();
   const Plan plan = PlanPortfolio(problem, registry);
