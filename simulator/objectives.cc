@@ -96,7 +96,7 @@ absl::StatusOr<CostModelKind> ParseCostModel(absl::string_view name) {
 absl::Status CheckCostModel(CostModelKind cost_model, Objective objective) {
   if (cost_model == CostModelKind::kTarnawski && objective != Objective::kLatency) {
     return absl::InvalidArgumentError(absl::StrCat("the tarnawski cost model scores the latency objective only, not ",
-                                                   ObjectiveName(objective), " (use --objective latency)"));
+                                                   ObjectiveName(objective)));
   }
   return absl::OkStatus();
 }
