@@ -1,6 +1,7 @@
 #include "policy/tarnawski/greedy.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -40,8 +41,9 @@ Blocks FuseCycles(const Instance& in) {
   return b;
 }
 
-// Step 2: the depth-first topological order of the blocks.
-std::vector<int32_t> DepthFirstOrder(const Instance& in, const Blocks& b) {
+// Step 2: the depth-first topological order of the blocks (or, for other starts, Kahn's order taking the block
+// that comes first in the graph's topological order).
+std::vector<int32_t> TopologicalOrder(const Instance& in, const Blocks& b, BlockOrder kind) {
   const Graph& g = in.graph();
   const int32_t n = static_cast<int32_t>(b.ops.size());
   auto block_of = [&](OpId v) { return b.of_unit[in.units.unit_of[v]]; };
@@ -54,15 +56,24 @@ std::vector<int32_t> DepthFirstOrder(const Instance& in, const Blocks& b) {
     if (indegree[x] == 0) sources.push_back(x);
   }
   std::sort(sources.begin(), sources.end(), [&](int32_t x, int32_t y) { return b.ops[x].front() < b.ops[y].front(); });
+  std::vector<int32_t> rank(n, std::numeric_limits<int32_t>::max());
+  for (OpId v = 0; v < g.num_ops(); ++v) rank[block_of(v)] = std::min(rank[block_of(v)], g.topo_rank(v));
+  auto later = [&](int32_t x, int32_t y) { return rank[x] > rank[y]; };  // a min-heap on the rank
+  const bool depth_first = kind == BlockOrder::kDepthFirst;
   std::vector<int32_t> stack = std::move(sources), order;
+  if (!depth_first) std::make_heap(stack.begin(), stack.end(), later);
   while (!stack.empty()) {
+    if (!depth_first) std::pop_heap(stack.begin(), stack.end(), later);
     const int32_t x = stack.back();
     stack.pop_back();
     order.push_back(x);
     for (OpId v : b.ops[x]) {
       for (const Edge& e : g.out_edges(v)) {
         const int32_t to = block_of(e.dst);
-        if (to != x && --indegree[to] == 0) stack.push_back(to);
+        if (to != x && --indegree[to] == 0) {
+          stack.push_back(to);
+          if (!depth_first) std::push_heap(stack.begin(), stack.end(), later);
+        }
       }
     }
   }
@@ -110,16 +121,16 @@ absl::Status ToCpu(const Instance& in, const Blocks& b, int32_t x, std::vector<D
 
 }  // namespace
 
-std::vector<std::vector<int32_t>> OrderedBlocks(const Instance& in) {
+std::vector<std::vector<int32_t>> OrderedBlocks(const Instance& in, BlockOrder kind) {
   const Blocks b = FuseCycles(in);
   std::vector<std::vector<int32_t>> out;
-  for (int32_t x : DepthFirstOrder(in, b)) out.push_back(b.units[x]);
+  for (int32_t x : TopologicalOrder(in, b, kind)) out.push_back(b.units[x]);
   return out;
 }
 
 absl::StatusOr<std::vector<DeviceId>> GreedySplit(const Instance& in) {
   const Blocks b = FuseCycles(in);
-  const std::vector<int32_t> order = DepthFirstOrder(in, b);
+  const std::vector<int32_t> order = TopologicalOrder(in, b, BlockOrder::kDepthFirst);
   std::vector<DeviceId> device(in.num_units(), kNone);
   size_t next = 0, opened = 0;
   while (next < order.size()) {

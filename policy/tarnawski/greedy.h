@@ -23,8 +23,11 @@
 
 namespace placement::tarnawski {
 
-// Steps 1 and 2: the inseparable blocks (their units) in depth-first topological order.
-std::vector<std::vector<int32_t>> OrderedBlocks(const Instance& instance);
+enum class BlockOrder { kDepthFirst, kBreadthFirst };
+
+// Step 1 and a topological order of the blocks (their units): step 2's depth-first one, or Kahn's order taking
+// the block that comes first in the graph's own topological order (another start for the search).
+std::vector<std::vector<int32_t>> OrderedBlocks(const Instance& instance, BlockOrder order = BlockOrder::kDepthFirst);
 
 // The device of every unit. FAILED_PRECONDITION naming the unit, its bytes and the accelerator when a block
 // that no CPU may run finds no accelerator with room.

@@ -128,7 +128,9 @@ absl::StatusOr<std::vector<DeviceId>> StartSplit(const PlacementProblem& problem
   };
   if (problem.start != nullptr) consider(ilp::FromPlacement(instance.units, *problem.start));
   if (greedy.ok()) consider(*greedy);
-  consider(IntervalSplit(instance, OrderedBlocks(instance), scorer.model()));
+  for (BlockOrder order : {BlockOrder::kDepthFirst, BlockOrder::kBreadthFirst}) {
+    consider(IntervalSplit(instance, OrderedBlocks(instance, order), scorer.model()));
+  }
   if (best.empty()) return greedy.ok() ? absl::InternalError("the greedy split is not contiguous") : greedy.status();
   return best;
 }

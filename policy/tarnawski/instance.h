@@ -59,7 +59,8 @@ class SplitScorer {
 };
 
 // Where an improving placer starts: the best by their model of the problem's start (when it is a contiguous
-// split that fits), the greedy split and the interval split (interval_split.h). The greedy split's error when
+// split that fits), the greedy split and the interval splits (interval_split.h) of the blocks' depth-first and
+// breadth-first orders. The greedy split's error when
 // none exists.
 absl::StatusOr<std::vector<DeviceId>> StartSplit(const PlacementProblem& problem, const Instance& instance);
 

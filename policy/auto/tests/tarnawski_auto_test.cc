@@ -107,5 +107,20 @@ TEST(AutoTarnawski, RefusesAnObjectiveTheCostModelDoesNotScore) {
   EXPECT_THAT(r.status().message(), HasSubstr("latency"));
 }
 
+TEST(AutoTarnawski, NoSplitThatFitsIsAFailedPreconditionNamingTheAcceleratorsAndBytes) {
+  // Three layers of 200 bytes, two accelerators of 250 and no CPU core.
+  std::unique_ptr<Loaded> in = Load(R"({"maxSizePerFPGA": 250, "maxFPGAs": 2, "maxCPUs": 0, "nodes": [
+      {"id": 1, "supportedOnFpga": 1, "cpuLatency": 10, "fpgaLatency": 1, "size": 200},
+      {"id": 2, "supportedOnFpga": 1, "cpuLatency": 10, "fpgaLatency": 1, "size": 200},
+      {"id": 3, "supportedOnFpga": 1, "cpuLatency": 10, "fpgaLatency": 1, "size": 200}],
+    "edges": [{"sourceId": 1, "destId": 2, "cost": 1}, {"sourceId": 2, "destId": 3, "cost": 1}]})");
+  ASSERT_NE(in, nullptr);
+  absl::StatusOr<PlacerResult> r = RunAuto(in->Latency(), Budget::For(absl::Seconds(5)));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), HasSubstr("accelerator 'acc0'"));
+  EXPECT_THAT(r.status().message(), HasSubstr("200 B"));
+}
+
 }  // namespace
 }  // namespace placement::portfolio
