@@ -93,6 +93,10 @@ absl::StatusOr<std::string> RunSubmit(const SubmitOptions& o) {
   if (!objective.ok()) return objective.status();
   absl::StatusOr<absl::Duration> budget = ParsePositiveDuration("deadline", o.deadline);
   if (!budget.ok()) return budget.status();
+  if (!o.chart_path.empty() && !o.cost_model.empty() && o.cost_model != "default") {
+    return absl::InvalidArgumentError(absl::StrCat("--chart draws the simulator's schedule, which --cost_model ", o.cost_model,
+                                                   " does not score; leave out one of them"));
+  }
   absl::StatusOr<GraphPayload> payload = ReadGraphPayload(o.graph_path);
   if (!payload.ok()) return payload.status();
 

@@ -88,7 +88,7 @@ absl::Status NoAnswer(const std::vector<Outcome>& outcomes, const Budget& budget
 
 // The best lower bound on every placement: the objective's own bound, raised by placers that prove theirs.
 double GlobalBound(const PlacementProblem& problem, const std::vector<Outcome>& outcomes) {
-  double bound = ComputeLowerBound(*problem.costs, problem.objective).value;
+  double bound = ComputeLowerBound(*problem.costs, problem.objective, problem.cost_model).value;
   for (const Outcome& o : outcomes) {
     if (o.result.ok() && ProvesGlobally(o.name)) bound = std::max(bound, o.result->best_bound);
   }
