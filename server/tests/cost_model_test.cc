@@ -14,26 +14,12 @@ namespace {
 namespace pb = ::placement::v1;
 using ::testing::HasSubstr;
 using testing::ContextWithin;
+using testing::PlaceOn;
+using testing::SimulateOn;
 using testing::StartReadyServer;
 using testing::StubFor;
 using testing::TempDir;
 using testing::TestOptions;
-
-absl::StatusOr<pb::PlaceResponse> Place(int port, const pb::PlaceRequest& request) {
-  auto context = ContextWithin(std::chrono::seconds(30));
-  pb::PlaceResponse response;
-  const grpc::Status s = StubFor(port)->Place(context.get(), request, &response);
-  if (!s.ok()) return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
-  return response;
-}
-
-absl::StatusOr<pb::SimulateResponse> Simulate(int port, const pb::SimulateRequest& request) {
-  auto context = ContextWithin(std::chrono::seconds(30));
-  pb::SimulateResponse response;
-  const grpc::Status s = StubFor(port)->Simulate(context.get(), request, &response);
-  if (!s.ok()) return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
-  return response;
-}
 
 class CostModelTest : public ::testing::Test {
  protected:
@@ -54,7 +40,7 @@ class CostModelTest : public ::testing::Test {
 };
 
 TEST_F(CostModelTest, TarnawskiAnswersAreTheirModelsAndHaveTheirOwnCacheKey) {
-  absl::StatusOr<pb::PlaceResponse> placed = Place(server_->port(), TinyLatency("tarnawski"));
+  absl::StatusOr<pb::PlaceResponse> placed = PlaceOn(server_->port(), TinyLatency("tarnawski"));
   ASSERT_TRUE(placed.ok()) << placed.status();
   EXPECT_EQ(placed->algorithm().rfind("auto:", 0), 0u) << placed->algorithm();
   EXPECT_FALSE(placed->cache_hit());
@@ -66,22 +52,22 @@ TEST_F(CostModelTest, TarnawskiAnswersAreTheirModelsAndHaveTheirOwnCacheKey) {
   simulate.set_objective(pb::OBJECTIVE_LATENCY);
   simulate.set_cost_model("tarnawski");
   *simulate.mutable_assignment() = placed->assignment();
-  absl::StatusOr<pb::SimulateResponse> scored = Simulate(server_->port(), simulate);
+  absl::StatusOr<pb::SimulateResponse> scored = SimulateOn(server_->port(), simulate);
   ASSERT_TRUE(scored.ok()) << scored.status();
   EXPECT_DOUBLE_EQ(scored->score().value(), placed->score().value());
 
-  absl::StatusOr<pb::PlaceResponse> again = Place(server_->port(), TinyLatency("tarnawski"));
+  absl::StatusOr<pb::PlaceResponse> again = PlaceOn(server_->port(), TinyLatency("tarnawski"));
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_TRUE(again->cache_hit());
   // The simulator's latency of the same request is another answer, not the cached one.
-  absl::StatusOr<pb::PlaceResponse> simulated = Place(server_->port(), TinyLatency("default"));
+  absl::StatusOr<pb::PlaceResponse> simulated = PlaceOn(server_->port(), TinyLatency("default"));
   ASSERT_TRUE(simulated.ok()) << simulated.status();
   EXPECT_FALSE(simulated->cache_hit());
   EXPECT_EQ(simulated->algorithm().find("tarnawski"), std::string::npos) << simulated->algorithm();
 }
 
 TEST_F(CostModelTest, UnknownOrMismatchedCostModelsAreInvalidArguments) {
-  absl::StatusOr<pb::PlaceResponse> unknown = Place(server_->port(), TinyLatency("roofline"));
+  absl::StatusOr<pb::PlaceResponse> unknown = PlaceOn(server_->port(), TinyLatency("roofline"));
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(unknown.status().message(), HasSubstr("cost_model"));
@@ -90,14 +76,14 @@ TEST_F(CostModelTest, UnknownOrMismatchedCostModelsAreInvalidArguments) {
 
   pb::PlaceRequest throughput = TinyLatency("tarnawski");
   throughput.set_objective(pb::OBJECTIVE_THROUGHPUT);
-  absl::StatusOr<pb::PlaceResponse> mismatched = Place(server_->port(), throughput);
+  absl::StatusOr<pb::PlaceResponse> mismatched = PlaceOn(server_->port(), throughput);
   ASSERT_FALSE(mismatched.ok());
   EXPECT_EQ(mismatched.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(mismatched.status().message(), HasSubstr("latency"));
 
   pb::PlaceRequest heft = TinyLatency("tarnawski");
   heft.set_algorithm("heft");
-  absl::StatusOr<pb::PlaceResponse> wrong_placer = Place(server_->port(), heft);
+  absl::StatusOr<pb::PlaceResponse> wrong_placer = PlaceOn(server_->port(), heft);
   ASSERT_FALSE(wrong_placer.ok());
   EXPECT_EQ(wrong_placer.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(wrong_placer.status().message(), HasSubstr("'heft'"));
@@ -116,14 +102,14 @@ TEST_F(CostModelTest, SimulateRejectsASplitTheirModelForbidsNamingTheAccelerator
   simulate.set_objective(pb::OBJECTIVE_LATENCY);
   simulate.set_cost_model("tarnawski");
   simulate.set_placement_json(R"({"fpgas": [{"nodes": [1, 4]}, {"nodes": [2, 3]}]})");
-  absl::StatusOr<pb::SimulateResponse> scored = Simulate(server_->port(), simulate);
+  absl::StatusOr<pb::SimulateResponse> scored = SimulateOn(server_->port(), simulate);
   ASSERT_FALSE(scored.ok());
   EXPECT_EQ(scored.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(scored.status().message(), HasSubstr("'acc0'"));
   EXPECT_THAT(scored.status().message(), HasSubstr("'acc1'"));
   // The same split under the default cost model is simply simulated.
   simulate.set_cost_model("");
-  EXPECT_TRUE(Simulate(server_->port(), simulate).ok());
+  EXPECT_TRUE(SimulateOn(server_->port(), simulate).ok());
 }
 
 TEST_F(CostModelTest, ListAlgorithmsNamesTheCostModelsOfEachPlacer) {

@@ -12,6 +12,7 @@
 #include "policy/auto/auto_placer.h"
 #include "policy/auto/portfolio.h"
 #include "policy/registry.h"
+#include "policy/tarnawski/tests/tarnawski_test_util.h"
 #include "tests/support/latency_inputs.h"
 
 namespace placement::portfolio {
@@ -19,31 +20,8 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-struct Loaded {
-  Problem problem;
-  std::unique_ptr<CostModel> costs;
-  PlacementProblem Latency() const {
-    PlacementProblem p;
-    p.costs = costs.get();
-    p.objective = Objective::kLatency;
-    p.cost_model = CostModelKind::kTarnawski;
-    return p;
-  }
-};
-
-std::unique_ptr<Loaded> Load(const std::string& json) {
-  auto loaded = std::make_unique<Loaded>();
-  absl::StatusOr<Problem> p = ParseTarnawskiGraph(json);
-  EXPECT_TRUE(p.ok()) << p.status();
-  if (!p.ok()) return nullptr;
-  loaded->problem = *std::move(p);
-  absl::StatusOr<CostModel> c = CostModel::Create(loaded->problem.graph, *loaded->problem.topology);
-  EXPECT_TRUE(c.ok()) << c.status();
-  if (!c.ok()) return nullptr;
-  loaded->costs = std::make_unique<CostModel>(*std::move(c));
-  return loaded;
-}
+using tarnawski::testing::Load;
+using tarnawski::testing::Loaded;
 
 std::unique_ptr<Loaded> Shared(const std::string& name, double* published) {
   for (const test_support::LatencyInput& in : test_support::TarnawskiLatencyInputs()) {

@@ -47,27 +47,6 @@ std::string RandomInput(uint64_t seed, int n) {
   return Input(nodes, edges, 2, total * 0.6);
 }
 
-// The best latency over every split the model allows, fits memory and (when asked) keeps each accelerator
-// contiguous, by enumerating every device for every unit.
-double BruteForce(const Instance& in, bool contiguous_only) {
-  const int32_t n = in.num_units();
-  std::vector<DeviceId> choices = in.accelerators;
-  choices.push_back(in.cpu_of[0]);
-  std::vector<DeviceId> split(n);
-  SplitScorer scorer(in);
-  double best = kInf;
-  int64_t combos = 1;
-  for (int32_t u = 0; u < n; ++u) combos *= static_cast<int64_t>(choices.size());
-  for (int64_t code = 0; code < combos; ++code) {
-    int64_t c = code;
-    for (int32_t u = 0; u < n; ++u, c /= static_cast<int64_t>(choices.size())) split[u] = choices[c % choices.size()];
-    if (!in.FitsMemory(split)) continue;
-    const double v = scorer.Latency(split);
-    if (v < best && (!contiguous_only || scorer.Contiguous())) best = v;
-  }
-  return best;
-}
-
 TEST(TarnawskiIp, ContiguousProgramFindsTheBruteForceOptimumWithoutAWarmStart) {
   for (uint64_t seed = 1; seed <= 6; ++seed) {
     SCOPED_TRACE(seed);
@@ -75,7 +54,7 @@ TEST(TarnawskiIp, ContiguousProgramFindsTheBruteForceOptimumWithoutAWarmStart) {
     ASSERT_NE(loaded, nullptr);
     absl::StatusOr<Instance> in = BuildInstance(loaded->Latency());
     ASSERT_TRUE(in.ok()) << in.status();
-    const double best = BruteForce(*in, /*contiguous_only=*/true);
+    const double best = BestSplitByBruteForce(*in, /*contiguous_only=*/true);
     const IpSolution solved = SolveLatencyIp(*in, 1, nullptr, Budget::For(absl::Seconds(60)));
     ASSERT_TRUE(solved.proven_optimal) << solved.summary;
     EXPECT_NEAR(solved.value, best, 1e-6 * best);
@@ -93,7 +72,7 @@ TEST(TarnawskiIp, TwoSubgraphsBoundTheModelAndItsSplitIsAllowed) {
     ASSERT_NE(loaded, nullptr);
     absl::StatusOr<Instance> in = BuildInstance(loaded->Latency());
     ASSERT_TRUE(in.ok()) << in.status();
-    const double contiguous = BruteForce(*in, true), any = BruteForce(*in, false);
+    const double contiguous = BestSplitByBruteForce(*in, true), any = BestSplitByBruteForce(*in, false);
     const IpSolution solved = SolveLatencyIp(*in, 2, nullptr, Budget::For(absl::Seconds(60)));
     ASSERT_TRUE(solved.proven_optimal) << solved.summary;
     EXPECT_LE(solved.value, contiguous * (1 + 1e-9));  // one subgraph per accelerator is among its splits

@@ -17,7 +17,6 @@
 namespace placement::tarnawski::testing {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // 1 -> 2 -> 3 -> 4, 1 on an accelerator and 10 on the CPU each, 100 bytes; three accelerators of 250 bytes.
 // Node 2's output costs 10 to move, the others 0.1.
@@ -57,24 +56,6 @@ std::string RandomChain(uint64_t seed, int n) {
   return Input(nodes, edges, 2, total * 0.45);
 }
 
-double BestContiguous(const Instance& in) {
-  std::vector<DeviceId> choices = in.accelerators;
-  choices.push_back(in.cpu_of[0]);
-  std::vector<DeviceId> split(in.num_units());
-  SplitScorer scorer(in);
-  double best = kInf;
-  int64_t combos = 1;
-  for (int32_t u = 0; u < in.num_units(); ++u) combos *= static_cast<int64_t>(choices.size());
-  for (int64_t code = 0; code < combos; ++code) {
-    int64_t c = code;
-    for (int32_t u = 0; u < in.num_units(); ++u, c /= static_cast<int64_t>(choices.size())) split[u] = choices[c % choices.size()];
-    if (!in.FitsMemory(split)) continue;
-    const double v = scorer.Latency(split);
-    if (v < best && scorer.Contiguous()) best = v;
-  }
-  return best;
-}
-
 TEST(TarnawskiIntervalSplit, IsOptimalAmongContiguousSplitsOfAChain) {
   for (uint64_t seed = 1; seed <= 8; ++seed) {
     SCOPED_TRACE(seed);
@@ -86,7 +67,7 @@ TEST(TarnawskiIntervalSplit, IsOptimalAmongContiguousSplitsOfAChain) {
     const std::vector<DeviceId> split = IntervalSplit(*in, OrderedBlocks(*in), scorer.model());
     ASSERT_FALSE(split.empty());
     EXPECT_TRUE(in->FitsMemory(split));
-    EXPECT_NEAR(scorer.Latency(split), BestContiguous(*in), 1e-9);
+    EXPECT_NEAR(scorer.Latency(split), BestSplitByBruteForce(*in, /*contiguous_only=*/true), 1e-9);
   }
 }
 

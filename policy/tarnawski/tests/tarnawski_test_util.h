@@ -1,6 +1,7 @@
 // Helpers for the Tarnawski placers' tests: problems in their JSON format, and placers run by name.
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "graph/tarnawski.h"
 #include "policy/placer.h"
 #include "policy/registry.h"
+#include "policy/tarnawski/instance.h"
 
 namespace placement::tarnawski::testing {
 
@@ -84,6 +86,26 @@ inline absl::StatusOr<PlacerResult> RunPlacer(const std::string& placer, const P
 // The device names of a placement, by operator name, for readable expectations.
 inline std::string DeviceOf(const Loaded& in, const PlacerResult& r, const std::string& op) {
   return in.problem.topology->device(r.placement.device[in.problem.graph.FindOp(op)]).name;
+}
+
+// The best latency over every split their model allows that fits memory (and, when asked, keeps each accelerator
+// contiguous), by trying every device for every unit (one CPU stands for all of them).
+inline double BestSplitByBruteForce(const Instance& in, bool contiguous_only) {
+  std::vector<DeviceId> choices = in.accelerators;
+  choices.push_back(in.cpu_of[0]);
+  std::vector<DeviceId> split(in.num_units());
+  SplitScorer scorer(in);
+  double best = std::numeric_limits<double>::infinity();
+  int64_t combos = 1;
+  for (int32_t u = 0; u < in.num_units(); ++u) combos *= static_cast<int64_t>(choices.size());
+  for (int64_t code = 0; code < combos; ++code) {
+    int64_t c = code;
+    for (int32_t u = 0; u < in.num_units(); ++u, c /= static_cast<int64_t>(choices.size())) split[u] = choices[c % choices.size()];
+    if (!in.FitsMemory(split)) continue;
+    const double v = scorer.Latency(split);
+    if (v < best && (!contiguous_only || scorer.Contiguous())) best = v;
+  }
+  return best;
 }
 
 }  // namespace placement::tarnawski::testing
