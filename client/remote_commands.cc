@@ -87,16 +87,24 @@ absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& flag, co
   return d;
 }
 
+namespace {
+
+// The chart draws the simulator's schedule: it has nothing to show for another cost model.
+absl::Status CheckChart(const SubmitOptions& o) {
+  if (o.chart_path.empty() || o.cost_model.empty() || o.cost_model == "default") return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("--chart draws the simulator's schedule, which --cost_model ", o.cost_model,
+                                                 " does not score; leave out one of them"));
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> RunSubmit(const SubmitOptions& o) {
   if (absl::Status s = CheckOutput(o.output); !s.ok()) return s;
   absl::StatusOr<pb::Objective> objective = ObjectiveFromFlag(o.objective);
   if (!objective.ok()) return objective.status();
   absl::StatusOr<absl::Duration> budget = ParsePositiveDuration("deadline", o.deadline);
   if (!budget.ok()) return budget.status();
-  if (!o.chart_path.empty() && !o.cost_model.empty() && o.cost_model != "default") {
-    return absl::InvalidArgumentError(absl::StrCat("--chart draws the simulator's schedule, which --cost_model ", o.cost_model,
-                                                   " does not score; leave out one of them"));
-  }
+  if (absl::Status s = CheckChart(o); !s.ok()) return s;
   absl::StatusOr<GraphPayload> payload = ReadGraphPayload(o.graph_path);
   if (!payload.ok()) return payload.status();
 

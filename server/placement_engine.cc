@@ -43,14 +43,26 @@ absl::StatusOr<const Placer*> FindPlacer(const PlacerRegistry& registry, const s
   return placer;
 }
 
-// The request's cost model, checked against its objective; INVALID_ARGUMENT naming the field otherwise.
-absl::StatusOr<CostModelKind> CostModelOf(const std::string& name, Objective objective) {
-  absl::StatusOr<CostModelKind> kind = ParseCostModel(name);
-  if (!kind.ok()) return absl::InvalidArgumentError(absl::StrCat("cost_model: ", kind.status().message()));
-  if (absl::Status s = CheckCostModel(*kind, objective); !s.ok()) {
+// How a request's placements are scored: its objective, its cost model (checked against the objective) and the
+// simulator's settings; INVALID_ARGUMENT naming the field otherwise.
+struct Scoring {
+  Objective objective;
+  CostModelKind cost_model;
+  SimulatorConfig simulator;
+};
+
+absl::StatusOr<Scoring> ScoringOf(pb::Objective objective_field, const std::string& cost_model_field,
+                                  const pb::SimulatorOptions& simulator_field) {
+  absl::StatusOr<Objective> objective = ObjectiveFromProto(objective_field);
+  if (!objective.ok()) return objective.status();
+  absl::StatusOr<CostModelKind> cost_model = ParseCostModel(cost_model_field);
+  if (!cost_model.ok()) return absl::InvalidArgumentError(absl::StrCat("cost_model: ", cost_model.status().message()));
+  if (absl::Status s = CheckCostModel(*cost_model, *objective); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("cost_model: ", s.message()));
   }
-  return kind;
+  absl::StatusOr<SimulatorConfig> simulator = SimulatorFromProto(simulator_field);
+  if (!simulator.ok()) return simulator.status();
+  return Scoring{*objective, *cost_model, *simulator};
 }
 
 // The learned policy registers as "policy" (or "policy_<variant>"); its time is what the policy metric tracks.
@@ -144,14 +156,10 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   const Budget call{control.client_deadline, control.cancelled};
   if (call.Expired()) return call.ExpiredStatus();
 
-  absl::StatusOr<Objective> objective = ObjectiveFromProto(request.objective());
-  if (!objective.ok()) return objective.status();
-  absl::StatusOr<CostModelKind> cost_model = CostModelOf(request.cost_model(), *objective);
-  if (!cost_model.ok()) return cost_model.status();
-  absl::StatusOr<SimulatorConfig> simulator = SimulatorFromProto(request.simulator());
-  if (!simulator.ok()) return simulator.status();
+  absl::StatusOr<Scoring> scoring = ScoringOf(request.objective(), request.cost_model(), request.simulator());
+  if (!scoring.ok()) return scoring.status();
   const std::string algorithm = request.algorithm().empty() ? kDefaultAlgorithm : request.algorithm();
-  absl::StatusOr<const Placer*> placer = FindPlacer(registry_, algorithm, *objective, *cost_model);
+  absl::StatusOr<const Placer*> placer = FindPlacer(registry_, algorithm, scoring->objective, scoring->cost_model);
   if (!placer.ok()) return placer.status();
 
   // A repeat of a request is answered before the graph is decoded: decoding and importing an ONNX model costs
@@ -174,7 +182,7 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
 
   const BudgetPlan plan = PlanBudget(request.budget_ms(), control, config_.limits, graph.num_ops());
   const std::string graph_hash = GraphHash(graph);
-  CacheKeyParts parts = KeyParts(request, *input, *objective, *cost_model, algorithm, plan, config_.policy_version);
+  CacheKeyParts parts = KeyParts(request, *input, scoring->objective, scoring->cost_model, algorithm, plan, config_.policy_version);
   parts.graph_hash = graph_hash;
   const std::string key = AnswerCache::Key(parts);
   if (use_cache) {
@@ -195,9 +203,9 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   if (!costs.ok()) return costs.status();
   PlacementProblem problem;
   problem.costs = &*costs;
-  problem.objective = *objective;
-  problem.cost_model = *cost_model;
-  problem.simulator = *simulator;
+  problem.objective = scoring->objective;
+  problem.cost_model = scoring->cost_model;
+  problem.simulator = scoring->simulator;
   problem.seed = parts.seed;
 
   std::optional<ImprovementRelay> relay;
@@ -286,12 +294,8 @@ std::optional<pb::PlaceResponse> PlacementEngine::Cached(const std::string& key,
 absl::StatusOr<pb::SimulateResponse> PlacementEngine::Simulate(const pb::SimulateRequest& request,
                                                                const CallControl& control) const {
   const Budget budget{control.client_deadline, control.cancelled};
-  absl::StatusOr<Objective> objective = ObjectiveFromProto(request.objective());
-  if (!objective.ok()) return objective.status();
-  absl::StatusOr<CostModelKind> cost_model = CostModelOf(request.cost_model(), *objective);
-  if (!cost_model.ok()) return cost_model.status();
-  absl::StatusOr<SimulatorConfig> simulator = SimulatorFromProto(request.simulator());
-  if (!simulator.ok()) return simulator.status();
+  absl::StatusOr<Scoring> scoring = ScoringOf(request.objective(), request.cost_model(), request.simulator());
+  if (!scoring.ok()) return scoring.status();
   absl::StatusOr<DecodedInput> input =
       DecodeInput(SourceOf(request), request.options(), request.has_topology() ? &request.topology() : nullptr, config_.limits);
   if (!input.ok()) return input.status();
@@ -301,7 +305,7 @@ absl::StatusOr<pb::SimulateResponse> PlacementEngine::Simulate(const pb::Simulat
   if (!costs.ok()) return costs.status();
   absl::StatusOr<Placement> placement = PlacementFromRequest(request, input->graph, input->topology);
   if (!placement.ok()) return placement.status();
-  absl::StatusOr<Evaluation> evaluation = Evaluate(*costs, *placement, *objective, *simulator, *cost_model);
+  absl::StatusOr<Evaluation> evaluation = Evaluate(*costs, *placement, scoring->objective, scoring->simulator, scoring->cost_model);
   if (!evaluation.ok()) return evaluation.status();
 
   pb::SimulateResponse response;

@@ -196,20 +196,17 @@ absl::StatusOr<double> TarnawskiLatency::Score(absl::Span<const DeviceId> device
   return latency;
 }
 
-// Walks back from a block Kahn's order never reached, through predecessors it never reached either (every
-// such block has one), until a block repeats: the blocks between are a cycle.
-std::string TarnawskiLatency::DescribeCycle(absl::Span<const DeviceId> device) const {
+// One cycle of blocks, as the edges that go round it in order. Walks back from a block Kahn's order never
+// reached, through predecessors it never reached either (every such block has one), until a block repeats.
+std::vector<EdgeId> TarnawskiLatency::CycleEdges() const {
   const Graph& g = costs_.graph();
-  const Topology& topo = costs_.topology();
   const int32_t num_blocks = static_cast<int32_t>(block_device_.size());
   int32_t b = 0;
   while (b < num_blocks && indegree_[b] == 0) ++b;
   std::vector<int32_t> seen_at(num_blocks, -1);
-  std::vector<int32_t> path;
-  std::vector<EdgeId> via;  // via[i]: the edge from path[i + 1] into path[i]
+  std::vector<EdgeId> via;  // via[i]: an edge into the i-th block visited, from the next one
   while (seen_at[b] < 0) {
-    seen_at[b] = static_cast<int32_t>(path.size());
-    path.push_back(b);
+    seen_at[b] = static_cast<int32_t>(via.size());
     EdgeId into = kNone;
     for (int32_t i = member_begin_[b]; i < member_begin_[b + 1] && into == kNone; ++i) {
       for (EdgeId e : g.in_edges(members_[i])) {
@@ -223,15 +220,20 @@ std::string TarnawskiLatency::DescribeCycle(absl::Span<const DeviceId> device) c
     via.push_back(into);
     b = block_of_[g.edge(into).src];
   }
+  return std::vector<EdgeId>(via.rbegin(), via.rend() - seen_at[b]);
+}
+
+std::string TarnawskiLatency::DescribeCycle(absl::Span<const DeviceId> device) const {
+  const Graph& g = costs_.graph();
+  const Topology& topo = costs_.topology();
   std::vector<std::string> accelerators, edges;
-  for (size_t i = seen_at[b]; i < path.size(); ++i) {
-    const std::string name = absl::StrCat("'", topo.device(block_device_[path[i]]).name, "'");
-    if (accelerator_[block_device_[path[i]]] && std::find(accelerators.begin(), accelerators.end(), name) == accelerators.end()) {
+  for (EdgeId id : CycleEdges()) {
+    const Edge& e = g.edge(id);
+    const std::string name = absl::StrCat("'", topo.device(device[e.dst]).name, "'");
+    if (accelerator_[device[e.dst]] && std::find(accelerators.begin(), accelerators.end(), name) == accelerators.end()) {
       accelerators.push_back(name);
     }
-  }
-  for (size_t i = path.size(); i-- > static_cast<size_t>(seen_at[b]) && edges.size() < kMaxCycleEdgesNamed;) {
-    const Edge& e = g.edge(via[i]);
+    if (edges.size() == kMaxCycleEdgesNamed) continue;
     edges.push_back(absl::StrCat("'", g.name(e.src), "' on ", topo.device(device[e.src]).name, " feeds '", g.name(e.dst),
                                  "' on ", topo.device(device[e.dst]).name));
   }

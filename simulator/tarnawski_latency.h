@@ -73,6 +73,7 @@ class TarnawskiLatency {
   void NumberPieces(absl::Span<const DeviceId> device);
   double Finish(absl::Span<const DeviceId> device, std::vector<LatencyBlock>* blocks);
   LatencyBlock FinishBlock(absl::Span<const DeviceId> device, int32_t b);
+  std::vector<EdgeId> CycleEdges() const;
   std::string DescribeCycle(absl::Span<const DeviceId> device) const;
 
   const CostModel& costs_;
