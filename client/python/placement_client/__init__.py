@@ -87,14 +87,15 @@ class PlacementClient:
     @staticmethod
     def place_request(graph_path, devices=None, topology_json=None, objective="step_time", algorithm="auto",
                       budget_ms=0, training=False, batch_size=0, seed=0, skip_cache=False, dims=None,
-                      costs_path=None, costs_kind="*"):
+                      costs_path=None, costs_kind="*", cost_model=""):
         """A PlaceRequest for a graph file (ONNX, or JSON), sent as the file's bytes. `dims` maps a dimension's
         symbol, or "TENSOR:AXIS" for a size the data decides, to its value (ONNX only; docs/onnx.md).
         `costs_path` is a costs file or a profiler trace of measured times, `costs_kind` the device kind a trace
-        was recorded on (docs/measured-costs.md)."""
+        was recorded on (docs/measured-costs.md). `cost_model` "tarnawski" (with objective "latency") scores
+        with Tarnawski et al.'s latency model (docs/tarnawski-latency.md)."""
         data, is_json = read_graph(graph_path)
         request = pb.PlaceRequest(objective=_OBJECTIVES[objective], algorithm=algorithm, budget_ms=budget_ms,
-                                  seed=seed, skip_cache=skip_cache)
+                                  seed=seed, skip_cache=skip_cache, cost_model=cost_model)
         _set_graph(request, data, is_json)
         _set_topology(request, devices, topology_json)
         request.options.training = training

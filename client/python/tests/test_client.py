@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The Python client against a real placement_server on 127.0.0.1 (port picked by the kernel): the example
 places a corpus model, a repeat is a cache hit, every call carries x-graph-hash, a bad graph is
-INVALID_ARGUMENT, and a server that wants a bearer token refuses a call without it and answers one with it. Prints "SKIPPED: ..." and exits 0 when python3-grpcio or python3-protobuf is missing."""
+INVALID_ARGUMENT, the tarnawski cost model answers, and a server that wants a bearer token refuses a call without it and answers one with it. Prints "SKIPPED: ..." and exits 0 when python3-grpcio or python3-protobuf is missing."""
 
 import argparse
 import hashlib
@@ -135,6 +135,11 @@ def main():
                 costs_path=os.path.join(traced, "resnet18_b1_cpu1.trace.json"), costs_kind="cpu"))
             check(measured.cost_sources.measured_operators == 49 and measured.cost_sources.modelled_operators == 16,
                   f"the profiler trace did not measure every operator: {measured.cost_sources}")
+
+            tiny = os.path.join(args.source, "examples", "graphs", "tiny_pipeline.json")
+            latency = client.place(client.place_request(tiny, objective="latency", cost_model="tarnawski", budget_ms=2000))
+            check(latency.algorithm.startswith("auto:") and 0 < latency.score.value <= 17.6 + 1e-9,
+                  f"Tarnawski's latency of the tiny pipeline: {latency.algorithm} {latency.score.value}")
 
             bad = pb.PlaceRequest(graph_json='{"format": "placement.graph/v1", "operators": [{"name": 3}]}')
             bad.topology.shorthand = "2xA100"
