@@ -50,16 +50,15 @@ std::string RandomInput(uint64_t seed, int n) {
 TEST(TarnawskiIp, ContiguousProgramFindsTheBruteForceOptimumWithoutAWarmStart) {
   for (uint64_t seed = 1; seed <= 6; ++seed) {
     SCOPED_TRACE(seed);
-    std::unique_ptr<Loaded> loaded = Load(RandomInput(seed, 7));
+    std::unique_ptr<Loaded> loaded = LoadInstance(RandomInput(seed, 7));
     ASSERT_NE(loaded, nullptr);
-    absl::StatusOr<Instance> in = BuildInstance(loaded->Latency());
-    ASSERT_TRUE(in.ok()) << in.status();
-    const double best = BestSplitByBruteForce(*in, /*contiguous_only=*/true);
-    const IpSolution solved = SolveLatencyIp(*in, 1, nullptr, Budget::For(absl::Seconds(60)));
+    const Instance& in = *loaded->instance;
+    const double best = BestSplitByBruteForce(in, /*contiguous_only=*/true);
+    const IpSolution solved = SolveLatencyIp(in, 1, nullptr, Budget::For(absl::Seconds(60)));
     ASSERT_TRUE(solved.proven_optimal) << solved.summary;
     EXPECT_NEAR(solved.value, best, 1e-6 * best);
     EXPECT_NEAR(solved.bound, best, 1e-6 * best);
-    SplitScorer scorer(*in);
+    SplitScorer scorer(in);
     EXPECT_NEAR(scorer.Latency(solved.split), best, 1e-6 * best);  // the program's value is the model's
     EXPECT_TRUE(scorer.Contiguous());
   }
@@ -68,15 +67,14 @@ TEST(TarnawskiIp, ContiguousProgramFindsTheBruteForceOptimumWithoutAWarmStart) {
 TEST(TarnawskiIp, TwoSubgraphsBoundTheModelAndItsSplitIsAllowed) {
   for (uint64_t seed = 11; seed <= 13; ++seed) {
     SCOPED_TRACE(seed);
-    std::unique_ptr<Loaded> loaded = Load(RandomInput(seed, 6));
+    std::unique_ptr<Loaded> loaded = LoadInstance(RandomInput(seed, 6));
     ASSERT_NE(loaded, nullptr);
-    absl::StatusOr<Instance> in = BuildInstance(loaded->Latency());
-    ASSERT_TRUE(in.ok()) << in.status();
-    const double contiguous = BestSplitByBruteForce(*in, true), any = BestSplitByBruteForce(*in, false);
-    const IpSolution solved = SolveLatencyIp(*in, 2, nullptr, Budget::For(absl::Seconds(60)));
+    const Instance& in = *loaded->instance;
+    const double contiguous = BestSplitByBruteForce(in, true), any = BestSplitByBruteForce(in, false);
+    const IpSolution solved = SolveLatencyIp(in, 2, nullptr, Budget::For(absl::Seconds(60)));
     ASSERT_TRUE(solved.proven_optimal) << solved.summary;
     EXPECT_LE(solved.value, contiguous * (1 + 1e-9));  // one subgraph per accelerator is among its splits
-    SplitScorer scorer(*in);
+    SplitScorer scorer(in);
     const double scored = scorer.Latency(solved.split);
     EXPECT_LT(scored, kInf);
     EXPECT_GE(scored, any * (1 - 1e-9));
@@ -86,21 +84,20 @@ TEST(TarnawskiIp, TwoSubgraphsBoundTheModelAndItsSplitIsAllowed) {
 TEST(TarnawskiIp, TheWarmStartOfAnySearchedSplitSatisfiesTheProgram) {
   for (uint64_t seed = 21; seed <= 26; ++seed) {
     SCOPED_TRACE(seed);
-    std::unique_ptr<Loaded> loaded = Load(RandomInput(seed, 9));
+    std::unique_ptr<Loaded> loaded = LoadInstance(RandomInput(seed, 9));
     ASSERT_NE(loaded, nullptr);
-    absl::StatusOr<Instance> in = BuildInstance(loaded->Latency());
-    ASSERT_TRUE(in.ok()) << in.status();
-    absl::StatusOr<std::vector<DeviceId>> greedy = StartSplit(loaded->Latency(), *in);
+    const Instance& in = *loaded->instance;
+    absl::StatusOr<std::vector<DeviceId>> greedy = StartSplit(loaded->Latency(), in);
     ASSERT_TRUE(greedy.ok()) << greedy.status();
     SearchOptions options;
     options.seed = seed;
-    const std::vector<DeviceId> split = SearchSplit(*in, *greedy, options, Budget::For(absl::Seconds(5))).split;
-    SplitScorer scorer(*in);
+    const std::vector<DeviceId> split = SearchSplit(in, *greedy, options, Budget::For(absl::Seconds(5))).split;
+    SplitScorer scorer(in);
     const double value = scorer.Latency(split);
     for (int32_t q : {1, 2}) {
-      LatencyProgram program(*in, scorer.model(), q, value * 1.5, 0);
+      LatencyProgram program(in, scorer.model(), q, value * 1.5, 0);
       std::vector<DeviceId> canonical = program.MoveFreeUnitsToCpu(split);
-      ilp::Canonicalize(program.classes(), in->num_units(), canonical);
+      ilp::Canonicalize(program.classes(), in.num_units(), canonical);
       const double canonical_value = scorer.Latency(canonical);
       EXPECT_LE(canonical_value, value * (1 + 1e-12));
       const std::vector<double> start = program.StartVector(canonical, scorer.model(), canonical_value);

@@ -59,15 +59,14 @@ std::string RandomChain(uint64_t seed, int n) {
 TEST(TarnawskiIntervalSplit, IsOptimalAmongContiguousSplitsOfAChain) {
   for (uint64_t seed = 1; seed <= 8; ++seed) {
     SCOPED_TRACE(seed);
-    std::unique_ptr<Loaded> loaded = Load(RandomChain(seed, 8));
+    std::unique_ptr<Loaded> loaded = LoadInstance(RandomChain(seed, 8));
     ASSERT_NE(loaded, nullptr);
-    absl::StatusOr<Instance> in = BuildInstance(loaded->Latency());
-    ASSERT_TRUE(in.ok()) << in.status();
-    SplitScorer scorer(*in);
-    const std::vector<DeviceId> split = IntervalSplit(*in, OrderedBlocks(*in), scorer.model());
+    const Instance& in = *loaded->instance;
+    SplitScorer scorer(in);
+    const std::vector<DeviceId> split = IntervalSplit(in, OrderedBlocks(in), scorer.model());
     ASSERT_FALSE(split.empty());
-    EXPECT_TRUE(in->FitsMemory(split));
-    EXPECT_NEAR(scorer.Latency(split), BestSplitByBruteForce(*in, /*contiguous_only=*/true), 1e-9);
+    EXPECT_TRUE(in.FitsMemory(split));
+    EXPECT_NEAR(scorer.Latency(split), BestSplitByBruteForce(in, /*contiguous_only=*/true), 1e-9);
   }
 }
 
@@ -97,18 +96,17 @@ std::string RandomDag(uint64_t seed, int n) {
 TEST(TarnawskiSearch, EverySplitItReturnsIsContiguousFitsAndIsNoWorseThanItsStart) {
   for (uint64_t seed = 1; seed <= 5; ++seed) {
     SCOPED_TRACE(seed);
-    std::unique_ptr<Loaded> loaded = Load(RandomDag(seed, 60));
+    std::unique_ptr<Loaded> loaded = LoadInstance(RandomDag(seed, 60));
     ASSERT_NE(loaded, nullptr);
-    absl::StatusOr<Instance> in = BuildInstance(loaded->Latency());
-    ASSERT_TRUE(in.ok()) << in.status();
-    absl::StatusOr<std::vector<DeviceId>> greedy = GreedySplit(*in);
+    const Instance& in = *loaded->instance;
+    absl::StatusOr<std::vector<DeviceId>> greedy = GreedySplit(in);
     ASSERT_TRUE(greedy.ok()) << greedy.status();
-    SplitScorer scorer(*in);
+    SplitScorer scorer(in);
     const double start = scorer.Latency(*greedy);
     SearchOptions options;
     options.seed = seed;
-    const SearchOutcome found = SearchSplit(*in, *greedy, options, Budget::For(absl::Seconds(20)));
-    EXPECT_TRUE(IsContiguousSplit(*in, scorer, found.split));
+    const SearchOutcome found = SearchSplit(in, *greedy, options, Budget::For(absl::Seconds(20)));
+    EXPECT_TRUE(IsContiguousSplit(in, scorer, found.split));
     EXPECT_DOUBLE_EQ(scorer.Latency(found.split), found.latency);
     EXPECT_LE(found.latency, start);
     EXPECT_TRUE(found.converged);

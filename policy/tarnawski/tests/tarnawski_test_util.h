@@ -3,6 +3,7 @@
 
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,10 +20,12 @@
 
 namespace placement::tarnawski::testing {
 
-// A parsed input with its cost model, kept together (the cost model points into the problem).
+// A parsed input with its cost model, kept together (the cost model points into the problem), and with LoadInstance
+// the placers' instance of it.
 struct Loaded {
   Problem problem;
   std::unique_ptr<CostModel> costs;
+  std::optional<Instance> instance;
 
   PlacementProblem Latency() const {
     PlacementProblem p;
@@ -43,6 +46,16 @@ inline std::unique_ptr<Loaded> Load(const std::string& json) {
   EXPECT_TRUE(c.ok()) << c.status();
   if (!c.ok()) return nullptr;
   loaded->costs = std::make_unique<CostModel>(*std::move(c));
+  return loaded;
+}
+
+inline std::unique_ptr<Loaded> LoadInstance(const std::string& json) {
+  std::unique_ptr<Loaded> loaded = Load(json);
+  if (loaded == nullptr) return nullptr;
+  absl::StatusOr<Instance> in = BuildInstance(loaded->Latency());
+  EXPECT_TRUE(in.ok()) << in.status();
+  if (!in.ok()) return nullptr;
+  loaded->instance = *std::move(in);
   return loaded;
 }
 
