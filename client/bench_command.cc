@@ -168,6 +168,7 @@ absl::StatusOr<std::string> RunBench(const BenchOptions& o) {
     SetGraph(*payload, o.load, &p.request);
     if (absl::Status s = SetTopology(o.topology_file, o.devices, p.request.mutable_topology()); !s.ok()) return s;
     p.request.set_objective(*objective);
+    p.request.set_cost_model(o.cost_model);
     p.request.set_algorithm(o.algorithm);
     p.request.set_budget_ms(absl::ToInt64Milliseconds(*budget));
     p.graph_hash = payload->sha256;

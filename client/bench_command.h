@@ -23,6 +23,7 @@ struct BenchOptions {
   std::string topology_file;
   std::string devices;
   std::string objective = "step_time";
+  std::string cost_model = "default";
   std::string algorithm = "auto";
   std::string deadline = "10s";  // each request's placer budget
   int32_t concurrency = 1;

@@ -13,6 +13,10 @@ namespace placement::cli {
 
 // Simulates `placement` with its timeline recorded (with `config`'s constants) and writes the HTML page to
 // `path`. Errors start with "--chart: " (a simulation that fails, a file that cannot be written).
+// The chart draws the simulator's schedule: it has nothing to show for another cost model. INVALID_ARGUMENT for
+// --chart with a cost model other than our own ("" or "default").
+absl::Status CheckChartApplies(const std::string& chart_path, const std::string& cost_model);
+
 // The chart's title ("GRAPH (ALGORITHM)", or the graph alone), time unit and objective.
 ChartOptions ChartFor(const std::string& graph_path, const std::string& algorithm, const std::string& time_unit,
                       Objective objective);

@@ -18,7 +18,7 @@ using Flags = std::vector<const char*>;
 const Flags kGraphLoading = {"batch", "seq", "dim", "allow_unresolved_dims", "num_data_inputs", "loop_iterations",
                              "max_unrolled_nodes", "costs", "costs_kind", "training", "optimizer",
                              "backward_multiplier"};
-const Flags kPlacing = {"topology", "devices", "algorithm", "objective", "deadline", "output"};
+const Flags kPlacing = {"topology", "devices", "algorithm", "objective", "cost_model", "deadline", "output"};
 const Flags kSecurity = {"tls", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file"};
 const Flags kPolicy = {"policy_weights", "policy_device", "policy_fallback"};
 const Flags kAbsl = {"help", "helpfull", "helpshort", "helppackage", "helpon", "helpmatch", "version",
@@ -26,7 +26,7 @@ const Flags kAbsl = {"help", "helpfull", "helpshort", "helppackage", "helpon", "
 
 const std::map<std::string, std::vector<Flags>, std::less<>>& Table() {
   static const auto* table = new std::map<std::string, std::vector<Flags>, std::less<>>{
-      {"simulate", {kGraphLoading, kSecurity, {"placement", "topology", "devices", "objective", "output", "priority",
+      {"simulate", {kGraphLoading, kSecurity, {"placement", "topology", "devices", "objective", "cost_model", "output", "priority",
                                                "simulator", "local", "server", "timeout", "chart"}}},
       {"place", {kGraphLoading, kPlacing, kPolicy, {"seed", "local", "chart"}}},
       {"submit", {kGraphLoading, kPlacing, kSecurity, {"server", "seed", "skip_cache", "progress", "chart"}}},

@@ -18,9 +18,14 @@
 namespace placement::cli {
 namespace {
 
+// "latency,step_time", with the cost models other than the default: "latency(tarnawski)".
 std::string ObjectiveList(const Placer& p) {
   std::vector<std::string> names;
-  for (Objective o : p.objectives()) names.emplace_back(ObjectiveName(o));
+  std::string models;
+  for (CostModelKind k : p.cost_models()) {
+    if (k != CostModelKind::kDefault) absl::StrAppend(&models, models.empty() ? "" : ",", CostModelName(k));
+  }
+  for (Objective o : p.objectives()) names.push_back(absl::StrCat(ObjectiveName(o), models.empty() ? "" : absl::StrCat("(", models, ")")));
   return absl::StrJoin(names, ",");
 }
 
@@ -41,16 +46,16 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   }
   absl::StatusOr<Objective> objective = ParseObjective(o.objective);
   if (!objective.ok()) return objective.status();
+  absl::StatusOr<CostModelKind> cost_model = ParseCostModel(o.cost_model);
+  if (!cost_model.ok()) return cost_model.status();
+  if (absl::Status s = CheckCostModel(*cost_model, *objective); !s.ok()) return s;
+  if (absl::Status s = CheckChartApplies(o.chart_path, o.cost_model); !s.ok()) return s;
   absl::StatusOr<absl::Duration> deadline = ParseDeadline(o.deadline);
   if (!deadline.ok()) return deadline.status();
   const PlacerRegistry& registry = o.registry != nullptr ? *o.registry : PlacerRegistry::Default();
   absl::StatusOr<const Placer*> placer = registry.Find(o.algorithm);
   if (!placer.ok()) return placer.status();
-  const std::vector<Objective> supported = (*placer)->objectives();
-  if (std::find(supported.begin(), supported.end(), *objective) == supported.end()) {
-    return absl::InvalidArgumentError(absl::StrCat("algorithm '", o.algorithm, "' optimizes ", ObjectiveList(**placer),
-                                                   ", not ", o.objective));
-  }
+  if (absl::Status s = CheckPlacerFits(**placer, *objective, *cost_model); !s.ok()) return s;
 
   absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(o.graph_path, o.load);
   if (!loaded.ok()) return loaded.status();
@@ -63,6 +68,7 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   PlacementProblem problem;
   problem.costs = &*costs;
   problem.objective = *objective;
+  problem.cost_model = *cost_model;
   problem.seed = o.seed;
   // The deadline covers the placement only, not reading the graph.
   absl::StatusOr<PlacerResult> result = (*placer)->Place(problem, Budget::For(*deadline));

@@ -21,6 +21,7 @@ struct PlaceOptions {
   std::string devices;
   std::string algorithm = "auto";
   std::string objective = "step_time";
+  std::string cost_model = "default";  // default | tarnawski (LATENCY as Tarnawski et al. define it)
   std::string deadline = "10s";  // absl::ParseDuration syntax: 500ms, 2s, 1m
   std::string output = "table";  // table | json
   uint64_t seed = 1;
@@ -30,7 +31,8 @@ struct PlaceOptions {
 
 // The rendered report: the simulate report plus the algorithm, whether it proved optimality, its bound and its
 // notes; the JSON form is a placement file `placectl simulate --placement` reads. Errors: INVALID_ARGUMENT for
-// options, NOT_FOUND naming the known algorithms, FAILED_PRECONDITION when nothing fits memory,
+// options (an unknown cost model, one that does not score the objective, an algorithm that does not optimize
+// the objective under it), NOT_FOUND naming the known algorithms, FAILED_PRECONDITION when nothing fits memory,
 // DEADLINE_EXCEEDED when the deadline passes before an answer.
 absl::StatusOr<std::string> RunPlace(const PlaceOptions& options);
 

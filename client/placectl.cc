@@ -29,6 +29,8 @@ ABSL_FLAG(std::string, placement, "", "placement file: {\"assignment\": {op: dev
 ABSL_FLAG(std::string, topology, "", "cluster description file (JSON, see docs/topology.md)");
 ABSL_FLAG(std::string, devices, "", "cluster shorthand, e.g. 4xA100 or 2x8xH100");
 ABSL_FLAG(std::string, objective, "step_time", "step_time | throughput | latency");
+ABSL_FLAG(std::string, cost_model, "default",
+          "default | tarnawski: how the objective is computed (tarnawski: latency as Tarnawski et al. define it)");
 ABSL_FLAG(std::string, output, "table", "table | json");
 ABSL_FLAG(std::string, priority, "topological", "simulator queue priority: topological | upward_rank");
 ABSL_FLAG(std::string, simulator, "default", "simulator constants: default | placeto");
@@ -91,9 +93,12 @@ constexpr char kUsage[] =
     "keep the model's estimate (docs/measured-costs.md).\n\n"
     "commands:\n"
     "  simulate GRAPH --placement FILE [--topology FILE | --devices SPEC] [--objective step_time|throughput|latency]\n"
-    "                 [--local] [--output table|json] [--priority topological|upward_rank] [--simulator default|placeto]\n"
-    "      score a placement with the execution simulator\n"
-    "  place GRAPH [--algorithm NAME|auto] [--objective step_time|throughput|latency] [--deadline 10s]\n"
+    "                 [--cost_model default|tarnawski] [--local] [--output table|json]\n"
+    "                 [--priority topological|upward_rank] [--simulator default|placeto]\n"
+    "      score a placement with the execution simulator (--cost_model tarnawski --objective latency: with\n"
+    "      Tarnawski et al.'s latency model, docs/tarnawski-latency.md)\n"
+    "  place GRAPH [--algorithm NAME|auto] [--objective step_time|throughput|latency] [--cost_model default|tarnawski]\n"
+    "              [--deadline 10s]\n"
     "              [--topology FILE | --devices SPEC] [--local] [--output table|json] [--seed S]\n"
     "              [--policy_weights FILE] [--policy_device auto|cpu|cuda|none] [--policy_fallback]\n"
     "      place the graph (the JSON output is a placement file for simulate); the learned policy's placers\n"
@@ -111,7 +116,8 @@ constexpr char kUsage[] =
     "      roofline, forward and backward) and write a topology with one CPU device for --topology; with\n"
     "      --profiles, the classes profiled models spend time in take their efficiency from those profiles\n\n"
     "with a server (--server HOST:PORT; submit and bench default to 127.0.0.1:50051):\n"
-    "  submit GRAPH [--server HOST:PORT] [--topology FILE | --devices SPEC] [--objective ...] [--algorithm NAME|auto]\n"
+    "  submit GRAPH [--server HOST:PORT] [--topology FILE | --devices SPEC] [--objective ...] [--cost_model ...]\n"
+    "               [--algorithm NAME|auto]\n"
     "               [--deadline 10s] [--training --batch N] [--output table|json] [--chart schedule.html]\n"
     "               [--progress] [--skip_cache]\n"
     "      place the graph on the server (PlaceStream), with a progress line on a terminal\n"
@@ -187,6 +193,7 @@ void SetPlacingFlags(const std::map<std::string, int64_t>& dims, const std::stri
   o->devices = absl::GetFlag(FLAGS_devices);
   o->algorithm = absl::GetFlag(FLAGS_algorithm);
   o->objective = absl::GetFlag(FLAGS_objective);
+  o->cost_model = absl::GetFlag(FLAGS_cost_model);
   o->deadline = absl::GetFlag(FLAGS_deadline);
   o->output = absl::GetFlag(FLAGS_output);
 }
@@ -251,6 +258,7 @@ int main(int argc, char** argv) {
     o.topology_file = absl::GetFlag(FLAGS_topology);
     o.devices = absl::GetFlag(FLAGS_devices);
     o.objective = absl::GetFlag(FLAGS_objective);
+    o.cost_model = absl::GetFlag(FLAGS_cost_model);
     o.output = absl::GetFlag(FLAGS_output);
     o.priority = absl::GetFlag(FLAGS_priority);
     o.simulator = absl::GetFlag(FLAGS_simulator);

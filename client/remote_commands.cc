@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/answer_chart.h"
+#include "client/chart_file.h"
 #include "client/answer_report.h"
 #include "client/rpc_request.h"
 #include "client/server_channel.h"
@@ -87,12 +88,14 @@ absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& flag, co
   return d;
 }
 
+
 absl::StatusOr<std::string> RunSubmit(const SubmitOptions& o) {
   if (absl::Status s = CheckOutput(o.output); !s.ok()) return s;
   absl::StatusOr<pb::Objective> objective = ObjectiveFromFlag(o.objective);
   if (!objective.ok()) return objective.status();
   absl::StatusOr<absl::Duration> budget = ParsePositiveDuration("deadline", o.deadline);
   if (!budget.ok()) return budget.status();
+  if (absl::Status s = CheckChartApplies(o.chart_path, o.cost_model); !s.ok()) return s;
   absl::StatusOr<GraphPayload> payload = ReadGraphPayload(o.graph_path);
   if (!payload.ok()) return payload.status();
 
@@ -100,6 +103,7 @@ absl::StatusOr<std::string> RunSubmit(const SubmitOptions& o) {
   SetGraph(*payload, o.load, &request);
   if (absl::Status s = SetTopology(o.topology_file, o.devices, request.mutable_topology()); !s.ok()) return s;
   request.set_objective(*objective);
+  request.set_cost_model(o.cost_model);
   request.set_algorithm(o.algorithm);
   request.set_budget_ms(absl::ToInt64Milliseconds(*budget));
   request.set_seed(o.seed);
@@ -154,6 +158,7 @@ absl::StatusOr<std::string> RunRemoteSimulate(const RemoteSimulateOptions& remot
   SetGraph(*payload, o.load, &request);
   if (absl::Status s = SetTopology(o.topology_file, o.devices, request.mutable_topology()); !s.ok()) return s;
   request.set_objective(*objective);
+  request.set_cost_model(o.cost_model);
   request.set_placement_json(*std::move(placement));
   request.mutable_simulator()->set_preset(o.simulator);
   request.mutable_simulator()->set_priority(o.priority);
@@ -184,8 +189,13 @@ absl::StatusOr<std::string> RunRemoteAlgorithms(const std::string& server, absl:
   if (!status.ok()) return FromGrpc(status, server);
   std::string out = absl::StrFormat("%-16s %-28s %s\n", "algorithm", "objectives", "description");
   for (const pb::AlgorithmInfo& a : response.algorithms()) {
-    const std::string objectives = absl::StrJoin(a.objectives(), ",", [](std::string* s, int o) {
-      absl::StrAppend(s, absl::AsciiStrToLower(pb::Objective_Name(o).substr(sizeof("OBJECTIVE_") - 1)));
+    std::string models;  // the cost models other than the default, as `placectl algorithms --local` shows them
+    for (const std::string& m : a.cost_models()) {
+      if (m != "default") absl::StrAppend(&models, models.empty() ? "(" : ",", m);
+    }
+    if (!models.empty()) models += ")";
+    const std::string objectives = absl::StrJoin(a.objectives(), ",", [&](std::string* s, int o) {
+      absl::StrAppend(s, absl::AsciiStrToLower(pb::Objective_Name(o).substr(sizeof("OBJECTIVE_") - 1)), models);
     });
     absl::StrAppend(&out, absl::StrFormat("%-16s %-28s %s\n", a.name(), objectives, a.description()));
   }

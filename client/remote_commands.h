@@ -21,6 +21,7 @@ struct SubmitOptions {
   std::string topology_file;
   std::string devices;
   std::string objective = "step_time";
+  std::string cost_model = "default";  // sent as it is; the server checks it
   std::string algorithm = "auto";
   std::string deadline = "10s";  // the placer's budget; the call may take this plus transfer and decoding time
   std::string output = "table";  // table | json

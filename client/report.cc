@@ -17,12 +17,38 @@ std::string Time(double t, const std::string& unit) {
 
 std::string Memory(int64_t bytes) { return FormatBytes(static_cast<double>(bytes)); }
 
+nlohmann::ordered_json BlocksJson(const Report& r) {
+  nlohmann::ordered_json blocks = nlohmann::ordered_json::array();
+  for (const LatencyBlock& b : r.evaluation->blocks) {
+    blocks.push_back({{"device", r.topology->device(b.device).name},
+                      {"piece", b.piece},
+                      {"operators", b.num_ops},
+                      {"ready", b.ready},
+                      {"compute", b.compute},
+                      {"transfer", b.transfer},
+                      {"finish", b.finish}});
+  }
+  return blocks;
+}
+
+std::string BlocksTable(const Report& r) {
+  std::string out;
+  for (const LatencyBlock& b : r.evaluation->blocks) {
+    absl::StrAppend(&out, absl::StrFormat("block %-10s #%-3d %6d ops  ready %10s  compute %10s  transfer %10s  finish %10s\n",
+                                          r.topology->device(b.device).name, b.piece, b.num_ops, Time(b.ready, r.time_unit),
+                                          Time(b.compute, r.time_unit), Time(b.transfer, r.time_unit),
+                                          Time(b.finish, r.time_unit)));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string ReportJson(const Report& r) {
   const Evaluation& e = *r.evaluation;
   nlohmann::ordered_json out;
   out["objective"] = std::string(ObjectiveName(e.objective));
+  out["cost_model"] = std::string(CostModelName(e.cost_model));
   out["value"] = e.value;
   out["time_unit"] = r.time_unit;
   out["lower_bound"] = e.bound.value;
@@ -38,7 +64,9 @@ std::string ReportJson(const Report& r) {
                   {"work_per_device", e.bound.work_per_device},
                   {"largest_unit", e.bound.largest_unit},
                   {"min_devices_for_memory", e.bound.min_devices_for_memory}};
-  if (e.objective != Objective::kThroughput) {
+  if (e.cost_model == CostModelKind::kTarnawski) {
+    out["blocks"] = BlocksJson(r);
+  } else if (e.objective != Objective::kThroughput) {
     out["transfers"] = e.simulation.transfers;
     out["bytes_moved"] = e.simulation.bytes_moved;
   }
@@ -77,6 +105,11 @@ std::string ReportTable(const Report& r) {
     absl::StrAppend(&out, "algorithm    ", r.algorithm, r.proven_optimal ? " (proven optimal)" : "", "\n");
   }
   absl::StrAppend(&out, "objective    ", ObjectiveName(e.objective), "\n");
+  if (e.cost_model != CostModelKind::kDefault) {
+    absl::StrAppend(&out, "cost model   ", CostModelName(e.cost_model),
+                    e.cost_model == CostModelKind::kTarnawski ? " (Tarnawski et al.: accelerator blocks, CPU operators one by one)" : "",
+                    "\n");
+  }
   absl::StrAppend(&out, "value        ", Time(e.value, r.time_unit), r.time_unit == "s" ? "" : " (input time units)", "\n");
   absl::StrAppend(&out, "lower bound  ", Time(e.bound.value, r.time_unit), "  (ratio ", absl::StrFormat("%.3f", e.ratio), ")\n");
   if (!r.algorithm.empty() && r.best_bound > e.bound.value) {
@@ -89,7 +122,7 @@ std::string ReportTable(const Report& r) {
                   CostSourcesLine(r.cost_sources.measured_ops, r.cost_sources.modelled_ops,
                                   r.cost_sources.measured_flops_share),
                   "\n\n");
-  const bool throughput = e.objective == Objective::kThroughput;
+  const bool throughput = e.objective == Objective::kThroughput || e.cost_model == CostModelKind::kTarnawski;
   absl::StrAppend(&out, absl::StrFormat("%-14s %-8s %6s %12s %12s %12s %12s  %s\n", "device", "kind", "ops", "busy",
                                         throughput ? "load" : "", "peak mem", "capacity", ""));
   std::vector<int32_t> ops_on(r.topology->num_devices(), 0);
@@ -101,6 +134,7 @@ std::string ReportTable(const Report& r) {
                                           throughput ? Time(s.load, r.time_unit) : "", Memory(s.peak_memory),
                                           s.capacity > 0 ? Memory(s.capacity) : "unlimited", s.oom ? "OOM" : ""));
   }
+  absl::StrAppend(&out, BlocksTable(r));
   absl::StrAppend(&out, ModulesTable(ModuleDeviceMap(*r.graph, *r.placement, *r.topology)));
   for (const std::string& n : r.notes) absl::StrAppend(&out, "note: ", n, "\n");
   for (const std::string& w : r.warnings) absl::StrAppend(&out, "warning: ", w, "\n");

@@ -29,9 +29,10 @@ struct Report {
   std::vector<std::string> notes;
 };
 
-// JSON with objective, value, time_unit, lower_bound, ratio, fits_memory, bound, devices, assignment and, for a
-// graph exported from PyTorch, modules (module path -> device, graph/module_map.h) (plus
-// algorithm, proven_optimal, best_bound and notes for a placer's answer); a valid placement file.
+// JSON with objective, cost_model, value, time_unit, lower_bound, ratio, fits_memory, bound, devices, assignment
+// and, for a graph exported from PyTorch, modules (module path -> device, graph/module_map.h) (plus algorithm,
+// proven_optimal, best_bound and notes for a placer's answer, and under the tarnawski cost model the accelerator
+// blocks with their ready, compute, transfer and finish times); a valid placement file.
 std::string ReportJson(const Report& report);
 
 std::string ReportTable(const Report& report);

@@ -38,6 +38,10 @@ absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
   if (o.placement_path.empty()) return absl::InvalidArgumentError("simulate needs --placement FILE");
   absl::StatusOr<Objective> objective = ParseObjective(o.objective);
   if (!objective.ok()) return objective.status();
+  absl::StatusOr<CostModelKind> cost_model = ParseCostModel(o.cost_model);
+  if (!cost_model.ok()) return cost_model.status();
+  if (absl::Status s = CheckCostModel(*cost_model, *objective); !s.ok()) return s;
+  if (absl::Status s = CheckChartApplies(o.chart_path, o.cost_model); !s.ok()) return s;
   absl::StatusOr<SimulatorConfig> config = MakeConfig(o);
   if (!config.ok()) return config.status();
 
@@ -54,7 +58,7 @@ absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
   if (!placement.ok()) {
     return absl::Status(placement.status().code(), absl::StrCat(o.placement_path, ": ", placement.status().message()));
   }
-  absl::StatusOr<Evaluation> evaluation = Evaluate(*costs, *placement, *objective, *config);
+  absl::StatusOr<Evaluation> evaluation = Evaluate(*costs, *placement, *objective, *config, *cost_model);
   if (!evaluation.ok()) return evaluation.status();
   if (!o.chart_path.empty()) {
     if (absl::Status s = WriteScheduleChart(o.chart_path, *costs, *placement, *config,

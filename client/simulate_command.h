@@ -15,13 +15,15 @@ struct SimulateOptions {
   std::string topology_file;
   std::string devices;
   std::string objective = "step_time";
+  std::string cost_model = "default";  // default | tarnawski
   std::string output = "table";      // table | json
   std::string priority = "topological";  // topological | upward_rank
   std::string simulator = "default";  // default | placeto (Placeto's published gaps)
   std::string chart_path;  // when set, the placement's schedule chart (HTML) is written there
 };
 
-// Returns the rendered report; errors name the file or option at fault.
+// Returns the rendered report; errors name the file or option at fault (under the tarnawski cost model, a split
+// that model forbids is INVALID_ARGUMENT naming the accelerators).
 absl::StatusOr<std::string> RunSimulate(const SimulateOptions& options);
 
 }  // namespace placement::cli

@@ -45,6 +45,7 @@ struct Budget {
 struct PlacementProblem {
   const CostModel* costs = nullptr;  // the graph and the topology
   Objective objective = Objective::kStepTime;
+  CostModelKind cost_model = CostModelKind::kDefault;  // how the objective is computed (simulator/objectives.h)
   SimulatorConfig simulator;         // used when the objective simulates
   uint64_t seed = 1;                 // for randomized placers
   const Placement* start = nullptr;  // optional starting point for improving placers (search)
@@ -68,8 +69,16 @@ class Placer {
   virtual absl::string_view name() const = 0;
   virtual absl::string_view description() const = 0;  // one line
   virtual std::vector<Objective> objectives() const = 0;  // the objectives it optimizes
+  // The cost models it optimizes under; most placers know only the default one.
+  virtual std::vector<CostModelKind> cost_models() const { return {CostModelKind::kDefault}; }
   virtual absl::StatusOr<PlacerResult> Place(const PlacementProblem& problem, const Budget& budget) const = 0;
 };
+
+// Whether the placer optimizes the problem's objective under the problem's cost model.
+bool Optimizes(const Placer& placer, const PlacementProblem& problem);
+// INVALID_ARGUMENT saying what the placer optimizes when it does not optimize the problem's objective under its
+// cost model (or when the cost model does not score the objective); OK otherwise.
+absl::Status CheckPlacerFits(const Placer& placer, Objective objective, CostModelKind cost_model);
 
 // Scores a placement under the problem's objective and fills a result; placers end with this.
 absl::StatusOr<PlacerResult> ScorePlacement(const PlacementProblem& problem, Placement placement, std::string algorithm);

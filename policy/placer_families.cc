@@ -6,6 +6,7 @@
 #include "policy/ilp/ilp_placers.h"
 #include "policy/registry.h"
 #include "policy/search/search_placers.h"
+#include "policy/tarnawski/tarnawski_placers.h"
 
 namespace placement {
 
@@ -15,6 +16,7 @@ void RegisterPlacerFamilies(PlacerRegistry& registry, const std::function<void(P
   RegisterExactPlacers(registry);
   RegisterIlpPlacers(registry);
   RegisterSearchPlacers(registry);
+  RegisterTarnawskiPlacers(registry);
   if (extra) extra(registry);
   RegisterAutoPlacer(registry);  // last: it runs the others
 }

@@ -83,6 +83,8 @@ std::string AnswerCache::Key(const CacheKeyParts& p) {
   AppendPart(&text, absl::StrCat(p.budget_ms));
   AppendPart(&text, p.policy_version);
   AppendPart(&text, p.time_unit);
+  // Parts are length-prefixed, so a key with one part more can never equal one without it.
+  if (!p.cost_model.empty()) AppendPart(&text, p.cost_model);
   return Sha256Hex(text);
 }
 

@@ -50,6 +50,7 @@ struct CacheKeyParts {
   std::string graph_hash;      // GraphHash of the placed graph (after import and training expansion)
   std::string topology;        // TopologyToJson: exact and canonical
   std::string objective;       // ObjectiveName
+  std::string cost_model;      // CanonicalCostModel: "" for the default, so that its keys stay as they were
   std::string algorithm;       // the placer's registered name ("auto" for the default)
   std::string graph_options;   // batch, sequence, training, optimizer, multiplier
   std::string simulator;       // preset and priority

@@ -33,16 +33,36 @@ constexpr absl::Duration kReplyReservePerOp = absl::Microseconds(2);
 // Requests hashed on gRPC's thread for PlaceFromMemory: SHA-256 takes about a millisecond per megabyte.
 constexpr size_t kMaxInlinePayloadBytes = size_t{1} << 20;
 
-absl::StatusOr<const Placer*> FindPlacer(const PlacerRegistry& registry, const std::string& name, Objective objective) {
+absl::StatusOr<const Placer*> FindPlacer(const PlacerRegistry& registry, const std::string& name, Objective objective,
+                                         CostModelKind cost_model) {
   absl::StatusOr<const Placer*> placer = registry.Find(name);
   if (!placer.ok()) return absl::InvalidArgumentError(absl::StrCat("algorithm: ", placer.status().message()));
-  const std::vector<Objective> objectives = (*placer)->objectives();
-  if (std::find(objectives.begin(), objectives.end(), objective) == objectives.end()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "algorithm: '", name, "' does not optimize ", ObjectiveName(objective), "; it optimizes ",
-        absl::StrJoin(objectives, ", ", [](std::string* out, Objective o) { absl::StrAppend(out, ObjectiveName(o)); })));
+  if (absl::Status s = CheckPlacerFits(**placer, objective, cost_model); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("algorithm: ", s.message()));
   }
   return placer;
+}
+
+// How a request's placements are scored: its objective, its cost model (checked against the objective) and the
+// simulator's settings; INVALID_ARGUMENT naming the field otherwise.
+struct Scoring {
+  Objective objective;
+  CostModelKind cost_model;
+  SimulatorConfig simulator;
+};
+
+absl::StatusOr<Scoring> ScoringOf(pb::Objective objective_field, const std::string& cost_model_field,
+                                  const pb::SimulatorOptions& simulator_field) {
+  absl::StatusOr<Objective> objective = ObjectiveFromProto(objective_field);
+  if (!objective.ok()) return objective.status();
+  absl::StatusOr<CostModelKind> cost_model = ParseCostModel(cost_model_field);
+  if (!cost_model.ok()) return absl::InvalidArgumentError(absl::StrCat("cost_model: ", cost_model.status().message()));
+  if (absl::Status s = CheckCostModel(*cost_model, *objective); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("cost_model: ", s.message()));
+  }
+  absl::StatusOr<SimulatorConfig> simulator = SimulatorFromProto(simulator_field);
+  if (!simulator.ok()) return simulator.status();
+  return Scoring{*objective, *cost_model, *simulator};
 }
 
 // The learned policy registers as "policy" (or "policy_<variant>"); its time is what the policy metric tracks.
@@ -80,10 +100,12 @@ class ImprovementRelay {
 };
 
 CacheKeyParts KeyParts(const pb::PlaceRequest& request, const DecodedInput& input, Objective objective,
-                       const std::string& algorithm, const BudgetPlan& plan, const std::string& policy_version) {
+                       CostModelKind cost_model, const std::string& algorithm, const BudgetPlan& plan,
+                       const std::string& policy_version) {
   CacheKeyParts parts;
   parts.topology = TopologyToJson(input.topology);
   parts.objective = std::string(ObjectiveName(objective));
+  parts.cost_model = CanonicalCostModel(cost_model);
   parts.algorithm = algorithm;
   parts.graph_options = CanonicalGraphOptions(request.options());
   parts.simulator = CanonicalSimulator(request.simulator());
@@ -134,12 +156,10 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   const Budget call{control.client_deadline, control.cancelled};
   if (call.Expired()) return call.ExpiredStatus();
 
-  absl::StatusOr<Objective> objective = ObjectiveFromProto(request.objective());
-  if (!objective.ok()) return objective.status();
-  absl::StatusOr<SimulatorConfig> simulator = SimulatorFromProto(request.simulator());
-  if (!simulator.ok()) return simulator.status();
+  absl::StatusOr<Scoring> scoring = ScoringOf(request.objective(), request.cost_model(), request.simulator());
+  if (!scoring.ok()) return scoring.status();
   const std::string algorithm = request.algorithm().empty() ? kDefaultAlgorithm : request.algorithm();
-  absl::StatusOr<const Placer*> placer = FindPlacer(registry_, algorithm, *objective);
+  absl::StatusOr<const Placer*> placer = FindPlacer(registry_, algorithm, scoring->objective, scoring->cost_model);
   if (!placer.ok()) return placer.status();
 
   // A repeat of a request is answered before the graph is decoded: decoding and importing an ONNX model costs
@@ -162,7 +182,7 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
 
   const BudgetPlan plan = PlanBudget(request.budget_ms(), control, config_.limits, graph.num_ops());
   const std::string graph_hash = GraphHash(graph);
-  CacheKeyParts parts = KeyParts(request, *input, *objective, algorithm, plan, config_.policy_version);
+  CacheKeyParts parts = KeyParts(request, *input, scoring->objective, scoring->cost_model, algorithm, plan, config_.policy_version);
   parts.graph_hash = graph_hash;
   const std::string key = AnswerCache::Key(parts);
   if (use_cache) {
@@ -183,8 +203,9 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   if (!costs.ok()) return costs.status();
   PlacementProblem problem;
   problem.costs = &*costs;
-  problem.objective = *objective;
-  problem.simulator = *simulator;
+  problem.objective = scoring->objective;
+  problem.cost_model = scoring->cost_model;
+  problem.simulator = scoring->simulator;
   problem.seed = parts.seed;
 
   std::optional<ImprovementRelay> relay;
@@ -273,10 +294,8 @@ std::optional<pb::PlaceResponse> PlacementEngine::Cached(const std::string& key,
 absl::StatusOr<pb::SimulateResponse> PlacementEngine::Simulate(const pb::SimulateRequest& request,
                                                                const CallControl& control) const {
   const Budget budget{control.client_deadline, control.cancelled};
-  absl::StatusOr<Objective> objective = ObjectiveFromProto(request.objective());
-  if (!objective.ok()) return objective.status();
-  absl::StatusOr<SimulatorConfig> simulator = SimulatorFromProto(request.simulator());
-  if (!simulator.ok()) return simulator.status();
+  absl::StatusOr<Scoring> scoring = ScoringOf(request.objective(), request.cost_model(), request.simulator());
+  if (!scoring.ok()) return scoring.status();
   absl::StatusOr<DecodedInput> input =
       DecodeInput(SourceOf(request), request.options(), request.has_topology() ? &request.topology() : nullptr, config_.limits);
   if (!input.ok()) return input.status();
@@ -286,7 +305,7 @@ absl::StatusOr<pb::SimulateResponse> PlacementEngine::Simulate(const pb::Simulat
   if (!costs.ok()) return costs.status();
   absl::StatusOr<Placement> placement = PlacementFromRequest(request, input->graph, input->topology);
   if (!placement.ok()) return placement.status();
-  absl::StatusOr<Evaluation> evaluation = Evaluate(*costs, *placement, *objective, *simulator);
+  absl::StatusOr<Evaluation> evaluation = Evaluate(*costs, *placement, scoring->objective, scoring->simulator, scoring->cost_model);
   if (!evaluation.ok()) return evaluation.status();
 
   pb::SimulateResponse response;
@@ -306,6 +325,7 @@ pb::ListAlgorithmsResponse PlacementEngine::ListAlgorithms() const {
     info->set_name(std::string(p->name()));
     info->set_description(std::string(p->description()));
     for (Objective o : p->objectives()) info->add_objectives(ObjectiveToProto(o));
+    for (CostModelKind k : p->cost_models()) info->add_cost_models(std::string(CostModelName(k)));
   }
   response.set_default_algorithm(kDefaultAlgorithm);
   return response;

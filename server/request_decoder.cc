@@ -300,6 +300,10 @@ std::string CanonicalSimulator(const pb::SimulatorOptions& o) {
   return absl::StrCat("preset=", preset, ";priority=", priority);
 }
 
+std::string CanonicalCostModel(CostModelKind cost_model) {
+  return cost_model == CostModelKind::kDefault ? "" : std::string(CostModelName(cost_model));
+}
+
 void SetCostSources(const CostSources& sources, pb::CostSources* out) {
   out->set_measured_operators(sources.measured_ops);
   out->set_modelled_operators(sources.modelled_ops);

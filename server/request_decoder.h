@@ -56,5 +56,7 @@ absl::StatusOr<SimulatorConfig> SimulatorFromProto(const placement::v1::Simulato
 // spelled out ("" and "adam" are the same optimizer).
 std::string CanonicalGraphOptions(const placement::v1::GraphOptions& options);
 std::string CanonicalSimulator(const placement::v1::SimulatorOptions& options);
+// "" for the default cost model (its keys stay what they were before cost models existed), else its name.
+std::string CanonicalCostModel(CostModelKind cost_model);
 
 }  // namespace placement::server

@@ -59,6 +59,9 @@ std::string RequestCacheKey(const pb::PlaceRequest& request, const std::string& 
   parts.graph_hash = PayloadPart(request, payload_hash);
   parts.topology = TopologyPart(request);
   parts.objective = absl::StrCat("proto:", static_cast<int>(request.objective()));
+  // An unknown name never reaches a lookup: Place refuses it before; PlaceFromMemory then finds nothing.
+  absl::StatusOr<CostModelKind> cost_model = ParseCostModel(request.cost_model());
+  parts.cost_model = cost_model.ok() ? CanonicalCostModel(*cost_model) : absl::StrCat("unknown:", request.cost_model());
   parts.algorithm = algorithm;
   parts.graph_options = CanonicalGraphOptions(request.options());
   parts.simulator = CanonicalSimulator(request.simulator());

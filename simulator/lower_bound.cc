@@ -72,8 +72,13 @@ int32_t MinDevicesForMemory(const CostModel& costs) {
 
 }  // namespace
 
-LowerBound ComputeLowerBound(const CostModel& costs, Objective objective) {
+LowerBound ComputeLowerBound(const CostModel& costs, Objective objective, CostModelKind cost_model) {
   LowerBound b;
+  if (cost_model == CostModelKind::kTarnawski) {  // every path's operators finish one after another
+    b.critical_path = CriticalPath(costs);
+    b.value = b.critical_path;
+    return b;
+  }
   b.work_per_device = WorkPerDevice(costs);
   b.min_devices_for_memory = MinDevicesForMemory(costs);
   if (objective == Objective::kThroughput) {

@@ -16,6 +16,11 @@ constexpr std::pair<Objective, absl::string_view> kNames[] = {
     {Objective::kLatency, "latency"},
 };
 
+constexpr std::pair<CostModelKind, absl::string_view> kCostModelNames[] = {
+    {CostModelKind::kDefault, "default"},
+    {CostModelKind::kTarnawski, "tarnawski"},
+};
+
 absl::Status RejectBackwardOps(const Graph& g) {
   for (OpId v = 0; v < g.num_ops(); ++v) {
     if (g.is_backward(v)) {
@@ -34,6 +39,28 @@ std::vector<int64_t> ParameterBytes(const CostModel& costs, const Placement& pla
   return bytes;
 }
 
+// Tarnawski's latency: the value, the blocks, and per device its compute (busy), its blocks' compute and
+// transfers (load) and the parameter bytes it holds.
+absl::Status ScoreTarnawski(const CostModel& costs, const Placement& placement, Evaluation& ev) {
+  if (absl::Status s = ValidatePlacement(costs, placement); !s.ok()) return s;
+  TarnawskiLatency model(costs);
+  absl::StatusOr<double> latency = model.Score(placement.device, &ev.blocks);
+  if (!latency.ok()) return latency.status();
+  ev.value = *latency;
+  const std::vector<int64_t> memory = ParameterBytes(costs, placement);
+  ev.devices.resize(costs.topology().num_devices());
+  for (OpId v = 0; v < costs.graph().num_ops(); ++v) ev.devices[placement.device[v]].busy += costs.op_time(v, placement.device[v]);
+  for (DeviceId d = 0; d < costs.topology().num_devices(); ++d) {
+    DeviceScore& s = ev.devices[d];
+    s.load = model.is_accelerator(d) ? 0 : s.busy;
+    s.peak_memory = memory[d];
+    s.capacity = costs.topology().device(d).memory_bytes;
+    s.oom = model.is_accelerator(d) && s.capacity > 0 && s.peak_memory > s.capacity;  // host memory is unlimited
+  }
+  for (const LatencyBlock& b : ev.blocks) ev.devices[b.device].load += b.compute + b.transfer;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::string_view ObjectiveName(Objective o) {
@@ -49,6 +76,29 @@ absl::StatusOr<Objective> ParseObjective(absl::string_view name) {
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown objective '", name, "'; valid objectives are step_time, throughput, latency"));
+}
+
+absl::string_view CostModelName(CostModelKind k) {
+  for (const auto& [kind, name] : kCostModelNames) {
+    if (kind == k) return name;
+  }
+  return "unknown";
+}
+
+absl::StatusOr<CostModelKind> ParseCostModel(absl::string_view name) {
+  if (name.empty()) return CostModelKind::kDefault;
+  for (const auto& [kind, n] : kCostModelNames) {
+    if (n == name) return kind;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown cost model '", name, "'; known cost models are default, tarnawski"));
+}
+
+absl::Status CheckCostModel(CostModelKind cost_model, Objective objective) {
+  if (cost_model == CostModelKind::kTarnawski && objective != Objective::kLatency) {
+    return absl::InvalidArgumentError(absl::StrCat("the tarnawski cost model scores the latency objective only, not ",
+                                                   ObjectiveName(objective)));
+  }
+  return absl::OkStatus();
 }
 
 std::vector<double> DeviceLoads(const CostModel& costs, const Placement& placement) {
@@ -88,11 +138,16 @@ std::vector<double> DeviceLoads(const CostModel& costs, const Placement& placeme
 }
 
 absl::StatusOr<Evaluation> Evaluate(const CostModel& costs, const Placement& placement, Objective objective,
-                                    const SimulatorConfig& config) {
+                                    const SimulatorConfig& config, CostModelKind cost_model) {
+  if (absl::Status s = CheckCostModel(cost_model, objective); !s.ok()) return s;
   Evaluation ev;
   ev.objective = objective;
+  ev.cost_model = cost_model;
   const Topology& topo = costs.topology();
-  if (objective == Objective::kThroughput) {
+  if (cost_model == CostModelKind::kTarnawski) {
+    if (absl::Status s = RejectBackwardOps(costs.graph()); !s.ok()) return s;
+    if (absl::Status s = ScoreTarnawski(costs, placement, ev); !s.ok()) return s;
+  } else if (objective == Objective::kThroughput) {
     if (absl::Status s = ValidatePlacement(costs, placement); !s.ok()) return s;
     const std::vector<double> load = DeviceLoads(costs, placement);
     const std::vector<int64_t> memory = ParameterBytes(costs, placement);
@@ -119,7 +174,7 @@ absl::StatusOr<Evaluation> Evaluate(const CostModel& costs, const Placement& pla
     }
   }
   ev.fits_memory = std::none_of(ev.devices.begin(), ev.devices.end(), [](const DeviceScore& s) { return s.oom; });
-  ev.bound = ComputeLowerBound(costs, objective);
+  ev.bound = ComputeLowerBound(costs, objective, cost_model);
   ev.ratio = ev.bound.value > 0 ? ev.value / ev.bound.value : 1.0;
   return ev;
 }

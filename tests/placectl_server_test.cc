@@ -111,6 +111,29 @@ TEST_F(PlacectlServer, SubmitShowsProgressAndDrawsTheChartAndSimulateOnTheServer
                    nlohmann::json::parse(placed.out)["value"].get<double>());
 }
 
+TEST_F(PlacectlServer, TheTarnawskiCostModelOnTheServerAndItsErrors) {
+  const std::string tiny = kSource + "/examples/graphs/tiny_pipeline.json";
+  const std::string split = kSource + "/examples/placements/tiny_pipeline_split.json";
+  Result scored = RunPlacectl("simulate " + tiny + " --placement " + split + " " + Server() +
+                              " --objective latency --cost_model tarnawski --output json");
+  ASSERT_EQ(scored.exit_code, 0) << scored.err;
+  EXPECT_NEAR(nlohmann::json::parse(scored.out)["value"].get<double>(), 17.6, 1e-9);
+  Result placed = RunPlacectl("submit " + tiny + " " + Server() + " --objective latency --cost_model tarnawski --deadline 2s"
+                              " --output json");
+  ASSERT_EQ(placed.exit_code, 0) << placed.err;
+  EXPECT_LE(nlohmann::json::parse(placed.out)["value"].get<double>(), 17.6 + 1e-9);
+  Result unknown = RunPlacectl("submit " + tiny + " " + Server() + " --objective latency --cost_model roofline");
+  EXPECT_EQ(unknown.exit_code, 3) << unknown.err;
+  EXPECT_THAT(unknown.err, HasSubstr("roofline"));
+  Result mismatched = RunPlacectl("simulate " + tiny + " --placement " + split + " " + Server() +
+                                  " --objective throughput --cost_model tarnawski");
+  EXPECT_EQ(mismatched.exit_code, 3) << mismatched.err;
+  EXPECT_THAT(mismatched.err, HasSubstr("latency"));
+  Result listed = RunPlacectl("algorithms " + Server());
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_THAT(listed.out, HasSubstr("latency(tarnawski)"));
+}
+
 TEST_F(PlacectlServer, BadGraphIsABadInputExitWithTheServersMessage) {
   TempDir out;
   const std::string bad = out.path() + "/bad.json";

@@ -398,6 +398,84 @@ TEST(Placectl, PlaceOptionErrorsAreNamed) {
   EXPECT_EQ(RunPlacectl("place").exit_code, 2);
 }
 
+// Tarnawski et al.'s latency model: the published-style split of the tiny pipeline, by hand. acc0 holds layers
+// 1-5 (8.4 compute) and sends layer 5's output (0.3) and layer 3's (0.4); acc1 starts at 9.1, receives both and
+// computes 7.8: 17.6.
+TEST(Placectl, SimulateUnderTheTarnawskiCostModelShowsTheBlocks) {
+  Result r = RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit +
+                         " --objective latency --cost_model tarnawski --output json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["cost_model"], "tarnawski");
+  EXPECT_NEAR(j["value"].get<double>(), 17.6, 1e-9);
+  ASSERT_EQ(j["blocks"].size(), 2u);
+  EXPECT_EQ(j["blocks"][1]["device"], "acc1");
+  EXPECT_NEAR(j["blocks"][1]["ready"].get<double>(), 9.1, 1e-9);
+  EXPECT_NEAR(j["blocks"][1]["transfer"].get<double>(), 0.7, 1e-9);
+  // The default cost model simulates the same split differently and stays the default.
+  Result simulated = RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --objective latency --output json");
+  ASSERT_EQ(simulated.exit_code, 0) << simulated.err;
+  EXPECT_EQ(nlohmann::json::parse(simulated.out)["cost_model"], "default");
+  EXPECT_FALSE(nlohmann::json::parse(simulated.out).contains("blocks"));
+}
+
+TEST(Placectl, PlaceUnderTheTarnawskiCostModelIsNoWorseThanTheirGreedy) {
+  Result greedy = RunPlacectl("place " + kTiny + " --objective latency --cost_model tarnawski --algorithm tarnawski_greedy"
+                              " --policy_device none --output json");
+  ASSERT_EQ(greedy.exit_code, 0) << greedy.err;
+  Result placed = RunPlacectl("place " + kTiny + " --objective latency --cost_model tarnawski --deadline 3s"
+                              " --policy_device none --output json");
+  ASSERT_EQ(placed.exit_code, 0) << placed.err;
+  nlohmann::json j = nlohmann::json::parse(placed.out);
+  EXPECT_THAT(j["algorithm"].get<std::string>(), ::testing::StartsWith("auto:"));
+  EXPECT_LE(j["value"].get<double>(), nlohmann::json::parse(greedy.out)["value"].get<double>());
+  // Its JSON is a placement file that scores the same under the same model.
+  const fs::path again = fs::temp_directory_path() / ("placectl_tarnawski_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(again) << placed.out;
+  Result scored = RunPlacectl("simulate " + kTiny + " --placement " + again.string() +
+                              " --objective latency --cost_model tarnawski --output json");
+  fs::remove(again);
+  ASSERT_EQ(scored.exit_code, 0) << scored.err;
+  EXPECT_EQ(nlohmann::json::parse(scored.out)["value"], j["value"]);
+}
+
+TEST(Placectl, CostModelErrorsAreBadInputsNamingTheProblem) {
+  Result r = RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --objective latency --cost_model roofline");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("roofline"));
+  EXPECT_THAT(r.err, HasSubstr("tarnawski"));
+  r = RunPlacectl("place " + kTiny + " --objective throughput --cost_model tarnawski --policy_device none");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("latency"));
+  r = RunPlacectl("place " + kTiny + " --objective latency --cost_model tarnawski --algorithm heft --policy_device none");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("'heft'"));
+  EXPECT_THAT(r.err, HasSubstr("tarnawski"));
+  r = RunPlacectl("place " + kTiny + " --objective latency --algorithm tarnawski_greedy --policy_device none");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("under the tarnawski cost model"));
+}
+
+TEST(Placectl, ASplitTheirModelForbidsIsABadInputNamingTheAccelerators) {
+  const fs::path dir = fs::temp_directory_path() / ("placectl_cycle_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // a -> b and c -> d; acc0 = {a, d} and acc1 = {b, c} feed each other.
+  std::ofstream(dir / "graph.json") << R"({"maxSizePerFPGA": 1000, "maxFPGAs": 2, "maxCPUs": 1, "nodes": [
+      {"id": 1, "supportedOnFpga": 1, "cpuLatency": 10, "fpgaLatency": 1, "size": 1},
+      {"id": 2, "supportedOnFpga": 1, "cpuLatency": 10, "fpgaLatency": 1, "size": 1},
+      {"id": 3, "supportedOnFpga": 1, "cpuLatency": 10, "fpgaLatency": 1, "size": 1},
+      {"id": 4, "supportedOnFpga": 1, "cpuLatency": 10, "fpgaLatency": 1, "size": 1}],
+    "edges": [{"sourceId": 1, "destId": 2, "cost": 1}, {"sourceId": 3, "destId": 4, "cost": 1}]})";
+  std::ofstream(dir / "split.json") << R"({"fpgas": [{"nodes": [1, 4]}, {"nodes": [2, 3]}]})";
+  Result r = RunPlacectl("simulate " + (dir / "graph.json").string() + " --placement " + (dir / "split.json").string() +
+                         " --objective latency --cost_model tarnawski");
+  fs::remove_all(dir);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("'acc0'"));
+  EXPECT_THAT(r.err, HasSubstr("'acc1'"));
+  EXPECT_THAT(r.err, HasSubstr("cycle"));
+}
+
 }  // namespace
 
 namespace {

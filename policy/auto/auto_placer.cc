@@ -88,7 +88,7 @@ absl::Status NoAnswer(const std::vector<Outcome>& outcomes, const Budget& budget
 
 // The best lower bound on every placement: the objective's own bound, raised by placers that prove theirs.
 double GlobalBound(const PlacementProblem& problem, const std::vector<Outcome>& outcomes) {
-  double bound = ComputeLowerBound(*problem.costs, problem.objective).value;
+  double bound = ComputeLowerBound(*problem.costs, problem.objective, problem.cost_model).value;
   for (const Outcome& o : outcomes) {
     if (o.result.ok() && ProvesGlobally(o.name)) bound = std::max(bound, o.result->best_bound);
   }
@@ -141,8 +141,8 @@ class Session {
     double weight_left = 0;
     for (const Candidate& c : plan.run) weight_left += c.weight;
     PlacementProblem fresh = problem_;
-    fresh.start = nullptr;
     for (const Candidate& c : plan.run) {
+      fresh.start = c.from_best && best_ ? &outcomes_[*best_].result->placement : nullptr;
       weight_left -= c.weight;
       if (budget_.Expired()) {
         notes_.push_back(absl::StrCat(c.name, ": not run, the budget ran out"));
@@ -153,7 +153,8 @@ class Session {
         const absl::Time now = absl::Now();
         share.deadline = now + std::max(absl::ZeroDuration(), phase_end - now) * (c.weight / (c.weight + weight_left));
       }
-      Record(Run(**registry_.Find(c.name), fresh, Listened(share)), "");
+      const std::string from = fresh.start != nullptr ? absl::StrCat(" (from ", outcomes_[*best_].name, ")") : "";
+      Record(Run(**registry_.Find(c.name), fresh, Listened(share)), from);
     }
   }
 
@@ -164,7 +165,8 @@ class Session {
   // The second search starts where local_search on its own would (its start placers' best, with the problem's
   // seed), unless the first already did: a converged search is a function of its start and seed, so AUTO then
   // lands at least where a separate local_search run lands.
-  void RunSearches() {
+  void RunSearches(const std::string& search_placer) {
+    search_placer_ = search_placer;
     const double bound = GlobalBound(problem_, outcomes_);
     std::vector<SearchRun> plan;
     for (size_t i : SearchStarts(outcomes_)) plan.push_back(SearchRun{i, problem_.seed + plan.size()});
@@ -176,7 +178,7 @@ class Session {
     }
     outcomes_.reserve(outcomes_.size() + std::max<size_t>(1, plan.size()));  // the starts point into outcomes_
     if (plan.empty()) {  // no answer yet: one search from its own start
-      Record(Run(**registry_.Find(kSearchPlacer), problem_, Listened(budget_)), "");
+      Record(Run(**registry_.Find(search_placer_), problem_, Listened(budget_)), "");
       return;
     }
     for (const SearchRun& run : plan) {
@@ -184,7 +186,7 @@ class Session {
       PlacementProblem from = problem_;
       from.start = &outcomes_[run.start].result->placement;
       from.seed = run.seed;
-      Outcome searched = Run(**registry_.Find(kSearchPlacer), from, Listened(budget_));
+      Outcome searched = Run(**registry_.Find(search_placer_), from, Listened(budget_));
       Record(std::move(searched), absl::StrCat(" (from ", outcomes_[run.start].name, ")"));
     }
   }
@@ -214,7 +216,7 @@ class Session {
   // Keeps a placer's outcome; a search result must beat the best strictly (it started from it), a candidate
   // may win a tie by name.
   void Record(Outcome o, const std::string& suffix) {
-    const bool search = o.name == kSearchPlacer;
+    const bool search = o.name == search_placer_;
     notes_.push_back(absl::StrCat(Describe(o), suffix));
     if (listening_ && o.result.ok()) Forward(*o.result);
     outcomes_.push_back(std::move(o));
@@ -239,6 +241,7 @@ class Session {
   // feasible value among those AUTO ran (search::ChooseStart's rule).
   std::optional<size_t> OwnStart() const {
     std::optional<size_t> own;
+    if (search_placer_ != kSearchPlacer) return own;  // the rule is local_search's
     for (const std::string& name : search::LocalSearchOptions{}.start_placers) {
       for (size_t i = 0; i < outcomes_.size(); ++i) {
         if (outcomes_[i].name != name || !Feasible(outcomes_[i])) continue;
@@ -273,6 +276,7 @@ class Session {
   const PlacementProblem& problem_;
   const Budget& budget_;
   const PlacerRegistry& registry_;
+  std::string search_placer_ = kSearchPlacer;
   std::vector<Outcome> outcomes_;
   std::optional<size_t> best_;
   std::vector<std::string> notes_;
@@ -293,6 +297,7 @@ class AutoPlacer : public Placer {
   std::vector<Objective> objectives() const override {
     return {Objective::kStepTime, Objective::kThroughput, Objective::kLatency};
   }
+  std::vector<CostModelKind> cost_models() const override { return {CostModelKind::kDefault, CostModelKind::kTarnawski}; }
   absl::StatusOr<PlacerResult> Place(const PlacementProblem& problem, const Budget& budget) const override {
     return RunAuto(problem, budget, options_);
   }
@@ -306,12 +311,13 @@ class AutoPlacer : public Placer {
 absl::StatusOr<PlacerResult> RunAuto(const PlacementProblem& problem, const Budget& budget, const AutoOptions& options,
                                      std::vector<PortfolioRun>* runs) {
   if (problem.costs == nullptr) return absl::InvalidArgumentError("auto: the problem has no graph and topology");
+  if (absl::Status s = CheckCostModel(problem.cost_model, problem.objective); !s.ok()) return s;
   if (budget.Expired()) return budget.ExpiredStatus();
   const PlacerRegistry& registry = options.registry != nullptr ? *options.registry : PlacerRegistry::Default();
   const Plan plan = PlanPortfolio(problem, registry);
   Session session(problem, budget, registry);
   session.RunCandidates(plan, options.search_fraction);
-  if (plan.search) session.RunSearches();
+  if (plan.search) session.RunSearches(plan.search_placer);
   return session.Finish(plan.skipped, runs);
 }
 

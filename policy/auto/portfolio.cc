@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "policy/registry.h"
 
 namespace placement::portfolio {
@@ -14,6 +15,7 @@ struct Entry {
   double weight;
   int32_t min_ops;
   int32_t max_ops;
+  bool from_best = false;
 };
 
 // Exact methods get a larger share: they use what they get, and what they do not use passes on.
@@ -43,9 +45,20 @@ constexpr Entry kSimulated[] = {
     {"metis", 1, kMinOpsPartitioners, 0},
 };
 
-bool Lists(const Placer& p, Objective objective) {
-  const std::vector<Objective> o = p.objectives();
-  return std::find(o.begin(), o.end(), objective) != o.end();
+// Tarnawski et al.'s latency: their greedy, then the search and the programs from the best so far (each
+// program also warm-starts itself with a search for a quarter of its share).
+constexpr Entry kTarnawski[] = {
+    {"tarnawski_greedy", 1, 0, 0},
+    {"tarnawski_search", 2, 0, 0, true},
+    {"ilp_tarnawski", 4, 0, kMaxOpsTarnawskiIp, true},
+    {"ilp_tarnawski_nc", 2, 0, kMaxOpsTarnawskiIpNc, true},
+};
+
+// The entries for the problem's objective and cost model.
+absl::Span<const Entry> Entries(const PlacementProblem& problem) {
+  if (problem.cost_model == CostModelKind::kTarnawski) return kTarnawski;
+  if (problem.objective == Objective::kThroughput) return kThroughput;
+  return kSimulated;
 }
 
 }  // namespace
@@ -56,7 +69,7 @@ Plan PlanPortfolio(const PlacementProblem& problem, const PlacerRegistry& regist
   auto consider = [&](const Entry& e) {
     absl::StatusOr<const Placer*> p = registry.Find(e.name);
     if (!p.ok()) return;  // not in this build
-    if (!Lists(**p, problem.objective)) return;
+    if (!Optimizes(**p, problem)) return;
     if (e.max_ops > 0 && ops > e.max_ops) {
       plan.skipped.push_back(absl::StrCat(e.name, ": skipped, ", ops, " operators > ", e.max_ops));
       return;
@@ -65,15 +78,12 @@ Plan PlanPortfolio(const PlacementProblem& problem, const PlacerRegistry& regist
       plan.skipped.push_back(absl::StrCat(e.name, ": skipped, ", ops, " operators < ", e.min_ops));
       return;
     }
-    plan.run.push_back(Candidate{e.name, e.weight});
+    plan.run.push_back(Candidate{e.name, e.weight, e.from_best});
   };
-  if (problem.objective == Objective::kThroughput) {
-    for (const Entry& e : kThroughput) consider(e);
-  } else {
-    for (const Entry& e : kSimulated) consider(e);
-  }
-  absl::StatusOr<const Placer*> search = registry.Find(kSearchPlacer);
-  plan.search = search.ok() && Lists(**search, problem.objective);
+  for (const Entry& e : Entries(problem)) consider(e);
+  if (problem.cost_model == CostModelKind::kTarnawski) plan.search_placer = kTarnawskiSearchPlacer;
+  absl::StatusOr<const Placer*> search = registry.Find(plan.search_placer);
+  plan.search = search.ok() && Optimizes(**search, problem);
   return plan;
 }
 

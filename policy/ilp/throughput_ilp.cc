@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "graph/units.h"
 #include "policy/ilp/milp.h"
+#include "policy/ilp/symmetry.h"
 #include "policy/ilp/throughput_model.h"
 #include "policy/ilp/units.h"
 
@@ -19,52 +20,6 @@ namespace placement::ilp {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// Classes of two or more devices that the model cannot tell apart.
-std::vector<std::vector<DeviceId>> InterchangeableDevices(const CostModel& costs, const ThroughputModel& m) {
-  const Topology& topo = costs.topology();
-  const Units& units = *m.units;
-  std::vector<uint8_t> pinned_to(topo.num_devices(), 0);
-  for (DeviceId d : units.pinned) {
-    if (d != kNone) pinned_to[d] = 1;
-  }
-  std::vector<std::vector<DeviceId>> classes;
-  std::vector<uint8_t> taken(topo.num_devices(), 0);
-  for (DeviceId a = 0; a < topo.num_devices(); ++a) {
-    if (taken[a] || pinned_to[a]) continue;
-    std::vector<DeviceId> cls = {a};
-    for (DeviceId b = a + 1; b < topo.num_devices(); ++b) {
-      if (!taken[b] && !pinned_to[b] && topo.kind_index(b) == topo.kind_index(a) && topo.device(b).type == topo.device(a).type &&
-          units.capacity[b] == units.capacity[a]) {
-        cls.push_back(b);
-        taken[b] = 1;
-      }
-    }
-    if (cls.size() > 1) classes.push_back(std::move(cls));
-  }
-  return classes;
-}
-
-// Relabels interchangeable devices so that their runs are ordered by first unit, empty ones last, as the
-// symmetry rows require.
-void Canonicalize(const std::vector<std::vector<DeviceId>>& classes, int32_t num_units, std::vector<DeviceId>& device) {
-  for (const std::vector<DeviceId>& cls : classes) {
-    std::vector<std::pair<int32_t, DeviceId>> first;
-    for (DeviceId d : cls) {
-      int32_t f = num_units;
-      for (int32_t u = 0; u < num_units && f == num_units; ++u) {
-        if (device[u] == d) f = u;
-      }
-      first.emplace_back(f, d);
-    }
-    std::sort(first.begin(), first.end());
-    std::vector<DeviceId> relabel(*std::max_element(cls.begin(), cls.end()) + 1, kNone);
-    for (size_t p = 0; p < cls.size(); ++p) relabel[first[p].second] = cls[p];
-    for (DeviceId& d : device) {
-      if (d < static_cast<DeviceId>(relabel.size()) && relabel[d] != kNone) d = relabel[d];
-    }
-  }
-}
 
 struct ThroughputMilp {
   Milp milp;
@@ -77,12 +32,7 @@ struct ThroughputMilp {
     bool out;
   };
   std::vector<Link> links;
-  struct Running {
-    int col;
-    int32_t unit;
-    DeviceId device;
-  };
-  std::vector<Running> running;  // symmetry helpers: running[i] = sum_{j<=unit} x[j,device]
+  std::vector<RunningSum> running;  // symmetry helpers: running[i] = sum_{j<=unit} x[j,device]
 };
 
 ThroughputMilp BuildMilp(const ThroughputModel& m, const std::vector<std::vector<DeviceId>>& classes, double scale,
@@ -155,30 +105,9 @@ ThroughputMilp BuildMilp(const ThroughputModel& m, const std::vector<std::vector
     if (total > cap) milp.AddRow(-kInf, 1, row);
   }
   // Symmetry: unit i may use the p-th device of a class only when a lower unit uses the (p-1)-th.
-  for (const std::vector<DeviceId>& cls : classes) {
-    std::vector<int> prev_running(n, -1);
-    for (size_t p = 0; p < cls.size(); ++p) {
-      const DeviceId d = cls[p];
-      std::vector<int> running(n, -1);
-      for (int32_t i = 0; i < n; ++i) {
-        if (p > 0 && x(i, d) >= 0) {
-          if (i == 0 || prev_running[i - 1] < 0) {
-            milp.AddRow(0, 0, {{x(i, d), 1.0}});
-          } else {
-            milp.AddRow(-kInf, 0, {{x(i, d), 1.0}, {prev_running[i - 1], -1.0}});
-          }
-        }
-        if (p + 1 == cls.size()) continue;  // the last device's running sums are never read
-        running[i] = milp.AddColumn(0, i + 1, 0, false);
-        b.running.push_back({running[i], i, d});
-        Milp::Terms row = {{running[i], 1.0}};
-        if (i > 0) row.emplace_back(running[i - 1], -1.0);
-        if (x(i, d) >= 0) row.emplace_back(x(i, d), -1.0);
-        milp.AddRow(0, 0, row);
-      }
-      prev_running = std::move(running);
-    }
-  }
+  b.running = AddSymmetryRows(milp, classes, n, [&](int32_t i, DeviceId d) {
+    return x(i, d) >= 0 ? Milp::Terms{{x(i, d), 1.0}} : Milp::Terms{};
+  });
   return b;
 }
 
@@ -196,13 +125,7 @@ std::vector<double> StartVector(const ThroughputMilp& b, const ThroughputModel& 
     for (int32_t r : t.readers) (device[r] == link.device ? reader_here : reader_elsewhere) = true;
     v[link.col] = link.out ? (here && reader_elsewhere) : (!here && reader_here);
   }
-  // count[i * D + d]: units 0..i on d.
-  std::vector<int32_t> count(device.size() * num_devices, 0);
-  for (size_t i = 0; i < device.size(); ++i) {
-    if (i > 0) std::copy_n(count.begin() + (i - 1) * num_devices, num_devices, count.begin() + i * num_devices);
-    ++count[i * num_devices + device[i]];
-  }
-  for (const auto& r : b.running) v[r.col] = count[static_cast<size_t>(r.unit) * num_devices + r.device];
+  SetRunningSums(b.running, device, num_devices, v);
   return v;
 }
 
@@ -280,7 +203,7 @@ absl::StatusOr<PlacerResult> PlaceThroughputIlp(const PlacementProblem& problem,
   const LowerBound generic = ComputeLowerBound(costs, Objective::kThroughput);
   const double reference = start.empty() ? generic.value : start_value;
   const double scale = reference > 0 ? 100.0 / reference : 1.0;
-  const std::vector<std::vector<DeviceId>> classes = InterchangeableDevices(costs, model);
+  const std::vector<std::vector<DeviceId>> classes = InterchangeableDevices(costs.topology(), *units);
   ThroughputMilp b = BuildMilp(model, classes, scale, model.exact ? generic.value : 0.0);
   std::vector<double> start_vector;
   if (!start.empty()) {

@@ -421,6 +421,29 @@ const std::vector<Case>& Catalogue() {
          return Place(r);
        },
        Code::INVALID_ARGUMENT, {"simulator.priority", "whenever"}},
+      {"UnknownCostModel",
+       [] {
+         pb::PlaceRequest r = PlaceRequestFor(ChainGraph(3), "2xA100", "heft");
+         r.set_cost_model("roofline");
+         return Place(r);
+       },
+       Code::INVALID_ARGUMENT, {"cost_model", "roofline", "tarnawski"}},
+      {"TarnawskiCostModelWithThroughput",
+       [] {
+         pb::PlaceRequest r = PlaceRequestFor(ChainGraph(3), "2xA100", "auto");
+         r.set_objective(pb::OBJECTIVE_THROUGHPUT);
+         r.set_cost_model("tarnawski");
+         return Place(r);
+       },
+       Code::INVALID_ARGUMENT, {"cost_model", "latency"}},
+      {"PlacerOfAnotherCostModel",
+       [] {
+         pb::PlaceRequest r = PlaceRequestFor(ChainGraph(3), "2xA100", "heft");
+         r.set_objective(pb::OBJECTIVE_LATENCY);
+         r.set_cost_model("tarnawski");
+         return Place(r);
+       },
+       Code::INVALID_ARGUMENT, {"'heft'", "tarnawski"}},
       {"DeadlineAlreadyTooShort",
        [] {
          Call c = Place(PlaceRequestFor(ChainGraph(3), "2xA100", "heft"));
@@ -441,6 +464,26 @@ const std::vector<Case>& Catalogue() {
       {"PlacementJsonGarbage", [] { return Simulate({}, "{\"assignment\": [1, 2"); }, Code::INVALID_ARGUMENT,
        {"not valid JSON"}},
       {"NoPlacement", [] { return Simulate({}); }, Code::INVALID_ARGUMENT, {"no placement"}},
+      {"SplitWhoseBlocksFeedEachOther",
+       [] {
+         // op0 -> op1 and op2 -> op3 only; gpu0 = {op0, op3} and gpu1 = {op1, op2} feed each other.
+         Call c = Simulate({});
+         pb::Graph g = ChainGraph(4);
+         g.clear_edges();
+         AddEdge(g, "op0", "op1");
+         AddEdge(g, "op2", "op3");
+         *c.simulate_request.mutable_graph() = g;
+         c.simulate_request.set_objective(pb::OBJECTIVE_LATENCY);
+         c.simulate_request.set_cost_model("tarnawski");
+         for (const auto& [op, device] : std::vector<std::pair<std::string, std::string>>{
+                  {"op0", "gpu0"}, {"op1", "gpu1"}, {"op2", "gpu1"}, {"op3", "gpu0"}}) {
+           pb::Assignment* a = c.simulate_request.add_assignment();
+           a->set_op(op);
+           a->set_device(device);
+         }
+         return c;
+       },
+       Code::INVALID_ARGUMENT, {"'gpu0'", "'gpu1'", "cycle"}},
   };
   return *cases;
 }

@@ -73,6 +73,7 @@ TEST(CacheKey, EveryPartMatters) {
   EXPECT_NE(base, changed([](CacheKeyParts& p) { p.budget_ms = 1001; }));
   EXPECT_NE(base, changed([](CacheKeyParts& p) { p.policy_version = "v2"; }));
   EXPECT_NE(base, changed([](CacheKeyParts& p) { p.time_unit = "input"; }));
+  EXPECT_NE(base, changed([](CacheKeyParts& p) { p.cost_model = "tarnawski"; }));
   // Length prefixes keep shifted boundaries apart.
   EXPECT_NE(changed([](CacheKeyParts& p) { p.objective = "ab"; p.algorithm = "c"; }),
             changed([](CacheKeyParts& p) { p.objective = "a"; p.algorithm = "bc"; }));

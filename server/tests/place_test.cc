@@ -18,6 +18,7 @@ namespace {
 namespace pb = ::placement::v1;
 using google::protobuf::util::MessageDifferencer;
 using testing::ContextWithin;
+using testing::PlaceOn;
 using testing::PlaceRequestFor;
 using testing::StartReadyServer;
 using testing::StubFor;
@@ -32,14 +33,6 @@ pb::PlaceResponse Comparable(pb::PlaceResponse r) {
   return r;
 }
 
-absl::StatusOr<pb::PlaceResponse> Place(int port, const pb::PlaceRequest& request) {
-  auto context = ContextWithin(std::chrono::seconds(30));
-  pb::PlaceResponse response;
-  const grpc::Status s = StubFor(port)->Place(context.get(), request, &response);
-  if (!s.ok()) return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
-  return response;
-}
-
 TEST(Place, RepeatIsACacheHitWithTheSameAnswer) {
   TempDir dir;
   auto server = StartReadyServer(TestOptions(dir.path()));
@@ -47,7 +40,7 @@ TEST(Place, RepeatIsACacheHitWithTheSameAnswer) {
   pb::PlaceRequest request = PlaceRequestFor(testing::LayeredGraph(200), "4xA100");
   request.set_budget_ms(300);
 
-  absl::StatusOr<pb::PlaceResponse> first = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> first = PlaceOn(server->port(), request);
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_FALSE(first->cache_hit());
   EXPECT_EQ(first->assignment_size(), first->num_operators());
@@ -60,14 +53,14 @@ TEST(Place, RepeatIsACacheHitWithTheSameAnswer) {
   EXPECT_EQ(first->algorithm().rfind("auto:", 0), 0u) << first->algorithm();
   EXPECT_FALSE(first->request_id().empty());
 
-  absl::StatusOr<pb::PlaceResponse> second = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> second = PlaceOn(server->port(), request);
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_TRUE(second->cache_hit());
   EXPECT_NE(second->request_id(), first->request_id());
   EXPECT_TRUE(MessageDifferencer::Equals(Comparable(*first), Comparable(*second)));
 
   // Another algorithm is another key.
-  absl::StatusOr<pb::PlaceResponse> heft = Place(server->port(), PlaceRequestFor(request.graph(), "4xA100", "heft"));
+  absl::StatusOr<pb::PlaceResponse> heft = PlaceOn(server->port(), PlaceRequestFor(request.graph(), "4xA100", "heft"));
   ASSERT_TRUE(heft.ok()) << heft.status();
   EXPECT_FALSE(heft->cache_hit());
   EXPECT_EQ(heft->algorithm(), "heft");
@@ -80,14 +73,14 @@ TEST(Place, CacheSurvivesARestartAndDamageIsRecomputed) {
   {
     auto server = StartReadyServer(TestOptions(dir.path()));
     ASSERT_NE(server, nullptr);
-    absl::StatusOr<pb::PlaceResponse> r = Place(server->port(), request);
+    absl::StatusOr<pb::PlaceResponse> r = PlaceOn(server->port(), request);
     ASSERT_TRUE(r.ok()) << r.status();
     original = *r;
   }
   {
     auto server = StartReadyServer(TestOptions(dir.path()));
     ASSERT_NE(server, nullptr);
-    absl::StatusOr<pb::PlaceResponse> r = Place(server->port(), request);
+    absl::StatusOr<pb::PlaceResponse> r = PlaceOn(server->port(), request);
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_TRUE(r->cache_hit());
     EXPECT_TRUE(MessageDifferencer::Equals(Comparable(original), Comparable(*r)));
@@ -109,13 +102,13 @@ TEST(Place, CacheSurvivesARestartAndDamageIsRecomputed) {
   }
   auto server = StartReadyServer(TestOptions(dir.path()));
   ASSERT_NE(server, nullptr);
-  absl::StatusOr<pb::PlaceResponse> recomputed = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> recomputed = PlaceOn(server->port(), request);
   ASSERT_TRUE(recomputed.ok()) << recomputed.status();
   EXPECT_FALSE(recomputed->cache_hit());
   EXPECT_TRUE(MessageDifferencer::Equals(Comparable(original), Comparable(*recomputed)));
   const std::string metrics = server->metrics().Text();
   EXPECT_NE(metrics.find("placement_cache_invalid_entries_total{reason=\"corrupt\"} 2"), std::string::npos) << metrics;
-  absl::StatusOr<pb::PlaceResponse> hit = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> hit = PlaceOn(server->port(), request);
   ASSERT_TRUE(hit.ok());
   EXPECT_TRUE(hit->cache_hit());
 }
@@ -145,7 +138,7 @@ TEST(Place, JsonInputWithItsOwnDevicesAndSimulateAgrees) {
   pb::PlaceRequest request;
   request.set_graph_json(testing::ReadSourceFile("examples/graphs/tiny_pipeline.json"));
   request.set_objective(pb::OBJECTIVE_THROUGHPUT);
-  absl::StatusOr<pb::PlaceResponse> placed = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> placed = PlaceOn(server->port(), request);
   ASSERT_TRUE(placed.ok()) << placed.status();
   EXPECT_EQ(placed->num_devices(), 3);
   EXPECT_EQ(placed->score().time_unit(), "input");
@@ -177,13 +170,13 @@ TEST(Place, RepeatedOnnxRequestIsAnsweredWithoutDecodingAndOtherBytesOfTheSameGr
   request.set_onnx(testing::ReadSourceFile("tests/data/corpus/resnet50.onnx"));
   request.mutable_topology()->set_shorthand("2xA100");
   request.set_algorithm("m_topo");
-  absl::StatusOr<pb::PlaceResponse> first = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> first = PlaceOn(server->port(), request);
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_FALSE(first->cache_hit());
   const std::string decoded_once = DecodedCount(*server);
   EXPECT_EQ(decoded_once, "placement_graph_operators_count 1");
 
-  absl::StatusOr<pb::PlaceResponse> repeat = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> repeat = PlaceOn(server->port(), request);
   ASSERT_TRUE(repeat.ok()) << repeat.status();
   EXPECT_TRUE(repeat->cache_hit());
   EXPECT_TRUE(MessageDifferencer::Equals(Comparable(*first), Comparable(*repeat)));
@@ -191,7 +184,7 @@ TEST(Place, RepeatedOnnxRequestIsAnsweredWithoutDecodingAndOtherBytesOfTheSameGr
 
   // Changing what the request key holds changes the answer's key: another seed is computed afresh.
   request.set_seed(7);
-  absl::StatusOr<pb::PlaceResponse> other_seed = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> other_seed = PlaceOn(server->port(), request);
   ASSERT_TRUE(other_seed.ok()) << other_seed.status();
   EXPECT_FALSE(other_seed->cache_hit());
 
@@ -200,13 +193,13 @@ TEST(Place, RepeatedOnnxRequestIsAnsweredWithoutDecodingAndOtherBytesOfTheSameGr
   pb::PlaceRequest json;
   json.set_graph_json(testing::ReadSourceFile("examples/graphs/tiny_pipeline.json"));
   json.set_objective(pb::OBJECTIVE_THROUGHPUT);
-  ASSERT_TRUE(Place(server->port(), json).ok());
+  ASSERT_TRUE(PlaceOn(server->port(), json).ok());
   json.set_graph_json("  \n" + json.graph_json());
-  absl::StatusOr<pb::PlaceResponse> respaced = Place(server->port(), json);
+  absl::StatusOr<pb::PlaceResponse> respaced = PlaceOn(server->port(), json);
   ASSERT_TRUE(respaced.ok()) << respaced.status();
   EXPECT_TRUE(respaced->cache_hit());
   const std::string decoded = DecodedCount(*server);
-  absl::StatusOr<pb::PlaceResponse> again = Place(server->port(), json);
+  absl::StatusOr<pb::PlaceResponse> again = PlaceOn(server->port(), json);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_TRUE(again->cache_hit());
   EXPECT_EQ(DecodedCount(*server), decoded);
@@ -217,18 +210,18 @@ TEST(Place, AnAnswerInMemoryIsNotGivenToAnInvalidOrSkipCacheRequest) {
   auto server = StartReadyServer(TestOptions(dir.path()));
   ASSERT_NE(server, nullptr);
   pb::PlaceRequest request = PlaceRequestFor(testing::ChainGraph(12), "2xA100", "m_topo");
-  ASSERT_TRUE(Place(server->port(), request).ok());
-  absl::StatusOr<pb::PlaceResponse> hit = Place(server->port(), request);
+  ASSERT_TRUE(PlaceOn(server->port(), request).ok());
+  absl::StatusOr<pb::PlaceResponse> hit = PlaceOn(server->port(), request);
   ASSERT_TRUE(hit.ok());
   ASSERT_TRUE(hit->cache_hit());
 
   // A negative budget plans the default budget, the same key as budget 0: it must still be refused.
   request.set_budget_ms(-1);
-  absl::StatusOr<pb::PlaceResponse> negative = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> negative = PlaceOn(server->port(), request);
   EXPECT_EQ(negative.status().code(), absl::StatusCode::kInvalidArgument) << negative.status();
   request.set_budget_ms(0);
   request.set_skip_cache(true);
-  absl::StatusOr<pb::PlaceResponse> fresh = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> fresh = PlaceOn(server->port(), request);
   ASSERT_TRUE(fresh.ok());
   EXPECT_FALSE(fresh->cache_hit());
 }
@@ -263,10 +256,10 @@ TEST(Place, TrainingExpansionOfAnOnnxModel) {
   request.mutable_topology()->set_shorthand("2xA100");
   request.set_algorithm("heft");
   request.mutable_options()->set_batch_size(8);
-  absl::StatusOr<pb::PlaceResponse> inference = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> inference = PlaceOn(server->port(), request);
   ASSERT_TRUE(inference.ok()) << inference.status();
   request.mutable_options()->set_training(true);
-  absl::StatusOr<pb::PlaceResponse> training = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> training = PlaceOn(server->port(), request);
   ASSERT_TRUE(training.ok()) << training.status();
   EXPECT_GT(training->num_operators(), 2 * inference->num_operators() - 1);
   EXPECT_NE(training->graph_hash(), inference->graph_hash());
@@ -280,12 +273,12 @@ TEST(Place, OnnxOptionsGiveDataDependentSizesAndEnterTheCacheKey) {
   request.set_onnx(onnx_testing::Serialize(onnx_testing::NonZeroModel()));
   request.mutable_topology()->set_shorthand("2xA100");
   request.set_algorithm("heft");
-  absl::StatusOr<pb::PlaceResponse> assumed = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> assumed = PlaceOn(server->port(), request);
   ASSERT_TRUE(assumed.ok()) << assumed.status();
   ASSERT_EQ(assumed->warnings_size(), 1);
   EXPECT_NE(assumed->warnings(0).find("tensor 'hits' dimension 1 depends on the data"), std::string::npos);
   (*request.mutable_options()->mutable_dims())["hits:1"] = 7;
-  absl::StatusOr<pb::PlaceResponse> given = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> given = PlaceOn(server->port(), request);
   ASSERT_TRUE(given.ok()) << given.status();
   EXPECT_FALSE(given->cache_hit());
   EXPECT_EQ(given->warnings_size(), 0);
@@ -293,7 +286,7 @@ TEST(Place, OnnxOptionsGiveDataDependentSizesAndEnterTheCacheKey) {
   // The same options on a graph whose costs are fixed are the request's mistake.
   request.clear_onnx();
   request.set_graph_json(testing::ReadSourceFile("examples/graphs/tiny_pipeline.json"));
-  absl::StatusOr<pb::PlaceResponse> wrong = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> wrong = PlaceOn(server->port(), request);
   ASSERT_FALSE(wrong.ok());
   EXPECT_EQ(wrong.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(wrong.status().message().find("apply to ONNX models"), std::string::npos);
@@ -307,18 +300,18 @@ TEST(Place, MeasuredCostsInTheRequestAreUsedAndCounted) {
   request.set_onnx(testing::ReadSourceFile("tests/data/corpus/vgg16.onnx"));
   request.mutable_topology()->set_shorthand("1xA100");
   request.set_algorithm("single_device");
-  absl::StatusOr<pb::PlaceResponse> modelled = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> modelled = PlaceOn(server->port(), request);
   ASSERT_TRUE(modelled.ok()) << modelled.status();
   EXPECT_EQ(modelled->cost_sources().measured_operators(), 0);
   EXPECT_EQ(modelled->cost_sources().modelled_operators(), 38);
   request.mutable_options()->set_costs(R"({"/features/features.0/Conv": {"*": 0.5}})");
-  absl::StatusOr<pb::PlaceResponse> measured = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> measured = PlaceOn(server->port(), request);
   ASSERT_TRUE(measured.ok()) << measured.status();
   EXPECT_FALSE(measured->cache_hit());
   EXPECT_EQ(measured->cost_sources().measured_operators(), 1);
   EXPECT_GT(measured->score().value(), 0.5);
   request.mutable_options()->set_costs(R"({"x": {"*": "soon"}})");
-  absl::StatusOr<pb::PlaceResponse> bad = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> bad = PlaceOn(server->port(), request);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("options.costs: key 'x' / '*'"), std::string::npos) << bad.status();
@@ -334,18 +327,18 @@ TEST(Place, AProfilerTraceInTheRequestIsMatchedByModuleAndKeyedByItsKind) {
   request.set_algorithm("single_device");
   request.mutable_options()->set_costs(testing::ReadSourceFile("tests/data/torch_trace/resnet18_b1_cpu1.trace.json"));
   request.mutable_options()->set_costs_kind("cpu");
-  absl::StatusOr<pb::PlaceResponse> measured = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> measured = PlaceOn(server->port(), request);
   ASSERT_TRUE(measured.ok()) << measured.status();
   EXPECT_EQ(measured->cost_sources().modelled_operators(), 16);
   EXPECT_EQ(measured->cost_sources().measured_operators(), 49);
   // The same trace said to be an A100's is another question, not the cached answer.
   request.mutable_topology()->set_shorthand("1xCPU+1xA100");
   request.mutable_options()->set_costs_kind("A100");
-  absl::StatusOr<pb::PlaceResponse> other = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> other = PlaceOn(server->port(), request);
   ASSERT_TRUE(other.ok()) << other.status();
   EXPECT_FALSE(other->cache_hit());
   request.mutable_options()->set_costs(R"([{"ph": "X", "name": "module:#0", "ts": 0}])");
-  absl::StatusOr<pb::PlaceResponse> bad = Place(server->port(), request);
+  absl::StatusOr<pb::PlaceResponse> bad = PlaceOn(server->port(), request);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("trace event 0"), std::string::npos) << bad.status();

@@ -79,6 +79,22 @@ placement::v1::Graph LayeredGraph(int ops, uint64_t seed) {
   return g.ok() ? GraphToProto(*g) : placement::v1::Graph();
 }
 
+absl::StatusOr<placement::v1::PlaceResponse> PlaceOn(int port, const placement::v1::PlaceRequest& request) {
+  auto context = ContextWithin(std::chrono::seconds(30));
+  placement::v1::PlaceResponse response;
+  const grpc::Status s = StubFor(port)->Place(context.get(), request, &response);
+  if (!s.ok()) return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+  return response;
+}
+
+absl::StatusOr<placement::v1::SimulateResponse> SimulateOn(int port, const placement::v1::SimulateRequest& request) {
+  auto context = ContextWithin(std::chrono::seconds(30));
+  placement::v1::SimulateResponse response;
+  const grpc::Status s = StubFor(port)->Simulate(context.get(), request, &response);
+  if (!s.ok()) return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+  return response;
+}
+
 placement::v1::Graph ChainGraph(int ops) {
   placement::v1::Graph g;
   for (int i = 0; i < ops; ++i) {

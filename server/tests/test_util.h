@@ -51,6 +51,10 @@ placement::v1::Graph ChainGraph(int ops);
 placement::v1::PlaceRequest PlaceRequestFor(const placement::v1::Graph& graph, const std::string& devices,
                                             const std::string& algorithm = "auto");
 
+// Place and Simulate on the server at `port` (30 s deadline), the gRPC status as an absl::Status.
+absl::StatusOr<placement::v1::PlaceResponse> PlaceOn(int port, const placement::v1::PlaceRequest& request);
+absl::StatusOr<placement::v1::SimulateResponse> SimulateOn(int port, const placement::v1::SimulateRequest& request);
+
 // The body of GET http://127.0.0.1:port/path (whole response when the status is not 200).
 absl::StatusOr<std::string> HttpGet(int port, const std::string& path);
 

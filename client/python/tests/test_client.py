@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """The installed placement_client against real placement_server processes on 127.0.0.1: placing a corpus model
-(a repeat is a cache hit; every call carries x-graph-hash), the placement-place command, health and readiness,
+(a repeat is a cache hit; every call carries x-graph-hash), Tarnawski et al.'s latency model, the placement-place
+command, health and readiness,
 retries on UNAVAILABLE, deadlines, a bad graph (INVALID_ARGUMENT), bearer tokens (refused over plaintext to
 another host, required by a server that wants one) and TLS. Run by install_and_test.py with the interpreter of
 the environment the package was installed into."""
@@ -123,6 +124,10 @@ def test_measured_costs_and_bad_graph(address):
             costs_path=os.path.join(traced, "resnet18_b1_cpu1.trace.json"), costs_kind="cpu"))
         check(measured.cost_sources.measured_operators == 49 and measured.cost_sources.modelled_operators == 16,
               f"the profiler trace did not measure every operator: {measured.cost_sources}")
+        tiny = os.path.join(ARGS.source, "examples", "graphs", "tiny_pipeline.json")
+        latency = client.place(place_request(tiny, objective="latency", cost_model="tarnawski", budget_ms=2000))
+        check(latency.algorithm.startswith("auto:") and 0 < latency.score.value <= 17.6 + 1e-9,
+              f"Tarnawski's latency of the tiny pipeline: {latency.algorithm} {latency.score.value}")
         bad = pb.PlaceRequest(graph_json='{"format": "placement.graph/v1", "operators": [{"name": 3}]}')
         bad.topology.shorthand = "2xA100"
         try:
