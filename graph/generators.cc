@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "graph/seeded_random.h"
+#include "graph/status_macros.h"
 
 namespace placement {
 namespace {
@@ -48,12 +49,12 @@ absl::Status Validate(const LayeredDagOptions& o) {
                               std::tuple{"output_bytes", o.min_output_bytes, o.max_output_bytes},
                               std::tuple{"param_bytes", o.min_param_bytes, o.max_param_bytes},
                               std::tuple{"temp_bytes", o.min_temp_bytes, o.max_temp_bytes}}) {
-    if (absl::Status s = CheckRange(name, lo, hi); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckRange(name, lo, hi));
   }
   for (auto [name, p] : {std::pair{"skip_probability", o.skip_probability}, std::pair{"param_fraction", o.param_fraction},
                          std::pair{"temp_fraction", o.temp_fraction}, std::pair{"two_output_fraction", o.two_output_fraction},
                          std::pair{"colocation_probability", o.colocation_probability}}) {
-    if (absl::Status s = CheckFraction(name, p); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckFraction(name, p));
   }
   return absl::OkStatus();
 }
@@ -61,7 +62,7 @@ absl::Status Validate(const LayeredDagOptions& o) {
 }  // namespace
 
 absl::StatusOr<Graph> LayeredRandomDag(const LayeredDagOptions& o) {
-  if (absl::Status s = Validate(o); !s.ok()) return s;
+  RETURN_IF_ERROR(Validate(o));
   std::mt19937_64 rng(o.seed);
   const int32_t n = o.num_ops;
   const int32_t width =

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/status_macros.h"
 
 namespace placement {
 namespace {
@@ -183,7 +184,7 @@ absl::StatusOr<Graph> GraphBuilder::Build() && {
   g.output_begin_.push_back(0);
   for (OpId v = 0; v < n; ++v) {
     OpSpec& op = ops_[v];
-    if (absl::Status s = ValidateOp(op); !s.ok()) return s;
+    RETURN_IF_ERROR(ValidateOp(op));
     g.op_name_.push_back(std::move(op.name));
     g.op_type_.push_back(types.Intern(op.op_type, /*empty_is_none=*/false));
     g.flops_.push_back(op.flops);

@@ -14,7 +14,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/json_read.h"
 #include "graph/json_text.h"
+#include "graph/status_macros.h"
 #include "graph/topology_json.h"
 #include "graph/units.h"
 
@@ -24,8 +26,8 @@ namespace {
 // ordered_json keeps keys in the order they were written, so a written file reads in the documented order and
 // measured times keep their order through a round trip.
 using Json = nlohmann::ordered_json;
-using Keys = std::initializer_list<absl::string_view>;
-using UnitParser = absl::StatusOr<double> (*)(absl::string_view);
+using json::Keys;
+using json::UnitParser;
 
 constexpr Keys kTopKeys = {"format", "name", "description", "time_unit", "topology", "operators", "edges"};
 constexpr Keys kOpKeys = {"name",        "op_type",    "measured", "flops",         "bytes_accessed",
@@ -34,68 +36,16 @@ constexpr Keys kOpKeys = {"name",        "op_type",    "measured", "flops",     
 constexpr Keys kOutputKeys = {"bytes", "transfer_seconds"};
 constexpr Keys kEdgeKeys = {"src", "src_output", "dst", "bytes"};
 
-absl::Status Err(absl::string_view path, absl::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat(path, ": ", message));
-}
-std::string Child(absl::string_view path, absl::string_view key) {
-  return path.empty() ? std::string(key) : absl::StrCat(path, ".", key);
-}
-const Json* Find(const Json& object, const char* key) {
-  auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
-}
+using json::Child;
+using json::Err;
+using json::Figure;
+using json::Find;
+using json::String;
 
-// A misspelt optional key would otherwise be ignored and its default used without a word.
 absl::Status CheckObject(const Json& j, absl::string_view path, Keys known) {
-  if (!j.is_object()) return Err(path, absl::StrCat("expected an object, got ", j.type_name()));
-  for (const auto& [key, value] : j.items()) {
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown key '", key, "' in ", path.empty() ? "the graph" : path,
-                                                     " (known keys: ", absl::StrJoin(known, ", "), ")"));
-    }
-  }
-  return absl::OkStatus();
+  return json::CheckObject(j, path, known, "the graph");
 }
-
-absl::StatusOr<std::string> String(const Json& j, absl::string_view path) {
-  if (!j.is_string()) return Err(path, absl::StrCat("expected a string, got ", j.type_name()));
-  return j.get<std::string>();
-}
-
-// A non-negative figure: a number, or a string with units read by `parse`.
-absl::StatusOr<double> Figure(const Json& j, absl::string_view path, UnitParser parse) {
-  double v = 0;
-  if (j.is_number()) {
-    v = j.get<double>();
-  } else if (j.is_string() && parse != nullptr) {
-    absl::StatusOr<double> parsed = parse(j.get_ref<const std::string&>());
-    if (!parsed.ok()) return Err(path, parsed.status().message());
-    v = *parsed;
-  } else {
-    return Err(path,
-               absl::StrCat("expected a number", parse ? " or a string with units" : "", ", got ", j.type_name()));
-  }
-  if (!std::isfinite(v)) return Err(path, "must be finite");
-  if (v < 0) return Err(path, absl::StrCat("must not be negative (got ", j.dump(), ")"));
-  return v;
-}
-
-// Byte counts: whole JSON numbers are taken exactly (a double cannot hold every int64).
-absl::StatusOr<int64_t> Bytes(const Json& j, absl::string_view path) {
-  if (j.is_number_unsigned()) {
-    if (j.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return Err(path, absl::StrCat("is too large (", j.dump(), ")"));
-    }
-    return j.get<int64_t>();
-  }
-  if (j.is_number_integer() && j.get<int64_t>() < 0) {
-    return Err(path, absl::StrCat("must not be negative (got ", j.dump(), ")"));
-  }
-  absl::StatusOr<double> v = Figure(j, path, ParseBytes);
-  if (!v.ok()) return v.status();
-  if (*v > 0x1p62) return Err(path, absl::StrCat("is too large (", j.dump(), ")"));
-  return static_cast<int64_t>(std::llround(*v));
-}
+absl::StatusOr<int64_t> Bytes(const Json& j, absl::string_view path) { return json::ByteCount(j, path); }
 
 // FLOP counts. units.h reads FLOP per second; a count is written "2.5 GFLOP", so the rate spellings are
 // accepted too and mean the same count.
@@ -136,7 +86,7 @@ absl::StatusOr<OutputTensor> ReadOutput(const Json& j, absl::string_view path, c
     out.bytes = *bytes;
     return out;
   }
-  if (absl::Status s = CheckObject(j, path, kOutputKeys); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckObject(j, path, kOutputKeys));
   const Json* bytes = Find(j, "bytes");
   if (bytes == nullptr) return Err(path, "'bytes' is required");
   absl::StatusOr<int64_t> b = Bytes(*bytes, Child(path, "bytes"));
@@ -161,7 +111,7 @@ absl::StatusOr<OpSpec> ReadOp(const Json& j, const std::string& index_path, cons
   op.name = *std::move(n);
   // From here on the path names the operator too, which is what a person searches the file for.
   const std::string path = absl::StrCat(index_path, " ('", op.name, "')");
-  if (absl::Status s = CheckObject(j, path, kOpKeys); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckObject(j, path, kOpKeys));
   for (auto [key, out] : {std::pair{"op_type", &op.op_type}, std::pair{"colocation_group", &op.colocation_group},
                           std::pair{"pinned_device", &op.pinned_device}}) {
     if (const Json* v = Find(j, key)) {
@@ -216,7 +166,7 @@ absl::StatusOr<OpSpec> ReadOp(const Json& j, const std::string& index_path, cons
 }
 
 absl::Status ReadEdge(const Json& j, const std::string& path, GraphBuilder& builder) {
-  if (absl::Status s = CheckObject(j, path, kEdgeKeys); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckObject(j, path, kEdgeKeys));
   std::string ends[2];
   for (int i = 0; i < 2; ++i) {
     const char* key = i == 0 ? "src" : "dst";
@@ -245,7 +195,7 @@ absl::Status ReadEdge(const Json& j, const std::string& path, GraphBuilder& buil
 }
 
 absl::StatusOr<Problem> ReadProblem(const Json& root) {
-  if (absl::Status s = CheckObject(root, "", kTopKeys); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckObject(root, "", kTopKeys));
   const Json* format = Find(root, "format");
   if (format == nullptr || *format != kGraphJsonFormat) {
     return absl::InvalidArgumentError(absl::StrCat("format: expected \"", kGraphJsonFormat, "\", got ",
@@ -287,7 +237,7 @@ absl::StatusOr<Problem> ReadProblem(const Json& root) {
   if (const Json* edges = Find(root, "edges")) {
     if (!edges->is_array()) return Err("edges", absl::StrCat("expected a list, got ", edges->type_name()));
     for (size_t i = 0; i < edges->size(); ++i) {
-      if (absl::Status s = ReadEdge((*edges)[i], absl::StrCat("edges[", i, "]"), builder); !s.ok()) return s;
+      RETURN_IF_ERROR(ReadEdge((*edges)[i], absl::StrCat("edges[", i, "]"), builder));
     }
   }
   absl::StatusOr<Graph> graph = std::move(builder).Build();
@@ -341,7 +291,7 @@ class FormatProbe : public JsonSaxBase {
 
 absl::StatusOr<Problem> ParseGraphJson(absl::string_view json_text) {
   try {
-    if (absl::Status s = CheckJsonText(json_text, "the graph"); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckJsonText(json_text, "the graph"));
     return ReadProblem(Json::parse(json_text.begin(), json_text.end()));
   } catch (const Json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("the graph is not valid JSON: ", e.what()));

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "graph/json_text.h"
+#include "graph/status_macros.h"
 #include "graph/units.h"
 
 namespace placement {
@@ -37,7 +38,7 @@ absl::StatusOr<double> Seconds(const Json& value, const std::string& where) {
 }
 
 absl::StatusOr<MeasuredCosts> ParseJsonCosts(absl::string_view text) {
-  if (absl::Status s = CheckJsonText(text, "the costs file"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckJsonText(text, "the costs file"));
   const Json root = Json::parse(text.begin(), text.end());
   if (!root.is_object()) {
     return absl::InvalidArgumentError("the costs file is a JSON object: {\"operator\": {\"device kind\": seconds}}");

@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
 #include "graph/tarnawski.h"
 
 namespace placement {
@@ -39,7 +40,7 @@ absl::StatusOr<Placement> ParsePlacementJson(absl::string_view json_text, const 
   const json& assignment = doc["assignment"];
   if (assignment.is_object()) {
     for (auto it = assignment.begin(); it != assignment.end(); ++it) {
-      if (absl::Status s = Assign(graph, topology, json(it.key()), it.value(), absl::StrCat("assignment['", it.key(), "']"), placement); !s.ok()) return s;
+      RETURN_IF_ERROR(Assign(graph, topology, json(it.key()), it.value(), absl::StrCat("assignment['", it.key(), "']"), placement));
     }
   } else if (assignment.is_array()) {
     for (size_t i = 0; i < assignment.size(); ++i) {
@@ -48,7 +49,7 @@ absl::StatusOr<Placement> ParsePlacementJson(absl::string_view json_text, const 
       if (!entry.is_object() || !entry.contains("op") || !entry.contains("device")) {
         return absl::InvalidArgumentError(absl::StrCat(where, " must be an object with 'op' and 'device'"));
       }
-      if (absl::Status s = Assign(graph, topology, entry["op"], entry["device"], where, placement); !s.ok()) return s;
+      RETURN_IF_ERROR(Assign(graph, topology, entry["op"], entry["device"], where, placement));
     }
   } else {
     return absl::InvalidArgumentError("'assignment' must be an object or an array");

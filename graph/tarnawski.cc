@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
 
 namespace placement {
 namespace {
@@ -239,8 +240,8 @@ absl::StatusOr<Placement> ParseTarnawskiSplit(absl::string_view json_text, const
     return absl::OkStatus();
   };
   if (!doc.contains("fpgas")) return absl::InvalidArgumentError("the split has no 'fpgas' list");
-  if (absl::Status s = assign("fpgas", AcceleratorName); !s.ok()) return s;
-  if (absl::Status s = assign("cpus", CpuName); !s.ok()) return s;
+  RETURN_IF_ERROR(assign("fpgas", AcceleratorName));
+  RETURN_IF_ERROR(assign("cpus", CpuName));
 
   // Unlisted nodes follow their colour class.
   std::vector<DeviceId> group_device(graph.colocation_groups().size(), -1);

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
 
 namespace placement {
 namespace {
@@ -65,7 +66,7 @@ absl::StatusOr<Topology> Topology::Create(TopologySpec spec) {
   absl::flat_hash_map<std::string, int32_t> kind_first_device;
   for (DeviceId d = 0; d < n; ++d) {
     const Device& dev = spec.devices[d];
-    if (absl::Status s = ValidateDevice(dev); !s.ok()) return s;
+    RETURN_IF_ERROR(ValidateDevice(dev));
     if (!by_name.emplace(dev.name, d).second) {
       return absl::InvalidArgumentError(absl::StrCat("duplicate device name '", dev.name, "'"));
     }
@@ -92,7 +93,7 @@ absl::StatusOr<Topology> Topology::Create(TopologySpec spec) {
       if (a == b) continue;
       const size_t i = static_cast<size_t>(a) * n + b;
       const std::string what = absl::StrCat("path '", spec.devices[a].name, "' -> '", spec.devices[b].name, "'");
-      if (absl::Status s = CheckFigure(what, "latency", spec.latency[i], false); !s.ok()) return s;
+      RETURN_IF_ERROR(CheckFigure(what, "latency", spec.latency[i], false));
       if (spec.path_resources[i].empty()) return absl::InvalidArgumentError(absl::StrCat(what, " has no link"));
       Path p;
       p.latency = spec.latency[i];
@@ -140,15 +141,15 @@ absl::StatusOr<Topology> BuildHierarchy(const HierarchySpec& spec) {
   std::vector<double> intra_latency;
   const bool many_hosts = spec.hosts.size() > 1;
   if (many_hosts) {
-    if (absl::Status s = CheckFigure("network", "bandwidth", spec.network_bandwidth, true); !s.ok()) return s;
-    if (absl::Status s = CheckFigure("network", "latency", spec.network_latency, false); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckFigure("network", "bandwidth", spec.network_bandwidth, true));
+    RETURN_IF_ERROR(CheckFigure("network", "latency", spec.network_latency, false));
   }
   for (size_t h = 0; h < spec.hosts.size(); ++h) {
     const HostSpec& host = spec.hosts[h];
     const std::string host_name = host.name.empty() ? absl::StrCat("host", h) : host.name;
     if (host.devices.empty()) return absl::InvalidArgumentError(absl::StrCat("host '", host_name, "' has no devices"));
     if (host.devices.size() > 1) {
-      if (absl::Status s = CheckFigure(absl::StrCat("host '", host_name, "'"), "intra-host bandwidth", host.intra_bandwidth, true); !s.ok()) return s;
+      RETURN_IF_ERROR(CheckFigure(absl::StrCat("host '", host_name, "'"), "intra-host bandwidth", host.intra_bandwidth, true));
     }
     // Only links some path uses exist, so a one-device host needs no port and a one-host cluster no network.
     nic.push_back(many_hosts ? static_cast<int32_t>(out.resources.size()) : -1);

@@ -18,57 +18,32 @@
 #include "absl/strings/str_split.h"
 #include "graph/device_presets.h"
 #include "graph/file_io.h"
+#include "graph/json_read.h"
 #include "graph/json_text.h"
+#include "graph/status_macros.h"
 #include "graph/units.h"
 
 namespace placement {
 namespace {
 
 using Json = nlohmann::json;
-using Keys = std::initializer_list<absl::string_view>;
-using UnitParser = absl::StatusOr<double> (*)(absl::string_view);
+using json::Keys;
+using json::UnitParser;
 
-absl::Status Err(absl::string_view path, absl::string_view message) {
-  return absl::InvalidArgumentError(path.empty() ? std::string(message) : absl::StrCat(path, ": ", message));
-}
-std::string Child(absl::string_view path, absl::string_view key) {
-  return path.empty() ? std::string(key) : absl::StrCat(path, ".", key);
-}
-std::string Index(absl::string_view path, size_t i) { return absl::StrCat(path, "[", i, "]"); }
-const Json* Find(const Json& object, const char* key) {
-  auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
-}
+using json::Child;
+using json::Err;
+using json::Find;
+using json::Index;
 
-// Rejects anything but an object with known keys: a misspelt optional key would otherwise be silently ignored
-// and its default used, which is the hardest kind of mistake to see in a prediction.
 absl::Status CheckObject(const Json& j, absl::string_view path, Keys known) {
-  if (!j.is_object()) return Err(path, absl::StrCat("expected an object, got ", j.type_name()));
-  for (const auto& [key, value] : j.items()) {
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown key '", key, "' in ",
-                                                     path.empty() ? "the topology" : path,
-                                                     " (known keys: ", absl::StrJoin(known, ", "), ")"));
-    }
-  }
-  return absl::OkStatus();
+  return json::CheckObject(j, path, known, "the topology");
 }
 
 // A figure: a number in SI base units or a string with units. Figures a device or link divides by must be
 // positive.
 absl::StatusOr<double> Quantity(const Json& j, absl::string_view path, UnitParser parse, bool positive) {
-  double v = 0;
-  if (j.is_number()) {
-    v = j.get<double>();
-    if (v < 0) return Err(path, absl::StrCat("must not be negative (got ", v, ")"));
-  } else if (j.is_string()) {
-    absl::StatusOr<double> parsed = parse(j.get_ref<const std::string&>());
-    if (!parsed.ok()) return Err(path, parsed.status().message());
-    v = *parsed;
-  } else {
-    return Err(path, absl::StrCat("expected a number or a string with units, got ", j.type_name()));
-  }
-  if (positive && v == 0) return Err(path, "must be positive (got 0)");
+  absl::StatusOr<double> v = json::Figure(j, path, parse);
+  if (v.ok() && positive && *v == 0) return Err(path, "must be positive (got 0)");
   return v;
 }
 
@@ -82,18 +57,10 @@ absl::StatusOr<int64_t> Count(const Json& j, absl::string_view path) {
   return j.get<int64_t>();
 }
 
-// Capacity in bytes; 0 or "unlimited" means no limit. Whole JSON numbers are taken exactly, since a double
-// cannot hold every byte count.
+// Capacity in bytes; 0 or "unlimited" means no limit.
 absl::StatusOr<int64_t> MemoryBytes(const Json& j, absl::string_view path) {
   if (j.is_string() && absl::EqualsIgnoreCase(j.get_ref<const std::string&>(), "unlimited")) return 0;
-  if (j.is_number_integer() && !j.is_number_unsigned() && j.get<int64_t>() < 0) {
-    return Err(path, absl::StrCat("must not be negative (got ", j.dump(), ")"));
-  }
-  if (j.is_number_integer() && j.get<uint64_t>() <= (uint64_t{1} << 62)) return j.get<int64_t>();
-  absl::StatusOr<double> v = Quantity(j, path, ParseBytes, false);
-  if (!v.ok()) return v.status();
-  if (*v > 0x1p62) return Err(path, absl::StrCat("is too large (", FormatBytes(*v), ")"));
-  return static_cast<int64_t>(std::llround(*v));
+  return json::ByteCount(j, path);
 }
 
 // {"conv": 0.7, "elementwise": 0.4}: the classes named get their share of the roofline, the rest keep theirs.
@@ -191,7 +158,7 @@ absl::StatusOr<DeviceEntry> ReadDeviceEntry(const Json& j, absl::string_view pat
   for (auto [key, factors] : {std::pair{"efficiency", &e.device.efficiency},
                               std::pair{"backward_efficiency", &e.device.backward_efficiency}}) {
     if (const Json* v = Find(j, key)) {
-      if (absl::Status s = ReadClassFactors(*v, Child(path, key), factors); !s.ok()) return s;
+      RETURN_IF_ERROR(ReadClassFactors(*v, Child(path, key), factors));
     }
   }
   if (const Json* v = Find(j, "memory")) {
@@ -245,7 +212,7 @@ absl::StatusOr<std::vector<Device>> ReadDevices(const Json& j, absl::string_view
 absl::Status ReadLink(const Json* j, absl::string_view path, const DevicePreset* preset, bool network,
                       double* bandwidth, double* latency) {
   if (j) {
-    if (absl::Status s = CheckObject(*j, path, {"bandwidth", "latency"}); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckObject(*j, path, {"bandwidth", "latency"}));
   }
   struct Field {
     const char* key;
@@ -283,7 +250,7 @@ absl::StatusOr<Topology> ReadHierarchy(const Json& root, std::string name) {
   for (size_t h = 0; h < hosts.size(); ++h) {
     const std::string path = Index("hosts", h);
     const Json& host = hosts[h];
-    if (absl::Status s = CheckObject(host, path, {"name", "count", "devices", "intra_host_link"}); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckObject(host, path, {"name", "count", "devices", "intra_host_link"}));
     const Json* devices = Find(host, "devices");
     if (!devices) return Err(path, "'devices' is required");
     std::vector<const DevicePreset*> presets;
@@ -374,7 +341,7 @@ absl::StatusOr<Topology> ReadPaths(const Json& root, std::string name, std::vect
   for (size_t r = 0; r < resources->size(); ++r) {
     const std::string path = Index("resources", r);
     const Json& res = (*resources)[r];
-    if (absl::Status s = CheckObject(res, path, {"name", "bandwidth"}); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckObject(res, path, {"name", "bandwidth"}));
     LinkResource link;
     if (const Json* nm = Find(res, "name")) {
       if (!nm->is_string()) return Err(Child(path, "name"), "expected a string");
@@ -390,7 +357,7 @@ absl::StatusOr<Topology> ReadPaths(const Json& root, std::string name, std::vect
     spec.resources.push_back(std::move(link));
   }
   const Json& paths = root["paths"];
-  if (absl::Status s = CheckObject(paths, "paths", {"latency", "resources"}); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckObject(paths, "paths", {"latency", "resources"}));
   for (const char* key : {"latency", "resources"}) {
     if (!paths.contains(key)) return Err("paths", absl::StrCat("'", key, "' is required"));
   }
@@ -453,7 +420,7 @@ absl::StatusOr<Topology> ReadExplicit(const Json& root, std::string name) {
     return BuildMatrix(std::move(name), *std::move(devices), {{0}}, {{0}});
   }
   if (const Json* links = Find(root, "links")) {
-    if (absl::Status s = CheckObject(*links, "links", {"bandwidth", "latency"}); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckObject(*links, "links", {"bandwidth", "latency"}));
     for (const char* key : {"bandwidth", "latency"}) {
       if (!links->contains(key)) return Err("links", absl::StrCat("'", key, "' is required"));
     }
@@ -465,7 +432,7 @@ absl::StatusOr<Topology> ReadExplicit(const Json& root, std::string name) {
   }
   if (const Json* bus = Find(root, "shared_bus")) {
     double bandwidth = 0, latency = 0;
-    if (absl::Status s = ReadLink(bus, "shared_bus", nullptr, false, &bandwidth, &latency); !s.ok()) return s;
+    RETURN_IF_ERROR(ReadLink(bus, "shared_bus", nullptr, false, &bandwidth, &latency));
     return BuildSharedBus(std::move(name), *std::move(devices), bandwidth, latency);
   }
   return ReadPaths(root, std::move(name), *std::move(devices));
@@ -503,7 +470,7 @@ absl::StatusOr<Topology> ReadTopology(const Json& root) {
 
 absl::StatusOr<Topology> ParseTopologyJson(absl::string_view json_text) {
   try {
-    if (absl::Status s = CheckJsonText(json_text, "the topology"); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckJsonText(json_text, "the topology"));
     const Json root = Json::parse(json_text.begin(), json_text.end());
     return ReadTopology(root);
   } catch (const Json::exception& e) {

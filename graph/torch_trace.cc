@@ -14,6 +14,7 @@
 #include "absl/strings/strip.h"
 #include "graph/json_text.h"
 #include "graph/module_map.h"
+#include "graph/status_macros.h"
 
 namespace placement {
 namespace {
@@ -140,13 +141,13 @@ bool LooksLikeTorchTrace(absl::string_view text) {
 
 absl::StatusOr<ModuleTimes> ParseTorchTrace(absl::string_view text) {
   try {
-    if (absl::Status s = CheckJsonText(text, "the trace"); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckJsonText(text, "the trace"));
     const Json root = Json::parse(text.begin(), text.end());
     const Json& events = root.is_object() && root.contains("traceEvents") ? root["traceEvents"] : root;
     if (!events.is_array()) return absl::InvalidArgumentError("the trace has no array of events");
     TraceEvents trace;
     for (size_t i = 0; i < events.size(); ++i) {
-      if (absl::Status s = ReadEvent(events[i], i, &trace); !s.ok()) return s;
+      RETURN_IF_ERROR(ReadEvent(events[i], i, &trace));
     }
     if (std::none_of(trace.ranges.begin(), trace.ranges.end(), [](const Range& r) { return !r.module.empty(); })) {
       return absl::InvalidArgumentError("the trace has no \"module:\" range: record it with scripts/profile_model.py, "

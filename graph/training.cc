@@ -11,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
 
 namespace placement {
 namespace {
@@ -138,7 +139,7 @@ TrainingGraphSize TrainingGraphSizeOf(const Graph& g, const TrainingOptions& opt
 }
 
 absl::StatusOr<Graph> BuildTrainingGraph(const Graph& forward, const TrainingOptions& options) {
-  if (absl::Status s = CheckForward(forward, options); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckForward(forward, options));
   const Graph& g = forward;
   const int32_t n = g.num_ops();
   const OptimizerModel& optimizer = ModelOf(options.optimizer);

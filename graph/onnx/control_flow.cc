@@ -8,6 +8,7 @@
 #include "graph/onnx/emitter.h"
 #include "graph/onnx/initializers.h"
 #include "graph/onnx/newer_ops.h"
+#include "graph/status_macros.h"
 
 namespace placement::onnx_import {
 namespace {
@@ -84,7 +85,7 @@ absl::Status Emitter::EmitControl(const onnx::NodeProto& node, std::string base,
 }
 
 absl::Status Emitter::Append(onnx::NodeProto node, int32_t index) {
-  if (absl::Status s = CheckBudget(); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckBudget());
   onnx::NodeProto* added = flat_.add_node();
   added->Swap(&node);
   return inferer_.InferNode(*added, index);
@@ -121,12 +122,12 @@ absl::Status Emitter::EmitBody(const onnx::GraphProto& body, Scope* scope, const
   for (int32_t i : index->order) {
     std::string name = absl::StrCat(prefix, "/", index->op_names[i]);
     if (HasSubgraph(body.node(i))) {
-      if (absl::Status s = EmitControl(body.node(i), std::move(name), scope, -1); !s.ok()) return s;
+      RETURN_IF_ERROR(EmitControl(body.node(i), std::move(name), scope, -1));
       continue;
     }
     onnx::NodeProto node = body.node(i);
     node.set_name(std::move(name));
-    if (absl::Status s = EmitPlain(std::move(node), scope, -1); !s.ok()) return s;
+    RETURN_IF_ERROR(EmitPlain(std::move(node), scope, -1));
   }
   return absl::OkStatus();
 }
@@ -153,7 +154,7 @@ absl::Status Emitter::ExpandIf(const ControlNode& c, Scope* scope) {
   int bounds[3] = {flat_.node_size(), 0, 0};
   auto emit = [&](int b) -> absl::Status {
     Scope child{scope, {}};
-    if (absl::Status s = EmitBody(*branches[b], &child, absl::StrCat(base, "/", names[b])); !s.ok()) return s;
+    RETURN_IF_ERROR(EmitBody(*branches[b], &child, absl::StrCat(base, "/", names[b])));
     for (const onnx::ValueInfoProto& out : branches[b]->output()) outputs[b].push_back(Resolve(child, out.name()));
     return absl::OkStatus();
   };
@@ -161,10 +162,10 @@ absl::Status Emitter::ExpandIf(const ControlNode& c, Scope* scope) {
   int kept = 0;
   if (condition != nullptr && condition->size() == 1) {
     kept = condition->Real(0) != 0 ? 0 : 1;
-    if (absl::Status s = emit(kept); !s.ok()) return s;
+    RETURN_IF_ERROR(emit(kept));
   } else {
     for (int b = 0; b < 2; ++b) {
-      if (absl::Status s = emit(b); !s.ok()) return s;
+      RETURN_IF_ERROR(emit(b));
       bounds[b + 1] = flat_.node_size();
     }
     const OpCost cost[2] = {RangeCost(bounds[0], bounds[1]), RangeCost(bounds[1], bounds[2])};
@@ -207,7 +208,7 @@ absl::StatusOr<std::string> Emitter::EmitConstant(const std::string& name, onnx:
   a->set_type(onnx::AttributeProto::TENSOR);
   *a->mutable_t() = std::move(value);
   std::string output = node.output(0);
-  if (absl::Status s = Append(std::move(node), -1); !s.ok()) return s;
+  RETURN_IF_ERROR(Append(std::move(node), -1));
   return output;
 }
 
@@ -238,7 +239,7 @@ absl::StatusOr<std::string> Emitter::EmitStack(const std::string& name, std::vec
   node.add_output(names_.Fresh(name));
   SetIntAttribute(&node, "axis", axis);
   std::string output = node.output(0);
-  if (absl::Status s = Append(std::move(node), -1); !s.ok()) return s;
+  RETURN_IF_ERROR(Append(std::move(node), -1));
   return output;
 }
 
@@ -255,7 +256,7 @@ absl::StatusOr<ExpandedGraph> ExpandGraph(onnx::GraphProto* main, GraphIndex ind
   for (const onnx::TensorProto& init : out.graph.initializer()) inferer.AddInitializer(init, initializers.at(init.name()));
   for (const onnx::ValueInfoProto& input : main->input()) {
     if (initializers.count(input.name()) > 0) continue;  // an initializer listed as input: its data decides
-    if (absl::Status s = inferer.AddInput(input); !s.ok()) return s;
+    RETURN_IF_ERROR(inferer.AddInput(input));
   }
   for (const onnx::ValueInfoProto& info : main->value_info()) inferer.AddDeclared(info);
   for (const onnx::ValueInfoProto& info : main->output()) inferer.AddDeclared(info);
@@ -267,7 +268,7 @@ absl::StatusOr<ExpandedGraph> ExpandGraph(onnx::GraphProto* main, GraphIndex ind
   Scope root;
   out.graph.mutable_node()->Reserve(main->node_size());
   for (int32_t n : index.order) {
-    if (absl::Status s = emitter.EmitMainNode(main->mutable_node(n), &root, n); !s.ok()) return s;
+    RETURN_IF_ERROR(emitter.EmitMainNode(main->mutable_node(n), &root, n));
   }
   out.graph.mutable_input()->Swap(main->mutable_input());
   for (const onnx::ValueInfoProto& output : main->output()) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "graph/onnx/subgraphs.h"
+#include "graph/status_macros.h"
 
 namespace placement::onnx_import {
 namespace {
@@ -183,10 +184,10 @@ class Inliner {
     if (fn == nullptr) {
       for (onnx::AttributeProto& a : *node->mutable_attribute()) {
         if (a.has_g()) {
-          if (absl::Status s = InlineGraph(a.mutable_g(), chain); !s.ok()) return s;
+          RETURN_IF_ERROR(InlineGraph(a.mutable_g(), chain));
         }
         for (onnx::GraphProto& g : *a.mutable_graphs()) {
-          if (absl::Status s = InlineGraph(&g, chain); !s.ok()) return s;
+          RETURN_IF_ERROR(InlineGraph(&g, chain));
         }
       }
       out->Add()->Swap(node);
@@ -210,7 +211,7 @@ class Inliner {
     if (!body.ok()) return body.status();
     chain->push_back(key);
     for (onnx::NodeProto& n : *body) {
-      if (absl::Status s = Place(&n, chain, out); !s.ok()) return s;
+      RETURN_IF_ERROR(Place(&n, chain, out));
     }
     chain->pop_back();
     return absl::OkStatus();
@@ -275,7 +276,7 @@ absl::Status InlineFunctions(onnx::ModelProto* model, int64_t max_nodes, std::un
                              std::vector<std::string>* warnings) {
   if (model->functions_size() == 0) return absl::OkStatus();
   Inliner inliner(model, max_nodes);
-  if (absl::Status s = inliner.Collect(opsets, warnings); !s.ok()) return s;
+  RETURN_IF_ERROR(inliner.Collect(opsets, warnings));
   return inliner.Run();
 }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "graph/onnx/subgraphs.h"
+#include "graph/status_macros.h"
 
 namespace placement::onnx_import {
 namespace {
@@ -133,13 +134,13 @@ absl::Status CountDependencies(const onnx::GraphProto& graph, const GraphIndex& 
     };
     for (int k = 0; k < node.input_size(); ++k) {
       if (node.input(k).empty()) continue;  // an optional input left out
-      if (absl::Status s = depend(node.input(k), absl::StrCat("input ", k)); !s.ok()) return s;
+      RETURN_IF_ERROR(depend(node.input(k), absl::StrCat("input ", k)));
     }
     if (!HasSubgraph(node)) continue;
     for (const onnx::AttributeProto& a : node.attribute()) {
       if (!a.has_g()) continue;
       for (const std::string& name : CapturedNames(a.g())) {
-        if (absl::Status s = depend(name, absl::StrCat("(its subgraph '", a.name(), "') reads")); !s.ok()) return s;
+        RETURN_IF_ERROR(depend(name, absl::StrCat("(its subgraph '", a.name(), "') reads")));
       }
     }
   }
@@ -150,10 +151,10 @@ absl::Status CountDependencies(const onnx::GraphProto& graph, const GraphIndex& 
 
 absl::StatusOr<GraphIndex> IndexGraph(const onnx::GraphProto& graph, const OuterScope& outer) {
   GraphIndex index;
-  if (absl::Status s = RegisterProducers(graph, &index); !s.ok()) return s;
+  RETURN_IF_ERROR(RegisterProducers(graph, &index));
   std::vector<int> waiting;
   std::vector<std::vector<int32_t>> consumers;
-  if (absl::Status s = CountDependencies(graph, index, outer, &waiting, &consumers); !s.ok()) return s;
+  RETURN_IF_ERROR(CountDependencies(graph, index, outer, &waiting, &consumers));
   for (const onnx::ValueInfoProto& output : graph.output()) {
     if (index.producers.count(output.name()) == 0) {
       return absl::InvalidArgumentError(absl::StrCat("graph output '", output.name(), "' is produced by no node"));

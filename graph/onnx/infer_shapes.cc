@@ -16,6 +16,7 @@
 #include "graph/onnx/model_reader.h"
 #include "graph/onnx/newer_ops.h"
 #include "graph/onnx/node_checks.h"
+#include "graph/status_macros.h"
 
 namespace placement::onnx_import {
 namespace {
@@ -125,7 +126,7 @@ absl::Status ShapeInferer::SetOutputs(const onnx::NodeProto& node, int32_t index
                                       std::vector<onnx::TypeProto> outputs) {
   for (int o = 0; o < node.output_size() && o < static_cast<int>(outputs.size()); ++o) {
     if (node.output(o).empty()) continue;
-    if (absl::Status s = Resolve(node, index, o, std::move(outputs[o])); !s.ok()) return s;
+    RETURN_IF_ERROR(Resolve(node, index, o, std::move(outputs[o])));
   }
   return absl::OkStatus();
 }
@@ -143,7 +144,7 @@ absl::Status ShapeInferer::InferWithSchema(onnx::NodeProto& node, int32_t index,
                                                    "' does not exist in opset ", opset));
   }
   if (standard) {
-    if (absl::Status s = CheckNodeAttributes(node, index, types_); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckNodeAttributes(node, index, types_));
   }
   if (schema == nullptr) return absl::OkStatus();  // a custom op: declared types may say more
   try {
@@ -314,7 +315,7 @@ absl::Status ShapeInferer::Resolve(const onnx::NodeProto& node, int32_t index, i
   for (int d = 0; d < tensor->shape().dim_size(); ++d) {
     onnx::TensorShapeProto_Dimension* dim = tensor->mutable_shape()->mutable_dim(d);
     if (!dim->has_dim_value()) {
-      if (absl::Status s = ResolveDim(node, o, d, dim, &missing); !s.ok()) return s;
+      RETURN_IF_ERROR(ResolveDim(node, o, d, dim, &missing));
     }
     dims.push_back(dim->has_dim_value() ? dim->dim_value() : 1);
   }

@@ -8,6 +8,7 @@
 #include "graph/onnx/attributes.h"
 #include "graph/onnx/emitter.h"
 #include "graph/onnx/newer_ops.h"
+#include "graph/status_macros.h"
 
 namespace placement::onnx_import {
 namespace {
@@ -44,7 +45,7 @@ absl::StatusOr<std::vector<std::string>> Emitter::EmitIteration(const onnx::Grap
                                                                 const std::string& prefix) {
   Scope child{scope, {}};
   for (int k = 0; k < body.input_size(); ++k) child.names[body.input(k).name()] = bindings[k];
-  if (absl::Status s = EmitBody(body, &child, prefix); !s.ok()) return s;
+  RETURN_IF_ERROR(EmitBody(body, &child, prefix));
   std::vector<std::string> outputs;
   for (const onnx::ValueInfoProto& out : body.output()) outputs.push_back(Resolve(child, out.name()));
   return outputs;
@@ -119,7 +120,7 @@ absl::Status Emitter::EmitUnit(const ControlNode& c, Scope* scope, const UnitMem
   for (int o = 0; o < c.node.output_size(); ++o) {
     if (!c.node.output(o).empty()) scope->names[c.node.output(o)] = unit.output(o);
   }
-  if (absl::Status s = CheckBudget(); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckBudget());
   onnx::NodeProto* added = flat_.add_node();
   added->Swap(&unit);
   inferer_.Warn(absl::StrCat(c.node.op_type(), " '", c.base, "': ", trips, " iterations of a ", memo.body_nodes,
@@ -215,7 +216,7 @@ absl::Status Emitter::ExpandLoop(const ControlNode& c, Scope* scope) {
   int first_end = first;
   while (run.go.value_or(true) &&
          (run.trips ? run.count < *run.trips : !run.from_data || run.count < options_.loop_iterations)) {
-    if (absl::Status s = LoopStep(c, *body, scope, &run); !s.ok()) return s;
+    RETURN_IF_ERROR(LoopStep(c, *body, scope, &run));
     if (run.count == 1) first_end = flat_.node_size();
     const std::optional<int64_t> expected =
         run.trips ? run.trips : run.from_data ? std::optional<int64_t>(options_.loop_iterations) : std::nullopt;
@@ -283,7 +284,7 @@ absl::Status Emitter::ExpandScan(const ControlNode& c, Scope* scope) {
       slice.add_output(names_.Fresh(slice.name()));
       SetIntAttribute(&slice, "axis", in_axes[j]);
       bindings.push_back(slice.output(0));
-      if (absl::Status s = Append(std::move(slice), -1); !s.ok()) return s;
+      RETURN_IF_ERROR(Append(std::move(slice), -1));
     }
     absl::StatusOr<std::vector<std::string>> outs = EmitIteration(*body, scope, bindings, prefix);
     if (!outs.ok()) return outs.status();

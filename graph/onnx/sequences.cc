@@ -6,6 +6,7 @@
 #include "graph/onnx/emitter.h"
 #include "graph/onnx/graph_index.h"
 #include "graph/onnx/newer_ops.h"
+#include "graph/status_macros.h"
 
 namespace placement::onnx_import {
 namespace {
@@ -154,7 +155,7 @@ absl::Status Emitter::EmitSplitToSequence(onnx::NodeProto node, const std::strin
     split.add_output(parts.back());
   }
   const std::string base = split.name();
-  if (absl::Status s = Append(std::move(split), index); !s.ok()) return s;
+  RETURN_IF_ERROR(Append(std::move(split), index));
   if (!given && IntAttr(node, "keepdims", 1) == 0) {
     absl::StatusOr<std::string> axes = opset_ >= 13 ? EmitInts(base + "/axes", {axis}) : std::string();
     if (!axes.ok()) return axes.status();
@@ -167,7 +168,7 @@ absl::Status Emitter::EmitSplitToSequence(onnx::NodeProto node, const std::strin
       else SetIntsAttribute(&squeeze, "axes", {axis});
       part = names_.Fresh(squeeze.name());
       squeeze.add_output(part);
-      if (absl::Status s = Append(std::move(squeeze), -1); !s.ok()) return s;
+      RETURN_IF_ERROR(Append(std::move(squeeze), -1));
     }
   }
   sequences_[sequence] = std::move(parts);

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
 
 namespace placement {
 namespace {
@@ -41,7 +42,7 @@ absl::Status CheckPresentFigures(const pb::Graph& message) {
 }  // namespace
 
 absl::StatusOr<Graph> GraphFromProto(const pb::Graph& message) {
-  if (absl::Status s = CheckPresentFigures(message); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckPresentFigures(message));
   GraphBuilder builder;
   for (const pb::Operator& in : message.operators()) {
     OpSpec op;
