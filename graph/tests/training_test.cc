@@ -280,7 +280,9 @@ TEST(Training, ExpandsALongChainInLinearTime) {
   EXPECT_EQ(size.ops, t.num_ops());
   EXPECT_EQ(size.edges, t.num_edges());
   EXPECT_EQ(t.num_edges(), 3 * (kOps - 1) + kOps + (kOps / 2) * (1 + 2 + 1) - 1);
-  if (!kAddressSanitized) EXPECT_LT(seconds, 1.0);  // instrumentation makes it several times slower
+  // A guard against a quadratic pass (minutes at this size), not a speed target; generous for a loaded or
+  // instrumented build.
+  EXPECT_LT(seconds, kAddressSanitized ? 120.0 : 20.0);
 }
 
 }  // namespace

@@ -230,8 +230,9 @@ TEST(PipelineDpLimits, AShortBudgetOnAWideGraphStopsInTime) {
   absl::StatusOr<CostModel> costs = CostModel::Create(p->graph, *p->topology);
   ASSERT_TRUE(costs.ok()) << costs.status();
   const absl::Time start = absl::Now();
-  absl::StatusOr<PipelineSolution> sol = SolveContiguousPipeline(*costs, Budget::For(absl::Milliseconds(50)));
-  EXPECT_LT(absl::ToDoubleSeconds(absl::Now() - start), 0.5);
+  const absl::Duration budget = absl::Milliseconds(50);
+  absl::StatusOr<PipelineSolution> sol = SolveContiguousPipeline(*costs, Budget::For(budget));
+  EXPECT_LT(absl::Now() - start, 4 * budget + absl::Seconds(2));  // ends with its budget; generous for a loaded host
   if (sol.ok()) {
     EXPECT_FALSE(sol->proven_optimal);
   } else {

@@ -54,8 +54,9 @@ TEST_F(SharedInputs, ReproducesThePublishedOptimumOnEveryInput) {
     EXPECT_NEAR(sol->max_load, row.dp_optimal, kRounding);
     EXPECT_TRUE(sol->proven_optimal);
     EXPECT_DOUBLE_EQ(sol->lower_bound, sol->max_load);
-    // InceptionV3 is the hard one (10 s allowed, the published code needed 886 s); the others 1 s each.
-    EXPECT_LT(seconds, row.input.find("inception") != std::string::npos ? 10.0 : 1.0);
+    // A guard against a search gone exponential, not a speed target: docs/BENCHMARKS.md measures the speed
+    // (InceptionV3, the hard one, in seconds where the published code needed 886 s; the others in milliseconds).
+    EXPECT_LT(seconds, row.input.find("inception") != std::string::npos ? 120.0 : 20.0);
 
     absl::StatusOr<Evaluation> ev = Evaluate(*costs, sol->placement, Objective::kThroughput);
     ASSERT_TRUE(ev.ok()) << ev.status();
@@ -107,8 +108,9 @@ TEST_F(SharedInputs, AShortBudgetReturnsTheBestSoFarQuickly) {
   PipelineOptions options;
   options.reduce = false;
   const absl::Time start = absl::Now();
-  absl::StatusOr<PipelineSolution> sol = SolveContiguousPipeline(*costs, Budget::For(absl::Milliseconds(30)), options);
-  EXPECT_LT(absl::ToDoubleSeconds(absl::Now() - start), 0.5);
+  const absl::Duration budget = absl::Milliseconds(30);
+  absl::StatusOr<PipelineSolution> sol = SolveContiguousPipeline(*costs, Budget::For(budget), options);
+  EXPECT_LT(absl::Now() - start, 4 * budget + absl::Seconds(2));  // ends with its budget; generous for a loaded host
   if (!sol.ok()) {
     EXPECT_EQ(sol.status().code(), absl::StatusCode::kDeadlineExceeded) << sol.status();
     return;

@@ -167,7 +167,8 @@ TEST(LocalSearch, ReturnsTheBestFoundWhenTheDeadlineExpires) {
     absl::StatusOr<PlacerResult> r = RunLocalSearch(x->Problem(objective), Budget::For(deadline), o);
     const absl::Duration took = absl::Now() - begin;
     ASSERT_TRUE(r.ok()) << r.status();
-    EXPECT_LT(took, deadline + absl::Milliseconds(150));
+    // It stops for the deadline (nothing else would stop it), not at the millisecond: generous for a loaded host.
+    EXPECT_LT(took, 4 * deadline + absl::Seconds(2));
     EXPECT_THAT(absl::StrJoin(r->notes, "\n"), HasSubstr("stopped: deadline"));
   }
 }
