@@ -88,15 +88,13 @@ void AddGraphHashHeader(const GraphPayload& payload, grpc::ClientContext* contex
 }
 
 absl::Status FromGrpc(const grpc::Status& status, const std::string& address) {
-  const auto code = static_cast<absl::StatusCode>(status.error_code());
   switch (status.error_code()) {
-    case grpc::StatusCode::OK: return absl::OkStatus();
     case grpc::StatusCode::UNAVAILABLE:
       return absl::UnavailableError(absl::StrCat("cannot reach the server at ", address, ": ", status.error_message()));
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return absl::DeadlineExceededError(
           absl::StrCat("no answer from ", address, " before the deadline: ", status.error_message()));
-    default: return absl::Status(code, status.error_message());
+    default: return v1::FromGrpcStatus(status);
   }
 }
 

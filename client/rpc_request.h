@@ -11,12 +11,13 @@
 #include "absl/strings/string_view.h"
 #include "client/graph_loader.h"
 #include "placement/v1/placement.pb.h"
+#include "proto/placement/v1/metadata.h"
 
 namespace placement::cli {
 
 // Metadata every Place, PlaceStream and Simulate call carries: the lower-case hex SHA-256 of the graph payload
 // bytes as sent, so that an L7 balancer can send repeats of a graph to the same replica (and its cache).
-inline constexpr char kGraphHashHeader[] = "x-graph-hash";
+using ::placement::v1::kGraphHashHeader;
 
 struct GraphPayload {
   bool onnx = false;   // else JSON text (our format or a Tarnawski graph; the server tells them apart)

@@ -15,7 +15,7 @@ function(placement_test name)
   # alone (RUN_SERIAL, label time_sensitive), so that their generous bounds hold on a loaded machine too.
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;TIMED" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
-  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} placement_test_support GTest::gtest GTest::gmock GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
     PLACEMENT_SHARED_DIR="${PLACEMENT_SHARED_DIR}"
     PLACEMENT_SOURCE_DIR="${CMAKE_SOURCE_DIR}")

@@ -5,12 +5,13 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "proto/placement/v1/metadata.h"
 
 namespace placement::server {
 
-inline constexpr char kRequestIdHeader[] = "x-request-id";
+using ::placement::v1::kRequestIdHeader;
 // Clients' load-balancing key: the SHA-256 of the graph payload (docs/server.md); checked, never trusted.
-inline constexpr char kGraphHashHeader[] = "x-graph-hash";
+using ::placement::v1::kGraphHashHeader;
 
 // The client's own id when it sent a usable one (1 to 64 characters of [A-Za-z0-9._:-]), else a new random
 // 16-hex-digit id.

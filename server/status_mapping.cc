@@ -34,11 +34,6 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   return grpc::Status(grpc_code, Bounded(status.message()));
 }
 
-absl::Status FromGrpcStatus(const grpc::Status& status) {
-  if (status.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
-}
-
 const char* GrpcCodeName(grpc::StatusCode code) {
   switch (code) {
     case grpc::StatusCode::OK: return "OK";

@@ -9,6 +9,7 @@
 #include <cstddef>
 
 #include "absl/status/status.h"
+#include "proto/placement/v1/metadata.h"
 #include <grpcpp/support/status.h>
 
 namespace placement::server {
@@ -19,7 +20,7 @@ inline constexpr size_t kMaxStatusMessageBytes = 2048;
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
 // The inverse, for clients of the service (placement_probe, tests).
-absl::Status FromGrpcStatus(const grpc::Status& status);
+using ::placement::v1::FromGrpcStatus;
 
 // "OK", "INVALID_ARGUMENT", ...: the metrics label of a finished request.
 const char* GrpcCodeName(grpc::StatusCode code);

@@ -10,6 +10,7 @@
 
 #include "graph/canonical.h"
 #include "graph/onnx/tests/test_models.h"
+#include "proto/placement/v1/metadata.h"
 #include "server/tests/test_util.h"
 
 namespace placement::server {
@@ -235,7 +236,7 @@ TEST(Place, TheGraphHashHeaderIsCheckedAgainstThePayload) {
   request.set_objective(pb::OBJECTIVE_THROUGHPUT);
   for (const std::string& header : {Sha256Hex(request.graph_json()), std::string(64, '0')}) {
     auto context = ContextWithin();
-    context->AddMetadata("x-graph-hash", header);
+    context->AddMetadata(::placement::v1::kGraphHashHeader, header);
     pb::PlaceResponse response;
     ASSERT_TRUE(StubFor(server->port())->Place(context.get(), request, &response).ok());
   }

@@ -20,17 +20,6 @@
 
 namespace placement::server::testing {
 
-TempDir::TempDir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "placement_server_test_XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 ServerOptions TestOptions(const std::string& data_dir) {
   ServerOptions o;
   o.listen_address = "127.0.0.1:0";

@@ -12,21 +12,11 @@
 #include "placement/v1/placement.grpc.pb.h"
 #include "server/metrics.h"
 #include "server/server.h"
+#include "tests/support/temp_dir.h"
 
 namespace placement::server::testing {
 
-// A fresh directory under the system's temporary folder, removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using ::placement::test_support::TempDir;
 
 // Loopback, ports picked by the kernel, the data directory given, no LibTorch (policy_device "none"), short
 // heartbeats.

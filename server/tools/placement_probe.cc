@@ -9,7 +9,6 @@
 // GRAPH is an ONNX model or a JSON graph (placement.graph/v1 or Tarnawski), sent as bytes: the server reads it.
 // place sends the `x-graph-hash` metadata (lower-case hex SHA-256 of those bytes, as placectl does), so that a
 // balancer hashing on it (deploy/nginx) sends repeats of a graph to the replica whose cache holds the answer.
-#include <openssl/evp.h>
 
 #include <iostream>
 #include <string>
@@ -20,12 +19,13 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
+#include "graph/canonical.h"
 #include "graph/file_io.h"
 #include "client/security/security_flags.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
+#include "proto/placement/v1/metadata.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "the server's address");
 ABSL_FLAG(std::string, devices, "", "cluster shorthand, e.g. 4xA100 (default: the devices the graph carries)");
@@ -52,13 +52,6 @@ constexpr char kUsage[] =
     "placement_probe [--server HOST:PORT] health [--service NAME] | info | algorithms";
 
 // The routing key a balancer hashes on: lower-case hex SHA-256 of the graph payload exactly as sent.
-std::string GraphPayloadHash(const std::string& bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
-  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), length));
-}
-
 void Deadline(grpc::ClientContext* context) {
   context->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(absl::GetFlag(FLAGS_deadline_ms)));
 }
@@ -119,7 +112,7 @@ int Place(pb::PlacementService::Stub& stub, const std::string& graph_path) {
 
   grpc::ClientContext context;
   Deadline(&context);
-  if (absl::GetFlag(FLAGS_graph_hash_header)) context.AddMetadata("x-graph-hash", GraphPayloadHash(bytes));
+  if (absl::GetFlag(FLAGS_graph_hash_header)) context.AddMetadata(pb::kGraphHashHeader, placement::Sha256Hex(bytes));
   if (!absl::GetFlag(FLAGS_stream)) {
     pb::PlaceResponse response;
     const grpc::Status status = stub.Place(&context, request, &response);

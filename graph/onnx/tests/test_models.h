@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "graph/graph.h"
 #include "graph/onnx/onnx_import.h"
+#include "tests/support/temp_dir.h"
 
 namespace placement::onnx_testing {
 
@@ -68,19 +69,6 @@ void AddDoublingFunctions(onnx::ModelProto& model, int levels);
 // scores [batch, 100] -> Greater 0 -> NonZero -> hits: the count of hits is the data's to say.
 onnx::ModelProto NonZeroModel();
 
-// A temporary folder removed with everything in it when the object goes away.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  // Writes `bytes` to path()/name and returns the full path.
-  std::string Write(const std::string& name, const std::string& bytes) const;
-
- private:
-  std::string path_;
-};
+using ::placement::test_support::TempDir;
 
 }  // namespace placement::onnx_testing
