@@ -80,17 +80,96 @@ class Schedule {
   double makespan_ = 0;
 };
 
+// Where each device is free: the end of its last operator, or (with insertion) its busy intervals.
+class DeviceQueues {
+ public:
+  DeviceQueues(int32_t devices, bool insertion)
+      : insertion_(insertion), timeline_(insertion ? devices : 0), avail_(devices, 0.0) {}
+
+  // The earliest start of a w-long operator whose inputs are there at `ready`, and (with insertion) the slot.
+  std::pair<double, size_t> Start(DeviceId d, double ready, double w) const {
+    if (insertion_) return timeline_[d].Earliest(ready, w);
+    return {std::max(ready, avail_[d]), 0};
+  }
+  void Occupy(DeviceId d, size_t slot, double start, double finish) {
+    if (insertion_) {
+      timeline_[d].Insert(slot, start, finish);
+    } else {
+      avail_[d] = finish;
+    }
+  }
+
+ private:
+  bool insertion_;
+  std::vector<Timeline> timeline_;
+  std::vector<double> avail_;
+};
+
+// The devices v's unit may go to: its device when placed, the preferred one when it fits, else every allowed
+// device that fits (within the candidate mask, unless none there fits). Empty when memory rules out all.
+void CandidateDevices(const UnitIndex& units, const MemoryLedger& ledger, const ListScheduleOptions& options,
+                      int32_t nd, int32_t u, std::vector<DeviceId>* out, ListScheduleResult* result) {
+  out->clear();
+  if (ledger.placed(u)) {
+    out->push_back(ledger.device_of(u));
+    return;
+  }
+  const DeviceId want = options.preferred.empty() ? kNone : options.preferred[u];
+  if (want != kNone && units.allowed(u, want) && ledger.Fits(u, want)) {
+    out->push_back(want);
+    return;
+  }
+  if (want != kNone) ++result->fallbacks;
+  const uint8_t* mask = options.candidates.empty() ? nullptr : &options.candidates[static_cast<size_t>(u) * nd];
+  for (DeviceId d = 0; d < nd; ++d) {
+    if ((mask == nullptr || mask[d] != 0) && units.allowed(u, d) && ledger.Fits(u, d)) out->push_back(d);
+  }
+  if (!out->empty() || mask == nullptr) return;
+  ++result->fallbacks;
+  for (DeviceId d = 0; d < nd; ++d) {
+    if (units.allowed(u, d) && ledger.Fits(u, d)) out->push_back(d);
+  }
+}
+
+// One device for v among the candidates, with its start, finish and slot.
+struct Choice {
+  DeviceId device = kNone;
+  double start = 0;
+  double finish = 0;
+  size_t slot = 0;
+};
+
+// The candidate where v finishes first, or (with a chooser, for a unit not yet placed) the chooser's pick.
+Choice ChooseDevice(const CostModel& costs, const Schedule& schedule, const DeviceQueues& queues,
+                    const ListScheduleOptions& options, bool ask_chooser, int32_t u, OpId v,
+                    const std::vector<DeviceId>& candidates) {
+  Choice best;
+  std::vector<Choice> all;
+  for (DeviceId d : candidates) {
+    const double w = costs.op_time(v, d);
+    const auto [start, slot] = queues.Start(d, schedule.DataReady(v, d), w);
+    const Choice c{d, start, start + w, slot};
+    if (ask_chooser) {
+      all.push_back(c);
+    } else if (best.device == kNone || c.finish < best.finish) {
+      best = c;
+    }
+  }
+  if (!ask_chooser) return best;
+  std::vector<double> finishes;
+  finishes.reserve(all.size());
+  for (const Choice& c : all) finishes.push_back(c.finish);
+  return all[std::min(options.choose(u, v, candidates, finishes), all.size() - 1)];
+}
+
 absl::StatusOr<ListScheduleResult> StaticPriority(const CostModel& costs, const UnitIndex& units, MemoryLedger& ledger,
                                                   const ListScheduleOptions& options, const Budget& budget) {
   const Graph& g = costs.graph();
   const int32_t nd = costs.topology().num_devices();
   Schedule schedule(costs, units, ledger);
-  std::vector<Timeline> timeline(options.insertion ? nd : 0);
-  std::vector<double> avail(nd, 0.0);
+  DeviceQueues queues(nd, options.insertion);
   std::vector<DeviceId> candidates;
   candidates.reserve(nd);
-  std::vector<double> starts, finishes;  // per candidate, when a chooser decides
-  std::vector<size_t> positions;
   ListScheduleResult result;
   BudgetClock clock(budget);
 
@@ -107,229 +186,206 @@ absl::StatusOr<ListScheduleResult> StaticPriority(const CostModel& costs, const 
   for (OpId v = 0; v < g.num_ops(); ++v) {
     if (g.in_degree(v) == 0) push(v);
   }
-
   while (!ready.empty()) {
     if (clock.Tick()) return clock.Status();
     const OpId v = ready.top().v;
     ready.pop();
     const int32_t u = units.unit_of(v);
-    candidates.clear();
-    if (ledger.placed(u)) {
-      candidates.push_back(ledger.device_of(u));
-    } else {
-      const DeviceId want = options.preferred.empty() ? kNone : options.preferred[u];
-      if (want != kNone && units.allowed(u, want) && ledger.Fits(u, want)) {
-        candidates.push_back(want);
-      } else {
-        if (want != kNone) ++result.fallbacks;
-        const uint8_t* mask = options.candidates.empty() ? nullptr : &options.candidates[static_cast<size_t>(u) * nd];
-        for (DeviceId d = 0; d < nd; ++d) {
-          if ((mask == nullptr || mask[d] != 0) && units.allowed(u, d) && ledger.Fits(u, d)) candidates.push_back(d);
-        }
-        if (candidates.empty() && mask != nullptr) {
-          ++result.fallbacks;
-          for (DeviceId d = 0; d < nd; ++d) {
-            if (units.allowed(u, d) && ledger.Fits(u, d)) candidates.push_back(d);
-          }
-        }
-      }
-      if (candidates.empty()) return ledger.Shortfall(u);
-    }
-    DeviceId best = kNone;
-    double best_start = 0, best_finish = 0;
-    size_t best_pos = 0;
-    const bool chosen = options.choose && !ledger.placed(u) && candidates.size() > 1;
-    if (chosen) {
-      starts.clear();
-      finishes.clear();
-      positions.clear();
-    }
-    for (DeviceId d : candidates) {
-      const double ready_at = schedule.DataReady(v, d);
-      const double w = costs.op_time(v, d);
-      double start;
-      size_t pos = 0;
-      if (options.insertion) {
-        std::tie(start, pos) = timeline[d].Earliest(ready_at, w);
-      } else {
-        start = std::max(ready_at, avail[d]);
-      }
-      if (chosen) {
-        starts.push_back(start);
-        finishes.push_back(start + w);
-        positions.push_back(pos);
-      } else if (best == kNone || start + w < best_finish) {
-        best = d;
-        best_start = start;
-        best_finish = start + w;
-        best_pos = pos;
-      }
-    }
-    if (chosen) {
-      const size_t i = std::min(options.choose(u, v, candidates, finishes), candidates.size() - 1);
-      best = candidates[i];
-      best_start = starts[i];
-      best_finish = finishes[i];
-      best_pos = positions[i];
-    }
-    if (options.insertion) {
-      timeline[best].Insert(best_pos, best_start, best_finish);
-    } else {
-      avail[best] = best_finish;
-    }
-    schedule.Commit(v, best, best_finish, push);
+    CandidateDevices(units, ledger, options, nd, u, &candidates, &result);
+    if (candidates.empty()) return ledger.Shortfall(u);
+    const bool ask_chooser = options.choose && !ledger.placed(u) && candidates.size() > 1;
+    const Choice c = ChooseDevice(costs, schedule, queues, options, ask_chooser, u, v, candidates);
+    queues.Occupy(c.device, c.slot, c.start, c.finish);
+    schedule.Commit(v, c.device, c.finish, push);
   }
   result.makespan = schedule.makespan();
   return result;
 }
 
-absl::StatusOr<ListScheduleResult> EarliestStart(const CostModel& costs, const UnitIndex& units, MemoryLedger& ledger,
-                                                 const ListScheduleOptions& options, const Budget& budget) {
-  const Graph& g = costs.graph();
-  const int32_t n = g.num_ops();
-  const int32_t nd = costs.topology().num_devices();
-  Schedule schedule(costs, units, ledger);
-  ListScheduleResult result;
-  BudgetClock clock(budget);
+// Earliest start (m-ETF, and m-SCT with favourite children): at each step, the (device, ready operator) pair
+// that can start soonest. Per device a heap of the ready operators that may run there, keyed by when their
+// inputs could be there (fixed once an operator is ready, since its predecessors are all scheduled).
+class EarliestStartScheduler {
+ public:
+  EarliestStartScheduler(const CostModel& costs, const UnitIndex& units, MemoryLedger& ledger,
+                         const ListScheduleOptions& options)
+      : costs_(costs), g_(costs.graph()), units_(units), ledger_(ledger), n_(g_.num_ops()),
+        nd_(costs.topology().num_devices()), schedule_(costs, units, ledger), heap_(nd_), avail_(nd_, 0.0),
+        last_op_(nd_, kNone), is_ready_(n_, 0), sct_(!options.favourite_child.empty()),
+        favourite_parent_(sct_ ? n_ : 0, kNone), reserved_(nd_, kNone), reserved_ready_(nd_, 0.0),
+        is_reserved_(sct_ ? n_ : 0, 0), checked_(nd_, ~uint64_t{0}), checked_op_(nd_, kNone) {
+    for (OpId p = 0; sct_ && p < n_; ++p) {
+      if (options.favourite_child[p] != kNone) favourite_parent_[options.favourite_child[p]] = p;
+    }
+  }
 
-  // Per device, the ready operators that may run there keyed by when their inputs could be there (fixed once
-  // an operator is ready, since its predecessors are all scheduled).
+  absl::StatusOr<ListScheduleResult> Run(const Budget& budget) {
+    BudgetClock clock(budget);
+    for (OpId v = 0; v < n_; ++v) {
+      if (g_.in_degree(v) == 0) Release(v);
+    }
+    for (int32_t scheduled = 0; scheduled < n_; ++scheduled) {
+      if (clock.Tick()) return clock.Status();
+      const Pick best = BestPick();
+      if (best.device == kNone) return Stalled();
+      Commit(best);
+    }
+    result_.makespan = schedule_.makespan();
+    return result_;
+  }
+
+ private:
   struct Entry {
     double ready;
     int32_t rank;
     OpId v;
     bool operator>(const Entry& o) const { return ready != o.ready ? ready > o.ready : rank > o.rank; }
   };
-  std::vector<std::vector<Entry>> heap(nd);
-  auto heap_push = [&](DeviceId d, OpId v) {
-    heap[d].push_back(Entry{schedule.DataReady(v, d), g.topo_rank(v), v});
-    std::push_heap(heap[d].begin(), heap[d].end(), std::greater<Entry>());
+  struct Pick {
+    DeviceId device = kNone;
+    OpId v = kNone;
+    double start = 0;
+    double finish = 0;
+    bool favoured = false;
   };
-  std::vector<double> avail(nd, 0.0);
-  std::vector<OpId> last_op(nd, kNone);
-  std::vector<uint8_t> is_ready(n, 0);
-  // m-SCT: the favourite parent of each operator, and the child a device waits for.
-  const bool sct = !options.favourite_child.empty();
-  std::vector<OpId> favourite_parent(sct ? n : 0, kNone);
-  if (sct) {
-    for (OpId p = 0; p < n; ++p) {
-      if (options.favourite_child[p] != kNone) favourite_parent[options.favourite_child[p]] = p;
-    }
+
+  bool Fits(int32_t u, DeviceId d) const {
+    return ledger_.placed(u) ? ledger_.device_of(u) == d : ledger_.Fits(u, d);
   }
-  std::vector<OpId> reserved(nd, kNone);
-  std::vector<double> reserved_ready(nd, 0.0);
-  std::vector<uint8_t> is_reserved(sct ? n : 0, 0);
-  // The operator at the top of each heap was found to fit at this ledger version.
-  std::vector<uint64_t> checked(nd, ~uint64_t{0});
-  std::vector<OpId> checked_op(nd, kNone);
 
-  auto fits = [&](int32_t u, DeviceId d) { return ledger.placed(u) ? ledger.device_of(u) == d : ledger.Fits(u, d); };
+  void HeapPush(DeviceId d, OpId v) {
+    heap_[d].push_back(Entry{schedule_.DataReady(v, d), g_.topo_rank(v), v});
+    std::push_heap(heap_[d].begin(), heap_[d].end(), std::greater<Entry>());
+  }
 
-  auto release = [&](OpId v) {
-    is_ready[v] = 1;
-    const int32_t u = units.unit_of(v);
-    if (ledger.placed(u)) {
-      heap_push(ledger.device_of(u), v);
+  // v is ready: into the heap of each device it may run on, and for m-SCT reserved on its favourite parent's
+  // device when that device has run nothing since the parent and v starts there first.
+  void Release(OpId v) {
+    is_ready_[v] = 1;
+    const int32_t u = units_.unit_of(v);
+    if (ledger_.placed(u)) {
+      HeapPush(ledger_.device_of(u), v);
     } else {
-      for (DeviceId d = 0; d < nd; ++d) {
-        if (units.allowed(u, d)) heap_push(d, v);
+      for (DeviceId d = 0; d < nd_; ++d) {
+        if (units_.allowed(u, d)) HeapPush(d, v);
       }
     }
-    if (!sct || favourite_parent[v] == kNone) return;
-    // The parent's device waits for v when it has run nothing since the parent and v starts there first.
-    const OpId p = favourite_parent[v];
-    const DeviceId dp = schedule.device(p);
-    if (last_op[dp] != p || reserved[dp] != kNone || !units.allowed(u, dp) || !fits(u, dp)) return;
-    const double ready_there = schedule.DataReady(v, dp);
-    const double start_there = std::max(avail[dp], ready_there);
-    for (DeviceId d = 0; d < nd; ++d) {
-      if (d == dp || !units.allowed(u, d) || !fits(u, d)) continue;
-      if (std::max(avail[d], schedule.DataReady(v, d)) < start_there) return;
-    }
-    reserved[dp] = v;
-    reserved_ready[dp] = ready_there;
-    is_reserved[v] = 1;
-  };
-  for (OpId v = 0; v < n; ++v) {
-    if (g.in_degree(v) == 0) release(v);
+    if (sct_ && favourite_parent_[v] != kNone) MaybeReserve(v, u);
   }
 
-  for (int32_t scheduled = 0; scheduled < n; ++scheduled) {
-    if (clock.Tick()) return clock.Status();
-    DeviceId best = kNone;
-    OpId best_v = kNone;
-    double best_start = 0, best_finish = 0;
-    bool best_favoured = false;
-    for (DeviceId d = 0; d < nd; ++d) {
+  void MaybeReserve(OpId v, int32_t u) {
+    const OpId p = favourite_parent_[v];
+    const DeviceId dp = schedule_.device(p);
+    if (last_op_[dp] != p || reserved_[dp] != kNone || !units_.allowed(u, dp) || !Fits(u, dp)) return;
+    const double ready_there = schedule_.DataReady(v, dp);
+    const double start_there = std::max(avail_[dp], ready_there);
+    for (DeviceId d = 0; d < nd_; ++d) {
+      if (d == dp || !units_.allowed(u, d) || !Fits(u, d)) continue;
+      if (std::max(avail_[d], schedule_.DataReady(v, d)) < start_there) return;
+    }
+    reserved_[dp] = v;
+    reserved_ready_[dp] = ready_there;
+    is_reserved_[v] = 1;
+  }
+
+  // The operator device d would run next and when its inputs are there: its reservation, else the top of its
+  // heap that is still to run and fits (checked once per ledger version). False when there is none.
+  bool NextOn(DeviceId d, OpId* v, double* ready_at) {
+    if (reserved_[d] != kNone) {
+      const OpId fc = reserved_[d];
+      const int32_t u = units_.unit_of(fc);
+      if (!ledger_.placed(u) || ledger_.device_of(u) == d) {
+        *v = fc;
+        *ready_at = reserved_ready_[d];
+        return true;
+      }
+      reserved_[d] = kNone;  // a group mate took it elsewhere
+      is_reserved_[fc] = 0;
+    }
+    std::vector<Entry>& h = heap_[d];
+    while (!h.empty()) {
+      const OpId top = h.front().v;
+      bool drop = schedule_.done(top) || (sct_ && is_reserved_[top]);
+      if (!drop && (checked_op_[d] != top || checked_[d] != ledger_.version())) drop = !Fits(units_.unit_of(top), d);
+      if (!drop) break;
+      std::pop_heap(h.begin(), h.end(), std::greater<Entry>());
+      h.pop_back();
+    }
+    if (h.empty()) return false;
+    checked_op_[d] = h.front().v;
+    checked_[d] = ledger_.version();
+    *v = h.front().v;
+    *ready_at = h.front().ready;
+    return true;
+  }
+
+  // The device whose next operator starts first (then finishes first, then is its favourite parent's device).
+  Pick BestPick() {
+    Pick best;
+    for (DeviceId d = 0; d < nd_; ++d) {
       OpId v = kNone;
       double ready_at = 0;
-      if (reserved[d] != kNone) {
-        const OpId fc = reserved[d];
-        const int32_t u = units.unit_of(fc);
-        if (ledger.placed(u) && ledger.device_of(u) != d) {  // a group mate took it elsewhere
-          reserved[d] = kNone;
-          is_reserved[fc] = 0;
-        } else {
-          v = fc;
-          ready_at = reserved_ready[d];
-        }
-      }
-      if (v == kNone) {
-        std::vector<Entry>& h = heap[d];
-        while (!h.empty()) {
-          const OpId top = h.front().v;
-          const int32_t u = units.unit_of(top);
-          bool drop = schedule.done(top) || (sct && is_reserved[top]);
-          if (!drop && (checked_op[d] != top || checked[d] != ledger.version())) drop = !fits(u, d);
-          if (!drop) break;
-          std::pop_heap(h.begin(), h.end(), std::greater<Entry>());
-          h.pop_back();
-        }
-        if (h.empty()) continue;
-        checked_op[d] = h.front().v;
-        checked[d] = ledger.version();
-        v = h.front().v;
-        ready_at = h.front().ready;
-      }
-      const double start = std::max(avail[d], ready_at);
-      const double finish = start + costs.op_time(v, d);
-      const bool favoured = sct && favourite_parent[v] != kNone && schedule.device(favourite_parent[v]) == d;
-      if (best == kNone || start < best_start ||
-          (start == best_start && (finish < best_finish || (finish == best_finish && favoured && !best_favoured)))) {
-        best = d;
-        best_v = v;
-        best_start = start;
-        best_finish = finish;
-        best_favoured = favoured;
+      if (!NextOn(d, &v, &ready_at)) continue;
+      const double start = std::max(avail_[d], ready_at);
+      const double finish = start + costs_.op_time(v, d);
+      const bool favoured = sct_ && favourite_parent_[v] != kNone && schedule_.device(favourite_parent_[v]) == d;
+      if (best.device == kNone || start < best.start ||
+          (start == best.start && (finish < best.finish || (finish == best.finish && favoured && !best.favoured)))) {
+        best = Pick{d, v, start, finish, favoured};
       }
     }
-    if (best == kNone) {
-      // Every ready operator lost its last device to memory.
-      for (OpId v = 0; v < n; ++v) {
-        if (is_ready[v] && !schedule.done(v)) return ledger.Shortfall(units.unit_of(v));
-      }
-      return absl::InternalError("list scheduling stalled with no ready operator");
+    return best;
+  }
+
+  void Commit(const Pick& best) {
+    const int32_t u = units_.unit_of(best.v);
+    const bool newly_placed = !ledger_.placed(u);
+    if (reserved_[best.device] == best.v) {
+      reserved_[best.device] = kNone;
+      is_reserved_[best.v] = 0;
     }
-    const int32_t u = units.unit_of(best_v);
-    const bool newly_placed = !ledger.placed(u);
-    if (reserved[best] == best_v) {
-      reserved[best] = kNone;
-      is_reserved[best_v] = 0;
-    }
-    if (best_favoured) ++result.favourites_kept;
-    avail[best] = best_finish;
-    last_op[best] = best_v;
-    schedule.Commit(best_v, best, best_finish, release);
-    if (newly_placed && units.ops(u).size() > 1) {
+    if (best.favoured) ++result_.favourites_kept;
+    avail_[best.device] = best.finish;
+    last_op_[best.device] = best.v;
+    schedule_.Commit(best.v, best.device, best.finish, [this](OpId s) { Release(s); });
+    if (newly_placed && units_.ops(u).size() > 1) {
       // Group mates that were ready wait in this device's heap only from now on.
-      for (OpId w : units.ops(u)) {
-        if (is_ready[w] && !schedule.done(w)) heap_push(best, w);
+      for (OpId w : units_.ops(u)) {
+        if (is_ready_[w] && !schedule_.done(w)) HeapPush(best.device, w);
       }
     }
   }
-  result.makespan = schedule.makespan();
-  return result;
-}
+
+  // Every ready operator lost its last device to memory.
+  absl::Status Stalled() const {
+    for (OpId v = 0; v < n_; ++v) {
+      if (is_ready_[v] && !schedule_.done(v)) return ledger_.Shortfall(units_.unit_of(v));
+    }
+    return absl::InternalError("list scheduling stalled with no ready operator");
+  }
+
+  const CostModel& costs_;
+  const Graph& g_;
+  const UnitIndex& units_;
+  MemoryLedger& ledger_;
+  const int32_t n_;
+  const int32_t nd_;
+  Schedule schedule_;
+  ListScheduleResult result_;
+  std::vector<std::vector<Entry>> heap_;
+  std::vector<double> avail_;
+  std::vector<OpId> last_op_;
+  std::vector<uint8_t> is_ready_;
+  // m-SCT: the favourite parent of each operator, and the child a device waits for.
+  const bool sct_;
+  std::vector<OpId> favourite_parent_;
+  std::vector<OpId> reserved_;
+  std::vector<double> reserved_ready_;
+  std::vector<uint8_t> is_reserved_;
+  // The operator at the top of each heap was found to fit at this ledger version.
+  std::vector<uint64_t> checked_;
+  std::vector<OpId> checked_op_;
+};
 
 }  // namespace
 
@@ -346,7 +402,7 @@ absl::StatusOr<ListScheduleResult> ListSchedule(const CostModel& costs, const Un
   if (options.mode == ListScheduleOptions::Mode::kStaticPriority) {
     return StaticPriority(costs, units, ledger, options, budget);
   }
-  return EarliestStart(costs, units, ledger, options, budget);
+  return EarliestStartScheduler(costs, units, ledger, options).Run(budget);
 }
 
 std::vector<double> UpwardRanks(const CostModel& costs, absl::Span<const double> mean_op, absl::Span<const double> mean_edge) {
