@@ -79,128 +79,136 @@ bool LooksLikeTarnawskiSplit(absl::string_view json_text) {
   return doc.is_object() && doc.contains("fpgas");
 }
 
-absl::StatusOr<Problem> ParseTarnawskiGraph(absl::string_view json_text) {
-  absl::StatusOr<json> parsed = ParseJson(json_text, "the Tarnawski graph");
-  if (!parsed.ok()) return parsed.status();
-  const json& doc = *parsed;
-  absl::StatusOr<int64_t> k = Integer(doc, "maxFPGAs", "top level");
-  if (!k.ok()) return k.status();
-  absl::StatusOr<int64_t> cpus = Integer(doc, "maxCPUs", "top level");
-  if (!cpus.ok()) return cpus.status();
-  absl::StatusOr<double> capacity = Number(doc, "maxSizePerFPGA", "top level");
-  if (!capacity.ok()) return capacity.status();
-  if (*k < 1) return absl::InvalidArgumentError("top level: maxFPGAs must be at least 1");
-  if (*k + *cpus > kMaxDevices) return absl::InvalidArgumentError(absl::StrCat("top level: more than ", kMaxDevices, " devices"));
-  if (*capacity > 9.0e18) return absl::InvalidArgumentError("top level: maxSizePerFPGA is too large");
-  if (!doc.contains("nodes") || !doc["nodes"].is_array()) return absl::InvalidArgumentError("top level: 'nodes' must be an array");
-  if (!doc.contains("edges") || !doc["edges"].is_array()) return absl::InvalidArgumentError("top level: 'edges' must be an array");
+namespace {
 
-  // Edge costs first: each node's output gets the cost of its out-edges, which the format says are equal.
-  struct OutInfo {
-    double cost = -1;
-    double bytes = 0;
-  };
+// The top level: k accelerators, CPU cores, memory per accelerator, and the node and edge arrays.
+struct Header {
+  int64_t accelerators = 0;
+  int64_t cpus = 0;
+  double capacity = 0;
+};
+
+absl::StatusOr<Header> ReadHeader(const json& doc) {
+  Header h;
+  ASSIGN_OR_RETURN(h.accelerators, Integer(doc, "maxFPGAs", "top level"));
+  ASSIGN_OR_RETURN(h.cpus, Integer(doc, "maxCPUs", "top level"));
+  ASSIGN_OR_RETURN(h.capacity, Number(doc, "maxSizePerFPGA", "top level"));
+  if (h.accelerators < 1) return absl::InvalidArgumentError("top level: maxFPGAs must be at least 1");
+  if (h.accelerators + h.cpus > kMaxDevices) {
+    return absl::InvalidArgumentError(absl::StrCat("top level: more than ", kMaxDevices, " devices"));
+  }
+  if (h.capacity > 9.0e18) return absl::InvalidArgumentError("top level: maxSizePerFPGA is too large");
+  for (const char* key : {"nodes", "edges"}) {
+    if (!doc.contains(key) || !doc[key].is_array()) {
+      return absl::InvalidArgumentError(absl::StrCat("top level: '", key, "' must be an array"));
+    }
+  }
+  return h;
+}
+
+// What a node's single output costs to move: the cost of its out-edges, which the format says are equal.
+struct OutInfo {
+  double cost = -1;
+  double bytes = 0;
+};
+
+struct Edges {
   absl::flat_hash_map<int64_t, OutInfo> out_info;
-  const json& edges = doc["edges"];
-  std::vector<std::pair<int64_t, int64_t>> edge_ids;
-  edge_ids.reserve(edges.size());
+  std::vector<std::pair<int64_t, int64_t>> ids;
+};
+
+absl::StatusOr<Edges> ReadEdges(const json& edges) {
+  Edges out;
+  out.ids.reserve(edges.size());
   for (size_t i = 0; i < edges.size(); ++i) {
     const std::string where = absl::StrCat("edges[", i, "]");
     if (!edges[i].is_object()) return absl::InvalidArgumentError(absl::StrCat(where, " must be an object"));
-    absl::StatusOr<int64_t> src = Integer(edges[i], "sourceId", where);
-    if (!src.ok()) return src.status();
-    absl::StatusOr<int64_t> dst = Integer(edges[i], "destId", where);
-    if (!dst.ok()) return dst.status();
-    absl::StatusOr<double> cost = Number(edges[i], "cost", where);
-    if (!cost.ok()) return cost.status();
-    absl::StatusOr<double> size = Bytes(edges[i], "size", where, /*required=*/false);
-    if (!size.ok()) return size.status();
-    OutInfo& info = out_info[*src];
-    if (info.cost >= 0 && info.cost != *cost) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": node ", *src, " has out-edges with different costs (", info.cost,
-                                                     " and ", *cost, "); the format requires one cost per node"));
+    ASSIGN_OR_RETURN(const int64_t src, Integer(edges[i], "sourceId", where));
+    ASSIGN_OR_RETURN(const int64_t dst, Integer(edges[i], "destId", where));
+    ASSIGN_OR_RETURN(const double cost, Number(edges[i], "cost", where));
+    ASSIGN_OR_RETURN(const double size, Bytes(edges[i], "size", where, /*required=*/false));
+    OutInfo& info = out.out_info[src];
+    if (info.cost >= 0 && info.cost != cost) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": node ", src, " has out-edges with different costs (",
+                                                     info.cost, " and ", cost, "); the format requires one cost per node"));
     }
-    info.cost = *cost;
-    info.bytes = std::max(info.bytes, *size);
-    edge_ids.emplace_back(*src, *dst);
+    info.cost = cost;
+    info.bytes = std::max(info.bytes, size);
+    out.ids.emplace_back(src, dst);
   }
+  return out;
+}
 
+// A node as an operator: measured on "fpga" (when supported) and "cpu", its size resident, its colour class a
+// colocation group, one output costing what its out-edges cost.
+absl::StatusOr<OpSpec> ReadNode(const json& node, size_t i, const absl::flat_hash_map<int64_t, OutInfo>& out_info) {
+  const std::string where = absl::StrCat("nodes[", i, "]");
+  if (!node.is_object()) return absl::InvalidArgumentError(absl::StrCat(where, " must be an object"));
+  ASSIGN_OR_RETURN(const int64_t id, Integer(node, "id", where));
+  const std::string node_where = absl::StrCat(where, " (id ", id, ")");
+  ASSIGN_OR_RETURN(const double supported, Number(node, "supportedOnFpga", node_where));
+  ASSIGN_OR_RETURN(const double cpu, Number(node, "cpuLatency", node_where));
+  ASSIGN_OR_RETURN(const double fpga, Number(node, "fpgaLatency", node_where));
+  ASSIGN_OR_RETURN(const double backward, Number(node, "isBackwardNode", node_where, /*required=*/false));
+  ASSIGN_OR_RETURN(const double size, Bytes(node, "size", node_where));
+  if (size > 9.0e18) return absl::InvalidArgumentError(absl::StrCat(node_where, ": size is too large"));
+  OpSpec op;
+  op.name = absl::StrCat(id);
+  op.op_type = "layer";
+  if (supported != 0) op.measured_seconds.emplace_back(kTarnawskiAcceleratorKind, fpga);
+  op.measured_seconds.emplace_back(kTarnawskiCpuKind, cpu);
+  op.param_bytes = static_cast<int64_t>(size);
+  op.is_backward = backward != 0;
+  if (auto cc = node.find("colorClass"); cc != node.end() && !cc->is_null()) {
+    ASSIGN_OR_RETURN(const int64_t color, Integer(node, "colorClass", node_where));
+    op.colocation_group = absl::StrCat("color", color);
+  }
+  OutputTensor out;
+  if (auto it = out_info.find(id); it != out_info.end()) {
+    out.bytes = static_cast<int64_t>(it->second.bytes);
+    out.transfer_seconds = it->second.cost;
+  } else {
+    out.transfer_seconds = 0;  // a sink: nothing ever moves it
+  }
+  op.outputs.push_back(out);
+  return op;
+}
+
+// k accelerators "acc<i>" with the capacity and unlimited CPU cores "cpu<i>"; every time is measured, so the
+// figures a roofline would use are placeholders, and each device gets its own link to host memory.
+absl::StatusOr<Topology> TarnawskiTopology(const Header& h) {
+  std::vector<Device> devices;
+  for (int64_t i = 0; i < h.accelerators + h.cpus; ++i) {
+    const bool accelerator = i < h.accelerators;
+    Device d;
+    d.name = accelerator ? AcceleratorName(i) : CpuName(i - h.accelerators);
+    d.kind = accelerator ? kTarnawskiAcceleratorKind : kTarnawskiCpuKind;
+    d.type = accelerator ? DeviceType::kAccelerator : DeviceType::kCpu;
+    d.peak_flops = 1;
+    d.memory_bandwidth = 1;
+    d.memory_bytes = accelerator ? static_cast<int64_t>(h.capacity) : 0;
+    devices.push_back(std::move(d));
+  }
+  return BuildSharedBus("tarnawski", std::move(devices), 1.0, 0.0);
+}
+
+}  // namespace
+
+absl::StatusOr<Problem> ParseTarnawskiGraph(absl::string_view json_text) {
+  ASSIGN_OR_RETURN(const json doc, ParseJson(json_text, "the Tarnawski graph"));
+  ASSIGN_OR_RETURN(const Header header, ReadHeader(doc));
+  ASSIGN_OR_RETURN(const Edges edges, ReadEdges(doc["edges"]));
   GraphBuilder builder;
   const json& nodes = doc["nodes"];
   for (size_t i = 0; i < nodes.size(); ++i) {
-    const std::string where = absl::StrCat("nodes[", i, "]");
-    const json& node = nodes[i];
-    if (!node.is_object()) return absl::InvalidArgumentError(absl::StrCat(where, " must be an object"));
-    absl::StatusOr<int64_t> id = Integer(node, "id", where);
-    if (!id.ok()) return id.status();
-    const std::string node_where = absl::StrCat(where, " (id ", *id, ")");
-    absl::StatusOr<double> supported = Number(node, "supportedOnFpga", node_where);
-    if (!supported.ok()) return supported.status();
-    absl::StatusOr<double> cpu = Number(node, "cpuLatency", node_where);
-    if (!cpu.ok()) return cpu.status();
-    absl::StatusOr<double> fpga = Number(node, "fpgaLatency", node_where);
-    if (!fpga.ok()) return fpga.status();
-    absl::StatusOr<double> backward = Number(node, "isBackwardNode", node_where, /*required=*/false);
-    if (!backward.ok()) return backward.status();
-    absl::StatusOr<double> size = Bytes(node, "size", node_where);
-    if (!size.ok()) return size.status();
-    if (*size > 9.0e18) return absl::InvalidArgumentError(absl::StrCat(node_where, ": size is too large"));
-
-    OpSpec op;
-    op.name = absl::StrCat(*id);
-    op.op_type = "layer";
-    if (*supported != 0) op.measured_seconds.emplace_back(kTarnawskiAcceleratorKind, *fpga);
-    op.measured_seconds.emplace_back(kTarnawskiCpuKind, *cpu);
-    op.param_bytes = static_cast<int64_t>(*size);
-    op.is_backward = *backward != 0;
-    if (auto cc = node.find("colorClass"); cc != node.end() && !cc->is_null()) {
-      absl::StatusOr<int64_t> color = Integer(node, "colorClass", node_where);
-      if (!color.ok()) return color.status();
-      op.colocation_group = absl::StrCat("color", *color);
-    }
-    OutputTensor out;
-    if (auto it = out_info.find(*id); it != out_info.end()) {
-      out.bytes = static_cast<int64_t>(it->second.bytes);
-      out.transfer_seconds = it->second.cost;
-    } else {
-      out.transfer_seconds = 0;  // a sink: nothing ever moves it
-    }
-    op.outputs.push_back(out);
+    ASSIGN_OR_RETURN(OpSpec op, ReadNode(nodes[i], i, edges.out_info));
     builder.AddOp(std::move(op));
   }
   // Duplicate ids surface as duplicate operator names; unknown edge ends as dangling edges, both from Build().
-  for (const auto& [src, dst] : edge_ids) builder.AddEdge(absl::StrCat(src), 0, absl::StrCat(dst));
-  absl::StatusOr<Graph> graph = std::move(builder).Build();
-  if (!graph.ok()) return graph.status();
-
-  std::vector<Device> devices;
-  for (int64_t i = 0; i < *k; ++i) {
-    Device d;
-    d.name = AcceleratorName(i);
-    d.kind = kTarnawskiAcceleratorKind;
-    d.type = DeviceType::kAccelerator;
-    d.peak_flops = 1;  // unused: every time is measured
-    d.memory_bandwidth = 1;
-    d.memory_bytes = static_cast<int64_t>(*capacity);
-    devices.push_back(std::move(d));
-  }
-  for (int64_t i = 0; i < *cpus; ++i) {
-    Device d;
-    d.name = CpuName(i);
-    d.kind = kTarnawskiCpuKind;
-    d.type = DeviceType::kCpu;
-    d.peak_flops = 1;
-    d.memory_bandwidth = 1;
-    d.memory_bytes = 0;
-    devices.push_back(std::move(d));
-  }
-  // The bandwidth is never read (transfer times are measured); each device gets its own link to host memory.
-  absl::StatusOr<Topology> topology = BuildSharedBus("tarnawski", std::move(devices), 1.0, 0.0);
-  if (!topology.ok()) return topology.status();
-
+  for (const auto& [src, dst] : edges.ids) builder.AddEdge(absl::StrCat(src), 0, absl::StrCat(dst));
   Problem problem;
-  problem.graph = *std::move(graph);
-  problem.topology = *std::move(topology);
+  ASSIGN_OR_RETURN(problem.graph, std::move(builder).Build());
+  ASSIGN_OR_RETURN(problem.topology, TarnawskiTopology(header));
   problem.time_unit = "input";
   return problem;
 }
