@@ -126,7 +126,106 @@ std::string MilpResult::Summary() const {
   return s;
 }
 
+namespace {
+
+// The cut generators of CBC's standalone solver at its default settings; they live as long as the search.
+struct CbcCuts {
+  CglProbing probing;
+  CglGomory gomory;
+  CglKnapsackCover knapsack;
+  CglClique clique;
+  CglMixedIntegerRounding2 mir;
+  CglFlowCover flow;
+  CglTwomir twomir;
+
+  void AddTo(CbcModel& model) {
+    probing.setUsingObjective(1);
+    probing.setMaxPass(1);
+    probing.setMaxPassRoot(5);
+    probing.setMaxProbe(10);
+    probing.setMaxProbeRoot(1000);
+    probing.setMaxLook(50);
+    probing.setMaxLookRoot(500);
+    probing.setMaxElements(200);
+    probing.setRowCuts(3);
+    gomory.setLimit(300);
+    clique.setStarCliqueReport(false);
+    clique.setRowCliqueReport(false);
+    model.addCutGenerator(&probing, -1, "Probing");
+    model.addCutGenerator(&gomory, -99, "Gomory");
+    model.addCutGenerator(&knapsack, -99, "Knapsack");
+    model.addCutGenerator(&clique, -98, "Clique");
+    model.addCutGenerator(&mir, -99, "MixedIntegerRounding2");
+    model.addCutGenerator(&flow, -99, "FlowCover");
+    model.addCutGenerator(&twomir, -99, "TwoMirCuts");
+  }
+};
+
+// Primal heuristics; the feasibility pump only without a warm start (it finds a first solution and nothing
+// better).
+struct CbcHeuristics {
+  CbcRounding rounding;
+  CbcHeuristicLocal local;
+  CbcHeuristicRINS rins;
+  CbcHeuristicFPump pump;
+
+  explicit CbcHeuristics(CbcModel& model) : rounding(model), local(model), rins(model), pump(model) {}
+  void AddTo(CbcModel& model, bool warm) {
+    model.addHeuristic(&rounding);
+    model.addHeuristic(&local);
+    model.addHeuristic(&rins);
+    if (!warm) model.addHeuristic(&pump);
+  }
+};
+
+// CBC quiet, on wall-clock time, stopping a little before the budget so that it winds down in order before the
+// LPs are cut short. Branching stays at CBC's default (strong branching on 5 candidates until pseudo-costs are
+// trusted): it proves the 117-unit bert_l-3 split optimal in seconds where pure pseudo-costs do not in a minute.
+void ConfigureCbc(CbcModel& model, const StopState& state) {
+  model.setLogLevel(0);
+  model.messageHandler()->setLogLevel(0);
+  model.solver()->messageHandler()->setLogLevel(0);
+  model.setUseElapsedTime(true);
+  const double seconds = absl::ToDoubleSeconds(state.budget.deadline - absl::Now());
+  model.setMaximumSeconds(std::max(0.9 * seconds, 0.0));
+}
+
+// The incumbent (when it satisfies every row), the proofs and the bound, after the search.
+void ReadResult(const CbcModel& model, const Milp& milp, StopState& state, MilpResult* result) {
+  result->nodes = model.getNodeCount();
+  if (model.bestSolution() != nullptr) {
+    std::vector<double> x(model.bestSolution(), model.bestSolution() + milp.num_columns());
+    if (milp.Satisfies(x, 1e-5)) {
+      result->has_solution = true;
+      result->solution = std::move(x);
+      result->objective = milp.Objective(result->solution);
+    }
+  }
+  if (!state.fired) {
+    result->proven_optimal = result->has_solution && model.isProvenOptimal();
+    result->proven_infeasible = !result->has_solution && model.isProvenInfeasible();
+    state.bound = std::max(state.bound, model.getBestPossibleObjValue());
+  }
+  result->stopped = !result->proven_optimal && !result->proven_infeasible;
+  result->bound = result->proven_optimal ? result->objective : state.bound;
+  if (result->has_solution) result->bound = std::min(result->bound, result->objective);
+}
+
+}  // namespace
+
 struct MilpSolver {
+  static void LoadProblem(const Milp& milp, OsiClpSolverInterface& solver) {
+    solver.messageHandler()->setLogLevel(0);
+    CoinPackedMatrix matrix(/*colordered=*/false, milp.row_index_.data(), milp.col_index_.data(),
+                            milp.values_.data(), static_cast<CoinBigIndex>(milp.values_.size()));
+    matrix.setDimensions(milp.num_rows(), milp.num_columns());
+    solver.loadProblem(matrix, milp.col_lo_.data(), milp.col_hi_.data(), milp.cost_.data(), milp.row_lo_.data(),
+                       milp.row_hi_.data());
+    for (int c = 0; c < milp.num_columns(); ++c) {
+      if (milp.integer_[c]) solver.setInteger(c);
+    }
+  }
+
   static MilpResult Solve(const Milp& milp, const MilpOptions& options, const Budget& budget) {
     MilpResult result;
     const absl::Time began = absl::Now();
@@ -136,15 +235,7 @@ struct MilpSolver {
       state->budget.deadline = began + absl::Seconds(std::max(options.max_seconds, 0.0));
     }
     OsiClpSolverInterface solver;
-    solver.messageHandler()->setLogLevel(0);
-    CoinPackedMatrix matrix(/*colordered=*/false, milp.row_index_.data(), milp.col_index_.data(), milp.values_.data(),
-                            static_cast<CoinBigIndex>(milp.values_.size()));
-    matrix.setDimensions(milp.num_rows(), milp.num_columns());
-    solver.loadProblem(matrix, milp.col_lo_.data(), milp.col_hi_.data(), milp.cost_.data(), milp.row_lo_.data(),
-                       milp.row_hi_.data());
-    for (int c = 0; c < milp.num_columns(); ++c) {
-      if (milp.integer_[c]) solver.setInteger(c);
-    }
+    LoadProblem(milp, solver);
     LpEvents lp_events(state);
     solver.getModelPtr()->passInEventHandler(&lp_events);
     // The root LP: its value is a bound that survives whatever happens later.
@@ -155,84 +246,22 @@ struct MilpSolver {
       result.seconds = absl::ToDoubleSeconds(absl::Now() - began);
       return result;
     }
-
     CbcModel model(solver);
-    model.setLogLevel(0);
-    model.messageHandler()->setLogLevel(0);
-    model.solver()->messageHandler()->setLogLevel(0);
-    model.setUseElapsedTime(true);
-    // CBC's own limit a little early, so that it winds down in order before the LPs are cut short.
-    const double seconds = absl::ToDoubleSeconds(state->budget.deadline - absl::Now());
-    model.setMaximumSeconds(std::max(0.9 * seconds, 0.0));
+    ConfigureCbc(model, *state);
     NodeEvents node_events(state);
     model.passInEventHandler(&node_events);
-    // Branching stays at CBC's default (strong branching on 5 candidates until pseudo-costs are trusted): it
-    // proves the 117-unit bert_l-3 split optimal in seconds where pure pseudo-costs do not in a minute. Its long
-    // LPs are what the LP events above keep within the deadline.
-
-    // The cut generators of CBC's standalone solver at its default settings.
-    CglProbing probing;
-    probing.setUsingObjective(1);
-    probing.setMaxPass(1);
-    probing.setMaxPassRoot(5);
-    probing.setMaxProbe(10);
-    probing.setMaxProbeRoot(1000);
-    probing.setMaxLook(50);
-    probing.setMaxLookRoot(500);
-    probing.setMaxElements(200);
-    probing.setRowCuts(3);
-    CglGomory gomory;
-    gomory.setLimit(300);
-    CglKnapsackCover knapsack;
-    CglClique clique;
-    clique.setStarCliqueReport(false);
-    clique.setRowCliqueReport(false);
-    CglMixedIntegerRounding2 mir;
-    CglFlowCover flow;
-    CglTwomir twomir;
-    model.addCutGenerator(&probing, -1, "Probing");
-    model.addCutGenerator(&gomory, -99, "Gomory");
-    model.addCutGenerator(&knapsack, -99, "Knapsack");
-    model.addCutGenerator(&clique, -98, "Clique");
-    model.addCutGenerator(&mir, -99, "MixedIntegerRounding2");
-    model.addCutGenerator(&flow, -99, "FlowCover");
-    model.addCutGenerator(&twomir, -99, "TwoMirCuts");
-
-    // Primal heuristics; the feasibility pump only when there is no warm start (it finds a first solution and
-    // nothing better).
+    CbcCuts cuts;
+    cuts.AddTo(model);
     const bool warm = options.start != nullptr && milp.Satisfies(*options.start);
-    CbcRounding rounding(model);
-    CbcHeuristicLocal local(model);
-    CbcHeuristicRINS rins(model);
-    CbcHeuristicFPump pump(model);
-    model.addHeuristic(&rounding);
-    model.addHeuristic(&local);
-    model.addHeuristic(&rins);
-    if (!warm) model.addHeuristic(&pump);
+    CbcHeuristics heuristics(model);
+    heuristics.AddTo(model, warm);
     if (warm) {  // checked against every row above, so CBC need not check it again
       model.setBestSolution(options.start->data(), milp.num_columns(), milp.Objective(*options.start), /*check=*/false);
       result.start_accepted = model.bestSolution() != nullptr;
     }
     if (!state->budget.Expired()) model.branchAndBound();
-
     result.seconds = absl::ToDoubleSeconds(absl::Now() - began);
-    result.nodes = model.getNodeCount();
-    if (model.bestSolution() != nullptr) {
-      std::vector<double> x(model.bestSolution(), model.bestSolution() + milp.num_columns());
-      if (milp.Satisfies(x, 1e-5)) {
-        result.has_solution = true;
-        result.solution = std::move(x);
-        result.objective = milp.Objective(result.solution);
-      }
-    }
-    if (!state->fired) {
-      result.proven_optimal = result.has_solution && model.isProvenOptimal();
-      result.proven_infeasible = !result.has_solution && model.isProvenInfeasible();
-      state->bound = std::max(state->bound, model.getBestPossibleObjValue());
-    }
-    result.stopped = !result.proven_optimal && !result.proven_infeasible;
-    result.bound = result.proven_optimal ? result.objective : state->bound;
-    if (result.has_solution) result.bound = std::min(result.bound, result.objective);
+    ReadResult(model, milp, *state, &result);
     return result;
   }
 };
