@@ -36,107 +36,158 @@ struct LatencyMilp {
   std::vector<Same> sames;
 };
 
-LatencyMilp BuildMilp(const LatencyInput& in, double scale, double horizon, double lower_bound) {
-  const Graph& g = in.g();
-  const Units& units = *in.units;
-  const int32_t n = units.num_units(), num_devices = in.num_devices();
-  const double big_m = scale * (horizon + in.gap);
-  LatencyMilp b;
-  Milp& milp = b.milp;
-  b.x.assign(static_cast<size_t>(n) * num_devices, -1);
-  auto x = [&](int32_t u, DeviceId d) { return b.x[static_cast<size_t>(u) * num_devices + d]; };
-  for (int32_t u = 0; u < n; ++u) {
-    Milp::Terms assign;
-    for (DeviceId d = 0; d < num_devices; ++d) {
-      if (!in.fits(u, d)) continue;
-      b.x[static_cast<size_t>(u) * num_devices + d] = milp.AddColumn(0, 1, 0, true);
-      assign.emplace_back(x(u, d), 1.0);
-    }
-    milp.AddRow(1, 1, assign);
+// Builds the program row family by row family, in a fixed order (CBC's path depends on it).
+class LatencyMilpBuilder {
+ public:
+  LatencyMilpBuilder(const LatencyInput& in, double scale, double horizon)
+      : in_(in), g_(in.g()), units_(*in.units), n_(units_.num_units()), nd_(in.num_devices()), scale_(scale),
+        horizon_(horizon), big_m_(scale * (horizon + in.gap)) {}
+
+  LatencyMilp Build(double lower_bound) {
+    AddAssignments();
+    for (OpId v = 0; v < g_.num_ops(); ++v) b_.s.push_back(milp().AddColumn(0, scale_ * horizon_, 0, false));
+    b_.c = milp().AddColumn(scale_ * lower_bound, scale_ * horizon_, 1, false);
+    AddMemoryRows();
+    for (EdgeId e = 0; e < g_.num_edges(); ++e) AddEdgeRows(e);
+    AddSinkRows();
+    AddDisjunctions();
+    return std::move(b_);
   }
-  for (OpId v = 0; v < g.num_ops(); ++v) b.s.push_back(milp.AddColumn(0, scale * horizon, 0, false));
-  b.c = milp.AddColumn(scale * lower_bound, scale * horizon, 1, false);
+
+ private:
+  Milp& milp() { return b_.milp; }
+  int x(int32_t u, DeviceId d) const { return b_.x[static_cast<size_t>(u) * nd_ + d]; }
+
+  // x[u,d] for the devices u fits, each unit on exactly one.
+  void AddAssignments() {
+    b_.x.assign(static_cast<size_t>(n_) * nd_, -1);
+    for (int32_t u = 0; u < n_; ++u) {
+      Milp::Terms assign;
+      for (DeviceId d = 0; d < nd_; ++d) {
+        if (!in_.fits(u, d)) continue;
+        b_.x[static_cast<size_t>(u) * nd_ + d] = milp().AddColumn(0, 1, 0, true);
+        assign.emplace_back(x(u, d), 1.0);
+      }
+      milp().AddRow(1, 1, assign);
+    }
+  }
+
   // -dur_v (plus the gap when `gap`), the terms every timing row starts from.
-  auto minus_duration = [&](OpId v, bool gap) {
+  Milp::Terms MinusDuration(OpId v, bool gap) const {
     Milp::Terms t;
-    const int32_t u = units.unit_of[v];
-    for (DeviceId d = 0; d < num_devices; ++d) {
-      if (x(u, d) >= 0) t.emplace_back(x(u, d), -scale * (in.costs->op_time(v, d) + (gap ? in.gap : 0.0)));
+    const int32_t u = units_.unit_of[v];
+    for (DeviceId d = 0; d < nd_; ++d) {
+      if (x(u, d) >= 0) t.emplace_back(x(u, d), -scale_ * (in_.costs->op_time(v, d) + (gap ? in_.gap : 0.0)));
     }
     return t;
-  };
-  for (DeviceId d = 0; d < num_devices; ++d) {
-    if (units.capacity[d] == kUnlimitedBytes) continue;
-    Milp::Terms row;
-    for (int32_t u = 0; u < n; ++u) {
-      if (x(u, d) >= 0) row.emplace_back(x(u, d), static_cast<double>(in.bytes[u]) / static_cast<double>(units.capacity[d]));
-    }
-    milp.AddRow(-kInf, 1, row);
   }
-  for (EdgeId e = 0; e < g.num_edges(); ++e) {
-    const OpId v = g.edge(e).src, w = g.edge(e).dst;
-    const int32_t uv = units.unit_of[v], uw = units.unit_of[w];
-    Milp::Terms base = minus_duration(v, false);
-    base.emplace_back(b.s[w], 1.0);
-    base.emplace_back(b.s[v], -1.0);
-    milp.AddRow(0, kInf, base);
-    if (uv == uw) continue;
-    for (DeviceId a = 0; a < num_devices; ++a) {
-      for (DeviceId d = 0; d < num_devices; ++d) {
+
+  void AddMemoryRows() {
+    for (DeviceId d = 0; d < nd_; ++d) {
+      if (units_.capacity[d] == kUnlimitedBytes) continue;
+      Milp::Terms row;
+      for (int32_t u = 0; u < n_; ++u) {
+        if (x(u, d) >= 0) {
+          row.emplace_back(x(u, d), static_cast<double>(in_.bytes[u]) / static_cast<double>(units_.capacity[d]));
+        }
+      }
+      milp().AddRow(-kInf, 1, row);
+    }
+  }
+
+  // s_w >= s_v + dur_v, and the transfer's time more for every pair of devices the edge may cross.
+  void AddEdgeRows(EdgeId e) {
+    const OpId v = g_.edge(e).src, w = g_.edge(e).dst;
+    const int32_t uv = units_.unit_of[v], uw = units_.unit_of[w];
+    Milp::Terms base = MinusDuration(v, false);
+    base.emplace_back(b_.s[w], 1.0);
+    base.emplace_back(b_.s[v], -1.0);
+    milp().AddRow(0, kInf, base);
+    if (uv == uw) return;
+    for (DeviceId a = 0; a < nd_; ++a) {
+      for (DeviceId d = 0; d < nd_; ++d) {
         if (a == d || x(uv, a) < 0 || x(uw, d) < 0) continue;
-        const double c = scale * in.costs->transfer_time(g.edge_tensor(e), a, d);
+        const double c = scale_ * in_.costs->transfer_time(g_.edge_tensor(e), a, d);
         if (c <= 0) continue;
         Milp::Terms row = base;
         row.emplace_back(x(uv, a), -c);
         row.emplace_back(x(uw, d), -c);
-        milp.AddRow(-c, kInf, row);
+        milp().AddRow(-c, kInf, row);
       }
     }
   }
-  for (OpId v = 0; v < g.num_ops(); ++v) {
-    if (g.out_end(v) != g.out_begin(v)) continue;
-    Milp::Terms row = minus_duration(v, false);
-    row.emplace_back(b.c, 1.0);
-    row.emplace_back(b.s[v], -1.0);
-    milp.AddRow(0, kInf, row);
-  }
-  // Disjunctions for operators no path orders that may share a device.
-  std::vector<int> same_col(static_cast<size_t>(n) * n, -1);
-  for (OpId v = 0; v < g.num_ops(); ++v) {
-    for (OpId w = v + 1; w < g.num_ops(); ++w) {
-      if (in.ordered(v, w)) continue;
-      const int32_t uv = units.unit_of[v], uw = units.unit_of[w];
-      int same = -1;
-      if (uv != uw) {
-        int& slot = same_col[static_cast<size_t>(std::min(uv, uw)) * n + std::max(uv, uw)];
-        if (slot < 0) {
-          bool shared = false;
-          for (DeviceId d = 0; d < num_devices; ++d) shared = shared || (x(uv, d) >= 0 && x(uw, d) >= 0);
-          if (!shared) continue;
-          slot = milp.AddColumn(0, 1, 0, false);
-          b.sames.push_back({slot, uv, uw});
-          for (DeviceId d = 0; d < num_devices; ++d) {
-            if (x(uv, d) >= 0 && x(uw, d) >= 0) milp.AddRow(-1, kInf, {{slot, 1.0}, {x(uv, d), -1.0}, {x(uw, d), -1.0}});
-          }
-        }
-        same = slot;
-      }
-      const int o = milp.AddColumn(0, 1, 0, true);
-      b.orders.push_back({o, v, w});
-      const double relaxed = same >= 0 ? 2 * big_m : big_m;
-      Milp::Terms first = minus_duration(v, true);  // v before w when o = 1
-      first.insert(first.end(), {{b.s[w], 1.0}, {b.s[v], -1.0}, {o, -big_m}});
-      Milp::Terms second = minus_duration(w, true);  // w before v when o = 0
-      second.insert(second.end(), {{b.s[v], 1.0}, {b.s[w], -1.0}, {o, big_m}});
-      if (same >= 0) {
-        first.emplace_back(same, -big_m);
-        second.emplace_back(same, -big_m);
-      }
-      milp.AddRow(-relaxed, kInf, first);
-      milp.AddRow(same >= 0 ? -big_m : 0.0, kInf, second);
+
+  // C >= s_v + dur_v for every sink.
+  void AddSinkRows() {
+    for (OpId v = 0; v < g_.num_ops(); ++v) {
+      if (g_.out_end(v) != g_.out_begin(v)) continue;
+      Milp::Terms row = MinusDuration(v, false);
+      row.emplace_back(b_.c, 1.0);
+      row.emplace_back(b_.s[v], -1.0);
+      milp().AddRow(0, kInf, row);
     }
   }
-  return b;
+
+  // The column that is 1 when units uv and uw share a device (made once per pair); -1 when they never can.
+  int SameColumn(int32_t uv, int32_t uw) {
+    int& slot = same_col_[static_cast<size_t>(std::min(uv, uw)) * n_ + std::max(uv, uw)];
+    if (slot >= 0) return slot;
+    bool shared = false;
+    for (DeviceId d = 0; d < nd_; ++d) shared = shared || (x(uv, d) >= 0 && x(uw, d) >= 0);
+    if (!shared) return -1;
+    slot = milp().AddColumn(0, 1, 0, false);
+    b_.sames.push_back({slot, uv, uw});
+    for (DeviceId d = 0; d < nd_; ++d) {
+      if (x(uv, d) >= 0 && x(uw, d) >= 0) milp().AddRow(-1, kInf, {{slot, 1.0}, {x(uv, d), -1.0}, {x(uw, d), -1.0}});
+    }
+    return slot;
+  }
+
+  // For operators no path orders that may share a device, one order variable o: v first when o = 1, w first
+  // when 0, both relaxed when they are on different devices.
+  void AddDisjunctions() {
+    same_col_.assign(static_cast<size_t>(n_) * n_, -1);
+    for (OpId v = 0; v < g_.num_ops(); ++v) {
+      for (OpId w = v + 1; w < g_.num_ops(); ++w) {
+        if (in_.ordered(v, w)) continue;
+        const int32_t uv = units_.unit_of[v], uw = units_.unit_of[w];
+        const int same = uv != uw ? SameColumn(uv, uw) : -1;
+        if (uv != uw && same < 0) continue;
+        AddOrderRows(v, w, same);
+      }
+    }
+  }
+
+  void AddOrderRows(OpId v, OpId w, int same) {
+    const int o = milp().AddColumn(0, 1, 0, true);
+    b_.orders.push_back({o, v, w});
+    const double relaxed = same >= 0 ? 2 * big_m_ : big_m_;
+    Milp::Terms first = MinusDuration(v, true);  // v before w when o = 1
+    first.insert(first.end(), {{b_.s[w], 1.0}, {b_.s[v], -1.0}, {o, -big_m_}});
+    Milp::Terms second = MinusDuration(w, true);  // w before v when o = 0
+    second.insert(second.end(), {{b_.s[v], 1.0}, {b_.s[w], -1.0}, {o, big_m_}});
+    if (same >= 0) {
+      first.emplace_back(same, -big_m_);
+      second.emplace_back(same, -big_m_);
+    }
+    milp().AddRow(-relaxed, kInf, first);
+    milp().AddRow(same >= 0 ? -big_m_ : 0.0, kInf, second);
+  }
+
+  const LatencyInput& in_;
+  const Graph& g_;
+  const Units& units_;
+  const int32_t n_;
+  const int32_t nd_;
+  const double scale_;
+  const double horizon_;
+  const double big_m_;
+  LatencyMilp b_;
+  std::vector<int> same_col_;
+};
+
+LatencyMilp BuildMilp(const LatencyInput& in, double scale, double horizon, double lower_bound) {
+  return LatencyMilpBuilder(in, scale, horizon).Build(lower_bound);
 }
 
 std::vector<double> StartVector(const LatencyInput& in, const LatencyMilp& b, const std::vector<DeviceId>& device,
