@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
 #include "graph/units.h"
 
 namespace placement::ilp {
@@ -16,25 +17,29 @@ std::string Units::Describe(const Graph& g, int32_t u) const {
                       " operators)");
 }
 
-absl::StatusOr<Units> BuildUnits(const CostModel& costs) {
-  const Graph& g = costs.graph();
-  const Topology& topo = costs.topology();
-  const int32_t n = g.num_ops();
-  const int32_t num_devices = topo.num_devices();
+namespace {
 
-  // Group operators, then order the groups by where their work happens.
-  std::vector<int32_t> raw_unit(n, kNone);
+// Operators grouped (a colocation group is one unit, every other operator its own), in topological order.
+std::vector<int32_t> RawUnits(const Graph& g, int32_t* num_units) {
+  std::vector<int32_t> raw_unit(g.num_ops(), kNone);
   std::vector<int32_t> group_unit(g.colocation_groups().size(), kNone);
-  int32_t num_units = 0;
+  *num_units = 0;
   for (OpId v : g.topo_order()) {
     const int32_t grp = g.colocation_group(v);
     if (grp == kNone) {
-      raw_unit[v] = num_units++;
+      raw_unit[v] = (*num_units)++;
     } else {
-      if (group_unit[grp] == kNone) group_unit[grp] = num_units++;
+      if (group_unit[grp] == kNone) group_unit[grp] = (*num_units)++;
       raw_unit[v] = group_unit[grp];
     }
   }
+  return raw_unit;
+}
+
+// A unit's new number: units ordered by where their work happens (their first operator that works or has
+// inputs; else just before their first reader in another unit; else their first operator).
+std::vector<int32_t> RenumberByWork(const CostModel& costs, const std::vector<int32_t>& raw_unit, int32_t num_units) {
+  const Graph& g = costs.graph();
   const int64_t kLast = std::numeric_limits<int64_t>::max();
   std::vector<int64_t> position(num_units, kLast), first_reader(num_units, kLast), first_any(num_units, kLast);
   for (OpId v : g.topo_order()) {
@@ -54,45 +59,71 @@ absl::StatusOr<Units> BuildUnits(const CostModel& costs) {
   std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return position[a] < position[b]; });
   std::vector<int32_t> renumber(num_units);
   for (int32_t i = 0; i < num_units; ++i) renumber[order[i]] = i;
+  return renumber;
+}
 
+// The device unit u is pinned to (kNone when free). Errors name an unknown device or a unit pinned twice.
+absl::Status ReadPin(const Graph& g, const Topology& topo, const std::vector<DeviceId>& pin_device, int32_t u,
+                     Units* units) {
+  for (OpId v : units->ops[u]) {
+    if (g.pinned(v) == kNone) continue;
+    const DeviceId d = pin_device[g.pinned(v)];
+    if (d == kNone) {
+      return absl::InvalidArgumentError(absl::StrCat("operator '", g.name(v), "' is pinned to device '",
+                                                     g.pinned_devices()[g.pinned(v)], "', which the topology does not have"));
+    }
+    if (units->pinned[u] != kNone && units->pinned[u] != d) {
+      return absl::InvalidArgumentError(absl::StrCat(units->Describe(g, u), " is pinned to both '",
+                                                     topo.device(units->pinned[u]).name, "' and '", topo.device(d).name, "'"));
+    }
+    units->pinned[u] = d;
+  }
+  return absl::OkStatus();
+}
+
+// Unit u's time on every device (kCannotRun off its pin or where an operator cannot run); an error when no
+// device may run it.
+absl::Status UnitTimes(const CostModel& costs, int32_t u, Units* units) {
+  const Graph& g = costs.graph();
+  const Topology& topo = costs.topology();
+  const int32_t nd = topo.num_devices();
+  bool any = false;
+  for (DeviceId d = 0; d < nd; ++d) {
+    double& t = units->time[static_cast<size_t>(u) * nd + d];
+    for (OpId v : units->ops[u]) t += costs.op_time(v, d);
+    if (units->pinned[u] != kNone && units->pinned[u] != d) t = kCannotRun;
+    any = any || t != kCannotRun;
+  }
+  if (any) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "no device may run all of ", units->Describe(g, u),
+      units->pinned[u] != kNone ? absl::StrCat(" on its pinned device '", topo.device(units->pinned[u]).name, "'") : ""));
+}
+
+}  // namespace
+
+absl::StatusOr<Units> BuildUnits(const CostModel& costs) {
+  const Graph& g = costs.graph();
+  const Topology& topo = costs.topology();
+  const int32_t num_devices = topo.num_devices();
+  int32_t num_units = 0;
+  const std::vector<int32_t> raw_unit = RawUnits(g, &num_units);
+  const std::vector<int32_t> renumber = RenumberByWork(costs, raw_unit, num_units);
   Units units;
   units.num_devices = num_devices;
-  units.unit_of.resize(n);
+  units.unit_of.resize(g.num_ops());
   units.ops.resize(num_units);
   for (OpId v : g.topo_order()) {
     units.unit_of[v] = renumber[raw_unit[v]];
     units.ops[units.unit_of[v]].push_back(v);
   }
-
   std::vector<DeviceId> pin_device(g.pinned_devices().size(), kNone);
   for (size_t p = 0; p < pin_device.size(); ++p) pin_device[p] = topo.FindDevice(g.pinned_devices()[p]);
   units.pinned.assign(num_units, kNone);
   units.time.assign(static_cast<size_t>(num_units) * num_devices, 0.0);
   for (int32_t u = 0; u < num_units; ++u) {
-    for (OpId v : units.ops[u]) {
-      if (g.pinned(v) == kNone) continue;
-      const DeviceId d = pin_device[g.pinned(v)];
-      if (d == kNone) {
-        return absl::InvalidArgumentError(absl::StrCat("operator '", g.name(v), "' is pinned to device '",
-                                                       g.pinned_devices()[g.pinned(v)], "', which the topology does not have"));
-      }
-      if (units.pinned[u] != kNone && units.pinned[u] != d) {
-        return absl::InvalidArgumentError(absl::StrCat(units.Describe(g, u), " is pinned to both '", topo.device(units.pinned[u]).name,
-                                                       "' and '", topo.device(d).name, "'"));
-      }
-      units.pinned[u] = d;
-    }
-    bool any = false;
-    for (DeviceId d = 0; d < num_devices; ++d) {
-      double& t = units.time[static_cast<size_t>(u) * num_devices + d];
-      for (OpId v : units.ops[u]) t += costs.op_time(v, d);
-      if (units.pinned[u] != kNone && units.pinned[u] != d) t = kCannotRun;
-      any = any || t != kCannotRun;
-    }
-    if (!any) {
-      return absl::InvalidArgumentError(absl::StrCat("no device may run all of ", units.Describe(g, u),
-                                                     units.pinned[u] != kNone ? absl::StrCat(" on its pinned device '", topo.device(units.pinned[u]).name, "'") : ""));
-    }
+    RETURN_IF_ERROR(ReadPin(g, topo, pin_device, u, &units));
+    RETURN_IF_ERROR(UnitTimes(costs, u, &units));
   }
   units.capacity.resize(num_devices);
   for (DeviceId d = 0; d < num_devices; ++d) {
