@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "graph/status_macros.h"
 #include "graph/units.h"
 #include "policy/ilp/milp.h"
 #include "policy/ilp/symmetry.h"
@@ -158,6 +159,55 @@ std::vector<DeviceId> WarmStart(const PlacementProblem& problem, const Units& un
   return start;
 }
 
+// The units, within the size the MILP is for.
+absl::StatusOr<Units> CheckedUnits(const CostModel& costs) {
+  ASSIGN_OR_RETURN(Units units, BuildUnits(costs));
+  if (units.num_units() > kMaxThroughputUnits) {
+    return absl::InvalidArgumentError(absl::StrCat("ilp_throughput solves graphs of at most ", kMaxThroughputUnits,
+                                                   " units (colocation groups and lone operators); this one has ",
+                                                   units.num_units()));
+  }
+  return units;
+}
+
+// Each unit within some device, and the parameters within the devices together.
+absl::Status CheckParametersFit(const Graph& g, const Units& units, const ThroughputModel& model) {
+  RETURN_IF_ERROR(CheckUnitsFit(g, units, model.bytes, "parameters"));
+  if (std::any_of(units.capacity.begin(), units.capacity.end(), [](int64_t c) { return c == kUnlimitedBytes; })) {
+    return absl::OkStatus();
+  }
+  const int64_t need = std::accumulate(model.bytes.begin(), model.bytes.end(), int64_t{0});
+  const int64_t have = std::accumulate(units.capacity.begin(), units.capacity.end(), int64_t{0});
+  if (need <= have) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat("the graph needs ", FormatBytes(static_cast<double>(need)),
+                                                    " of parameters but the devices hold ",
+                                                    FormatBytes(static_cast<double>(have)), " together"));
+}
+
+// The MILP's device of every unit, when it fits memory and beats `best`; else `best`.
+std::vector<DeviceId> BetterOfSolution(const ThroughputMilp& b, const ThroughputModel& model, const Units& units,
+                                       const MilpResult& solved, std::vector<DeviceId> best) {
+  if (!solved.has_solution) return best;
+  std::vector<DeviceId> device(units.num_units(), kNone);
+  for (int32_t u = 0; u < units.num_units(); ++u) {
+    for (DeviceId d = 0; d < units.num_devices; ++d) {
+      const int col = b.x[static_cast<size_t>(u) * units.num_devices + d];
+      if (col >= 0 && solved.solution[col] > 0.5) device[u] = d;
+    }
+  }
+  if (model.FitsMemory(device) && (best.empty() || model.MaxLoad(device) <= model.MaxLoad(best))) return device;
+  return best;
+}
+
+absl::Status NothingFound(const MilpResult& solved, const Budget& budget) {
+  if (solved.proven_infeasible) {
+    return absl::FailedPreconditionError("no placement keeps every device within its memory (the MILP is infeasible)");
+  }
+  if (budget.cancelled != nullptr && budget.cancelled->load()) return budget.ExpiredStatus();
+  return absl::DeadlineExceededError(
+      absl::StrCat("ilp_throughput found no placement that fits before the deadline (", solved.Summary(), ")"));
+}
+
 }  // namespace
 
 absl::StatusOr<PlacerResult> PlaceThroughputIlp(const PlacementProblem& problem, const Budget& budget,
@@ -169,45 +219,28 @@ absl::StatusOr<PlacerResult> PlaceThroughputIlp(const PlacementProblem& problem,
   if (budget.Expired()) return budget.ExpiredStatus();
   const absl::Time began = absl::Now();
   const CostModel& costs = *problem.costs;
-  const Graph& g = costs.graph();
-  absl::StatusOr<Units> units = BuildUnits(costs);
-  if (!units.ok()) return units.status();
-  if (units->num_units() > kMaxThroughputUnits) {
-    return absl::InvalidArgumentError(absl::StrCat("ilp_throughput solves graphs of at most ", kMaxThroughputUnits,
-                                                   " units (colocation groups and lone operators); this one has ",
-                                                   units->num_units()));
-  }
-  const ThroughputModel model = BuildThroughputModel(costs, *units);
-  if (absl::Status s = CheckUnitsFit(g, *units, model.bytes, "parameters"); !s.ok()) return s;
-  if (std::none_of(units->capacity.begin(), units->capacity.end(), [](int64_t c) { return c == kUnlimitedBytes; })) {
-    const int64_t need = std::accumulate(model.bytes.begin(), model.bytes.end(), int64_t{0});
-    const int64_t have = std::accumulate(units->capacity.begin(), units->capacity.end(), int64_t{0});
-    if (need > have) {
-      return absl::FailedPreconditionError(absl::StrCat("the graph needs ", FormatBytes(static_cast<double>(need)),
-                                                        " of parameters but the devices hold ", FormatBytes(static_cast<double>(have)),
-                                                        " together"));
-    }
-  }
+  ASSIGN_OR_RETURN(const Units units, CheckedUnits(costs));
+  const ThroughputModel model = BuildThroughputModel(costs, units);  // refers to `units`, which stays put
+  RETURN_IF_ERROR(CheckParametersFit(costs.graph(), units, model));
   const absl::Time deadline = budget.deadline == absl::InfiniteFuture() ? began + absl::Seconds(kDefaultIlpSeconds) : budget.deadline;
   std::vector<std::string> notes;
   if (!model.exact) {
     notes.push_back("transfer times depend on the devices: the model charges each tensor its slowest transfer, so its "
                     "loads bound the true ones from above and its bound is not used");
   }
-
   double start_value = kInf;
   std::vector<DeviceId> start;
-  if (ilp_options.warm_start) start = WarmStart(problem, *units, model, deadline, start_value, notes);
+  if (ilp_options.warm_start) start = WarmStart(problem, units, model, deadline, start_value, notes);
 
   // The MILP, with times scaled so that the objective is about 100 (CBC's tolerances are absolute).
   const LowerBound generic = ComputeLowerBound(costs, Objective::kThroughput);
   const double reference = start.empty() ? generic.value : start_value;
   const double scale = reference > 0 ? 100.0 / reference : 1.0;
-  const std::vector<std::vector<DeviceId>> classes = InterchangeableDevices(costs.topology(), *units);
+  const std::vector<std::vector<DeviceId>> classes = InterchangeableDevices(costs.topology(), units);
   ThroughputMilp b = BuildMilp(model, classes, scale, model.exact ? generic.value : 0.0);
   std::vector<double> start_vector;
   if (!start.empty()) {
-    Canonicalize(classes, units->num_units(), start);
+    Canonicalize(classes, units.num_units(), start);
     start_vector = StartVector(b, model, start, scale);
   }
   MilpOptions options;
@@ -216,33 +249,14 @@ absl::StatusOr<PlacerResult> PlaceThroughputIlp(const PlacementProblem& problem,
   const MilpResult solved = SolveMilp(b.milp, options, Budget{deadline, budget.cancelled});
   notes.push_back(absl::StrFormat("MILP: %d columns (%d integer), %d rows, %d nonzeros; %s", b.milp.num_columns(),
                                   b.milp.num_integers(), b.milp.num_rows(), b.milp.num_nonzeros(), solved.Summary()));
-
-  std::vector<DeviceId> best = start;
-  if (solved.has_solution) {
-    std::vector<DeviceId> device(units->num_units(), kNone);
-    for (int32_t u = 0; u < units->num_units(); ++u) {
-      for (DeviceId d = 0; d < units->num_devices; ++d) {
-        const int col = b.x[static_cast<size_t>(u) * units->num_devices + d];
-        if (col >= 0 && solved.solution[col] > 0.5) device[u] = d;
-      }
-    }
-    if (model.FitsMemory(device) && (best.empty() || model.MaxLoad(device) <= model.MaxLoad(best))) best = std::move(device);
-  }
-  if (best.empty()) {
-    if (solved.proven_infeasible) {
-      return absl::FailedPreconditionError("no placement keeps every device within its memory (the MILP is infeasible)");
-    }
-    if (budget.cancelled != nullptr && budget.cancelled->load()) return budget.ExpiredStatus();
-    return absl::DeadlineExceededError(absl::StrCat("ilp_throughput found no placement that fits before the deadline (",
-                                                    solved.Summary(), ")"));
-  }
-  absl::StatusOr<PlacerResult> result = ScorePlacement(problem, ToPlacement(*units, best), "ilp_throughput");
-  if (!result.ok()) return result.status();
+  const std::vector<DeviceId> best = BetterOfSolution(b, model, units, solved, start);
+  if (best.empty()) return NothingFound(solved, budget);
+  ASSIGN_OR_RETURN(PlacerResult result, ScorePlacement(problem, ToPlacement(units, best), "ilp_throughput"));
   if (model.exact) {
-    result->best_bound = std::max(result->best_bound, std::min(solved.bound / scale, result->evaluation.value));
-    result->proven_optimal = solved.proven_optimal;
+    result.best_bound = std::max(result.best_bound, std::min(solved.bound / scale, result.evaluation.value));
+    result.proven_optimal = solved.proven_optimal;
   }
-  result->notes = std::move(notes);
+  result.notes = std::move(notes);
   return result;
 }
 
