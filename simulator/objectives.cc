@@ -43,6 +43,23 @@ absl::string_view ObjectiveName(Objective o) {
   return "unknown";
 }
 
+absl::string_view CostModelName(CostModelKind k) {
+  switch (k) {
+    case CostModelKind::kDefault: return "default";
+    case CostModelKind::kPipeDream: return "pipedream";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<CostModelKind> ParseCostModel(absl::string_view name) {
+  if (name.empty()) return CostModelKind::kDefault;
+  for (CostModelKind k : {CostModelKind::kDefault, CostModelKind::kPipeDream}) {
+    if (CostModelName(k) == name) return k;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown cost model '", name, "'; known cost models are default, pipedream"));
+}
+
 absl::StatusOr<Objective> ParseObjective(absl::string_view name) {
   for (const auto& [objective, n] : kNames) {
     if (n == name) return objective;

@@ -25,6 +25,15 @@ enum class Objective : uint8_t { kStepTime = 0, kThroughput = 1, kLatency = 2 };
 absl::string_view ObjectiveName(Objective o);  // "step_time", "throughput", "latency"
 absl::StatusOr<Objective> ParseObjective(absl::string_view name);
 
+// Whose cost model scores a plan: our own (kDefault: the topology's links and resources, all-reduce over them,
+// 1F1B's stash in memory; simulator/plan_model.h), or PipeDream's planner's formulas (kPipeDream), so that our
+// planner and PipeDream's can be compared on the same numbers.
+enum class CostModelKind : uint8_t { kDefault = 0, kPipeDream = 2 };
+
+absl::string_view CostModelName(CostModelKind k);  // "default", "pipedream"
+// "" means default; an unknown name is INVALID_ARGUMENT listing the known ones.
+absl::StatusOr<CostModelKind> ParseCostModel(absl::string_view name);
+
 struct LowerBound {
   double value = 0;           // seconds (or the input's time unit)
   double critical_path = 0;   // every operator on its fastest device, transfers free
