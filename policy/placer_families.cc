@@ -4,6 +4,7 @@
 #include "policy/exact/exact_placers.h"
 #include "policy/heuristics/heuristic_placers.h"
 #include "policy/ilp/ilp_placers.h"
+#include "policy/parallel/hybrid_placer.h"
 #include "policy/registry.h"
 #include "policy/search/search_placers.h"
 
@@ -15,6 +16,7 @@ void RegisterPlacerFamilies(PlacerRegistry& registry, const std::function<void(P
   RegisterExactPlacers(registry);
   RegisterIlpPlacers(registry);
   RegisterSearchPlacers(registry);
+  RegisterParallelPlacers(registry);
   if (extra) extra(registry);
   RegisterAutoPlacer(registry);  // last: it runs the others
 }

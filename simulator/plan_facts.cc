@@ -111,6 +111,8 @@ void GatherTensors(const CostModel& costs, const ParallelPlan& plan, PlanFacts& 
 
 PlanFacts GatherPlanFacts(const CostModel& costs, const ParallelPlan& plan) {
   PlanFacts f;
+  const Graph& g = costs.graph();
+  for (OpId op = 0; op < g.num_ops() && !f.training; ++op) f.training = g.is_backward(op);
   f.stages.resize(plan.stages.size());
   GatherTimes(costs, plan, f);
   GatherTensors(costs, plan, f);

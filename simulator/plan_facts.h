@@ -29,6 +29,7 @@ struct StageTraffic {
 };
 
 struct PlanFacts {
+  bool training = false;  // the graph has backward operators: stages all-reduce weight gradients
   std::vector<StageFacts> stages;
   std::vector<StageTraffic> traffic;  // sorted by (from, to)
   // Per stage k: bytes of forward tensors (a forward producer and a forward reader) produced in stages <= k

@@ -60,14 +60,17 @@ void InFlight(const ParallelPlan& plan, int32_t s, StageScore& score) {
   score.weight_versions = plan.global_batch == 0 ? score.in_flight : 1;
 }
 
-StageScore ScoreStage(const CostModel& costs, const ParallelPlan& plan, const StageFacts& f, int32_t s,
+StageScore ScoreStage(const CostModel& costs, const ParallelPlan& plan, const PlanFacts& facts, int32_t s,
                       AllReducePlan* allreduce) {
+  const StageFacts& f = facts.stages[s];
+  // An inference graph has no gradients: its replicas share nothing and keep one copy of the weights.
+  const int64_t gradient_bytes = facts.training ? f.weight_bytes : 0;
   StageScore score;
   score.replicas = plan.replicas(s);
   score.forward = f.forward;
   score.backward = f.backward;
   score.update = f.update;
-  *allreduce = PlanAllReduce(costs.topology(), plan.stages[s].devices, static_cast<double>(f.weight_bytes));
+  *allreduce = PlanAllReduce(costs.topology(), plan.stages[s].devices, static_cast<double>(gradient_bytes));
   score.allreduce = allreduce->seconds;
   score.allreduce_kind = allreduce->kind;
   score.weight_bytes = f.weight_bytes;
@@ -75,7 +78,8 @@ StageScore ScoreStage(const CostModel& costs, const ParallelPlan& plan, const St
   score.stash_bytes = f.stash_bytes;
   score.working_bytes = f.working_bytes;
   InFlight(plan, s, score);
-  score.memory_bytes = f.weight_bytes * (score.weight_versions + 1) + f.optimizer_bytes +
+  if (!facts.training) score.weight_versions = 1;
+  score.memory_bytes = f.weight_bytes * score.weight_versions + gradient_bytes + f.optimizer_bytes +
                        f.stash_bytes * score.in_flight + f.working_bytes;
   for (DeviceId d : plan.stages[s].devices) {
     const int64_t cap = costs.topology().device(d).memory_bytes;
@@ -131,7 +135,7 @@ void ScoreOwn(const CostModel& costs, const ParallelPlan& plan, const PlanFacts&
   const double g = static_cast<double>(plan.global_batch);
   for (int32_t s = 0; s < plan.num_stages(); ++s) {
     AllReducePlan allreduce;
-    StageScore x = ScoreStage(costs, plan, f.stages[s], s, &allreduce);
+    StageScore x = ScoreStage(costs, plan, f, s, &allreduce);
     const double rounds = g > 0 ? 1.0 / g : 1.0 / x.replicas;  // syncs per sample
     const double per_sample_compute = g > 0 ? static_cast<double>(CeilDiv(plan.global_batch, x.replicas)) / g : 1.0 / x.replicas;
     x.period = per_sample_compute * (x.forward + x.backward) + rounds * (x.update + x.allreduce);
@@ -162,7 +166,7 @@ absl::Status ScorePipeDreamPlan(const CostModel& costs, const ParallelPlan& plan
   if (!pd.ok()) return pd.status();
   for (int32_t s = 0; s < plan.num_stages(); ++s) {
     AllReducePlan allreduce;
-    StageScore x = ScoreStage(costs, plan, f.stages[s], s, &allreduce);
+    StageScore x = ScoreStage(costs, plan, f, s, &allreduce);
     x.period = pd->stage_times[s];
     ev.stages.push_back(x);
   }
@@ -194,11 +198,17 @@ absl::StatusOr<PlanEvaluation> EvaluatePlan(const CostModel& costs, const Parall
     ScoreOwn(costs, plan, facts, ev);
   }
   ScoreDevices(costs, plan, ev);
+  if (kind == CostModelKind::kPipeDream) {
+    ev.memory_checked = false;
+    ev.fits_memory = true;
+    for (DeviceScore& d : ev.devices) d.oom = false;
+  }
   ev.lower_bound = WorkBound(costs);
   return ev;
 }
 
-absl::Status PlanMemoryStatus(const CostModel& costs, const ParallelPlan& plan, const PlanEvaluation& ev) {
+absl::Status PlanMemoryStatus(const CostModel& costs, const ParallelPlan& plan, const PlanEvaluation& ev, bool enforced) {
+  if (enforced && !ev.memory_checked) return absl::OkStatus();
   int32_t worst = -1;
   int64_t short_by = 0;
   for (int32_t s = 0; s < static_cast<int32_t>(ev.stages.size()); ++s) {

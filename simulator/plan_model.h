@@ -24,7 +24,8 @@
 // stage s, D_s being the devices of stages s and after (at most its micro-batches in a step); GPipe all of them.
 //
 // PipeDream's model (CostModelKind::kPipeDream) replaces the times with the formulas of PipeDream's planner
-// (pipedream_model.h); memory is figured as ours.
+// (pipedream_model.h). Memory is figured as ours but does not constrain the plan: PipeDream's planner leaves it out
+// unless told (--use_memory_constraint), and its published plans are made without it.
 #pragma once
 
 #include <cstdint>
@@ -67,6 +68,7 @@ struct PlanEvaluation {
   // Per topology device: busy = its compute per sample, load = its stage's period, memory as above.
   std::vector<DeviceScore> devices;
   bool fits_memory = true;
+  bool memory_checked = true;  // false under PipeDream's model: the figures are for information
 };
 
 // Validates the plan (ValidatePlan), then scores it. UNIMPLEMENTED where PipeDream's model cannot read the
@@ -74,8 +76,10 @@ struct PlanEvaluation {
 absl::StatusOr<PlanEvaluation> EvaluatePlan(const CostModel& costs, const ParallelPlan& plan,
                                             CostModelKind kind = CostModelKind::kDefault);
 
-// FAILED_PRECONDITION naming the stage most short of memory and by how much; OK when the plan fits.
-absl::Status PlanMemoryStatus(const CostModel& costs, const ParallelPlan& plan, const PlanEvaluation& evaluation);
+// FAILED_PRECONDITION naming the stage most short of memory and by how much; OK when the plan fits, or when
+// `enforced` is false (PipeDream's model) and the status is only for the notes.
+absl::Status PlanMemoryStatus(const CostModel& costs, const ParallelPlan& plan, const PlanEvaluation& evaluation,
+                              bool enforced = true);
 
 // The plan's score as an objective Evaluation (THROUGHPUT, value = time per sample), for what reports placements.
 Evaluation PlanAsEvaluation(const PlanEvaluation& evaluation);

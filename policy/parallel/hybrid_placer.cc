@@ -1,0 +1,143 @@
+#include "policy/parallel/hybrid_placer.h"
+
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "policy/parallel/plan_search.h"
+#include "policy/registry.h"
+#include "simulator/plan_simulation.h"
+
+namespace placement {
+namespace {
+
+using parallel::PlanSearchOptions;
+using parallel::PlanSearchResult;
+
+absl::Status CheckProblem(const PlacementProblem& problem) {
+  if (problem.costs == nullptr) return absl::InvalidArgumentError("the problem has no graph and topology");
+  if (problem.objective != Objective::kThroughput) {
+    return absl::InvalidArgumentError(absl::StrCat("plans of data-parallel stages optimize throughput, not ",
+                                                   ObjectiveName(problem.objective)));
+  }
+  if (problem.global_batch < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("the global batch must not be negative (got ", problem.global_batch, ")"));
+  }
+  if (problem.schedule == Schedule::kGPipe && problem.global_batch == 0) {
+    return absl::InvalidArgumentError("the gpipe schedule flushes the pipeline every step: give a global batch");
+  }
+  return absl::OkStatus();
+}
+
+// What the plan's stages are, for the notes: "2 stages: 6 + 2 replicas".
+std::string StagesNote(const ParallelPlan& plan) {
+  std::string out = absl::StrCat(plan.num_stages(), plan.num_stages() == 1 ? " stage" : " stages", " (replicas ");
+  for (int32_t s = 0; s < plan.num_stages(); ++s) absl::StrAppend(&out, s > 0 ? "," : "", plan.replicas(s));
+  return out + ")";
+}
+
+absl::StatusOr<PlanSearchResult> Search(const PlacementProblem& problem, const Budget& budget, Parallelism parallelism,
+                                        std::vector<std::string>* notes) {
+  const bool pipedream = problem.cost_model == CostModelKind::kPipeDream;
+  using Weight = PipelineModelOptions::Weight;
+  absl::StatusOr<parallel::PlanLattice> lattice =
+      parallel::BuildPlanLattice(*problem.costs, pipedream ? Weight::kForwardBytes : Weight::kBytes, budget);
+  if (!lattice.ok()) return lattice.status();
+  PlanSearchOptions options;
+  options.parallelism = parallelism == Parallelism::kOperator ? Parallelism::kHybrid : parallelism;
+  options.schedule = problem.schedule;
+  options.global_batch = problem.global_batch;
+  absl::StatusOr<PlanSearchResult> found = pipedream ? parallel::SearchPipeDream(*problem.costs, *lattice, options, budget)
+                                                     : parallel::SearchOwn(*problem.costs, *lattice, options, budget);
+  if (!found.ok()) return found.status();
+  notes->insert(notes->end(), lattice->notes.begin(), lattice->notes.end());
+  notes->push_back(absl::StrCat(lattice->model.num_units, " units, ", lattice->ideals.size(), " ideals",
+                                lattice->complete ? "" : " (prefixes)", ", ", found->dp_runs, " DP runs, ", found->pairs,
+                                " stages scored"));
+  found->plan.schedule = problem.schedule;
+  found->plan.global_batch = problem.global_batch;
+  return found;
+}
+
+}  // namespace
+
+absl::StatusOr<PlacerResult> PlanResult(const PlacementProblem& problem, ParallelPlan plan, std::string algorithm) {
+  absl::StatusOr<PlanEvaluation> ev = EvaluatePlan(*problem.costs, plan, problem.cost_model);
+  if (!ev.ok()) return ev.status();
+  PlacerResult result;
+  result.placement = FirstReplicaPlacement(plan);
+  result.evaluation = PlanAsEvaluation(*ev);
+  result.best_bound = ev->lower_bound;
+  result.algorithm = std::move(algorithm);
+  result.plan = PlanAnswer{std::move(plan), *std::move(ev), -1};
+  return result;
+}
+
+absl::StatusOr<PlacerResult> PlanParallel(const PlacementProblem& problem, const Budget& budget, Parallelism parallelism) {
+  if (absl::Status s = CheckProblem(problem); !s.ok()) return s;
+  if (budget.Expired()) return budget.ExpiredStatus();
+  std::vector<std::string> notes;
+  absl::StatusOr<PlanSearchResult> found = Search(problem, budget, parallelism, &notes);
+  if (!found.ok()) return found.status();
+  absl::StatusOr<PlacerResult> result = PlanResult(problem, found->plan, kHybridPlacerName);
+  if (!result.ok()) return result.status();
+  if (absl::Status s = PlanMemoryStatus(*problem.costs, result->plan->plan, result->plan->evaluation); !s.ok()) return s;
+  const PlanEvaluation& ev = result->plan->evaluation;
+  if (!ev.memory_checked) {
+    const absl::Status ours = PlanMemoryStatus(*problem.costs, result->plan->plan, ev, /*enforced=*/false);
+    notes.push_back(absl::StrCat("PipeDream's cost model leaves memory out, as its planner does by default",
+                                 ours.ok() ? "; the plan fits in our memory model" : absl::StrCat("; in our memory model ", ours.message())));
+  }
+  // The DP computes PipeDream's figures exactly; ours it estimates, and the plan model has the last word.
+  const bool exact = problem.cost_model == CostModelKind::kPipeDream &&
+                     std::abs(ev.time_per_sample - found->dp_value) <= 1e-9 * std::max(1.0, found->dp_value);
+  result->proven_optimal = found->proven_optimal && exact;
+  result->notes = std::move(notes);
+  result->notes.push_back(absl::StrCat(ParallelismName(parallelism == Parallelism::kOperator ? Parallelism::kHybrid : parallelism),
+                                       " plan under the ", CostModelName(problem.cost_model), " cost model: ",
+                                       StagesNote(result->plan->plan), ", bottleneck ", ev.bottleneck));
+  if (!exact) result->notes.push_back(absl::StrFormat("the DP estimated %.6g; the plan model scores %.6g", found->dp_value, ev.time_per_sample));
+  CheckBySimulation(problem, *result);
+  return result;
+}
+
+void CheckBySimulation(const PlacementProblem& problem, PlacerResult& result) {
+  if (!result.plan.has_value() || problem.cost_model != CostModelKind::kDefault) return;
+  PlanSimulationOptions options;
+  options.record_timeline = false;
+  options.max_operators = 400'000;
+  absl::StatusOr<std::unique_ptr<PlanSimulation>> sim = SimulatePlan(*problem.costs, result.plan->plan, options);
+  if (!sim.ok()) {
+    result.notes.push_back(absl::StrCat("not simulated: ", sim.status().message()));
+    return;
+  }
+  const double model = result.plan->evaluation.time_per_sample, simulated = (*sim)->time_per_sample;
+  result.plan->simulated_time_per_sample = simulated;
+  result.notes.push_back(absl::StrFormat("simulated %d micro-batches: %.6g per sample, %+.1f%% from the model's %.6g",
+                                         (*sim)->micro_batches, simulated, 100 * (simulated / model - 1), model));
+}
+
+namespace {
+
+class HybridPlacer : public Placer {
+ public:
+  absl::string_view name() const override { return kHybridPlacerName; }
+  absl::string_view description() const override {
+    return "stages run data-parallel on device groups (data, pipeline or hybrid plans): DP over the graph's ideals "
+           "times replica counts, our cost model or PipeDream's";
+  }
+  std::vector<Objective> objectives() const override { return {Objective::kThroughput}; }
+  absl::StatusOr<PlacerResult> Place(const PlacementProblem& problem, const Budget& budget) const override {
+    return PlanParallel(problem, budget, problem.parallelism);
+  }
+};
+
+}  // namespace
+
+void RegisterParallelPlacers(PlacerRegistry& registry) { registry.Register(std::make_unique<HybridPlacer>()); }
+
+}  // namespace placement
