@@ -169,6 +169,7 @@ absl::StatusOr<std::string> RunBench(const BenchOptions& o) {
     if (absl::Status s = SetTopology(o.topology_file, o.devices, p.request.mutable_topology()); !s.ok()) return s;
     p.request.set_objective(*objective);
     p.request.set_algorithm(o.algorithm);
+    SetPlanRequest(o.plan, &p.request);
     p.request.set_budget_ms(absl::ToInt64Milliseconds(*budget));
     p.graph_hash = payload->sha256;
     prepared.push_back(std::move(p));

@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "client/report.h"
 #include "graph/canonical.h"
+#include "policy/parallel/hybrid_placer.h"
 #include "policy/placer.h"
 #include "policy/registry.h"
 
@@ -63,6 +64,11 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   problem.costs = &*costs;
   problem.objective = *objective;
   problem.seed = o.seed;
+  if (absl::Status s = SetPlanOptions(o.plan.parallelism, o.plan.cost_model, o.plan.schedule, o.plan.global_batch,
+                                      o.algorithm, problem);
+      !s.ok()) {
+    return s;
+  }
   // The deadline covers the placement only, not reading the graph.
   absl::StatusOr<PlacerResult> result = (*placer)->Place(problem, Budget::For(*deadline));
   if (!result.ok()) {
@@ -82,6 +88,11 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   report.proven_optimal = result->proven_optimal;
   report.best_bound = result->best_bound;
   report.notes = result->notes;
+  PlanSummary plan;
+  if (result->plan.has_value()) {
+    plan = SummarizePlan(*result->plan, input.graph, *topology);
+    report.plan = &plan;
+  }
   return o.output == "json" ? ReportJson(report) : ReportTable(report);
 }
 

@@ -14,6 +14,15 @@ class PlacerRegistry;
 
 namespace placement::cli {
 
+// What plans of data-parallel stages take (--parallelism, --cost_model, --schedule, --global_batch): names as
+// policy/parallel/hybrid_placer.h's SetPlanOptions reads them.
+struct PlanOptions {
+  std::string parallelism = "operator";
+  std::string cost_model = "default";
+  std::string schedule = "1f1b";
+  int64_t global_batch = 0;
+};
+
 struct PlaceOptions {
   std::string graph_path;
   GraphLoadOptions load;
@@ -24,6 +33,7 @@ struct PlaceOptions {
   std::string deadline = "10s";  // absl::ParseDuration syntax: 500ms, 2s, 1m
   std::string output = "table";  // table | json
   uint64_t seed = 1;
+  PlanOptions plan;
   const PlacerRegistry* registry = nullptr;  // PlacerRegistry::Default() when null (placectl adds the learned policy)
 };
 

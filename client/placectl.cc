@@ -58,6 +58,11 @@ ABSL_FLAG(int32_t, ops, 1000, "generate: about this many operators");
 ABSL_FLAG(uint64_t, seed, 1, "generate and place: the seed");
 ABSL_FLAG(std::string, algorithm, "auto", "place: a placer from `placectl algorithms`, or auto");
 ABSL_FLAG(std::string, deadline, "10s", "place: time the placer may take, e.g. 500ms, 2s, 1m");
+ABSL_FLAG(std::string, parallelism, "operator",
+          "place, submit (throughput): operator | data | pipeline | hybrid (stages run data-parallel on device groups)");
+ABSL_FLAG(std::string, cost_model, "default", "plans: default (ours) | pipedream (PipeDream's planner's formulas)");
+ABSL_FLAG(std::string, schedule, "1f1b", "plans: 1f1b (PipeDream's) | gpipe (needs --global_batch)");
+ABSL_FLAG(int64_t, global_batch, 0, "plans: micro-batches (runs of the graph) per optimizer step; 0: none");
 ABSL_FLAG(std::string, policy_weights, "", "place, algorithms: the learned policy's weights (empty: the shipped ones)");
 ABSL_FLAG(std::string, policy_device, "auto", "place, algorithms: where the policy runs: auto, cpu, cuda, or none");
 ABSL_FLAG(bool, policy_fallback, false, "place, algorithms: when the weights cannot load, warn and go on without them");
@@ -99,6 +104,9 @@ constexpr char kUsage[] =
     "              [--policy_weights FILE] [--policy_device auto|cpu|cuda|none] [--policy_fallback]\n"
     "      place the graph (the JSON output is a placement file for simulate); the learned policy's placers\n"
     "      (policy, policy_iterative, policy_search) and AUTO with them need its weights, the shipped ones by default\n"
+    "      plans (--objective throughput): [--parallelism operator|data|pipeline|hybrid] [--cost_model default|pipedream]\n"
+    "      [--schedule 1f1b|gpipe] [--global_batch N]: stages of operators, each data-parallel on a group of devices\n"
+    "      (docs/parallel-plans.md); AUTO weighs data, pipeline, operator placement and hybrid plans\n"
     "  algorithms\n"
     "      list the placers, the objectives they optimize and what they do\n"
     "  import GRAPH [--batch N] [--seq N] [--training]\n"
@@ -114,7 +122,7 @@ constexpr char kUsage[] =
     "with a server (--server HOST:PORT; submit and bench default to 127.0.0.1:50051):\n"
     "  submit GRAPH [--server HOST:PORT] [--topology FILE | --devices SPEC] [--objective ...] [--algorithm NAME|auto]\n"
     "               [--deadline 10s] [--training --batch N] [--output table|json] [--chart schedule.html]\n"
-    "               [--progress] [--skip_cache]\n"
+    "               [--progress] [--skip_cache] [--parallelism ... --cost_model ... --schedule ... --global_batch N]\n"
     "      place the graph on the server (PlaceStream), with a progress line on a terminal\n"
     "  simulate GRAPH --placement FILE --server HOST:PORT ...   score on the server (Simulate)\n"
     "  algorithms --server HOST:PORT                            the server's placers\n"
@@ -189,6 +197,10 @@ void SetPlacingFlags(const std::map<std::string, int64_t>& dims, const std::stri
   o->objective = absl::GetFlag(FLAGS_objective);
   o->deadline = absl::GetFlag(FLAGS_deadline);
   o->output = absl::GetFlag(FLAGS_output);
+  o->plan.parallelism = absl::GetFlag(FLAGS_parallelism);
+  o->plan.cost_model = absl::GetFlag(FLAGS_cost_model);
+  o->plan.schedule = absl::GetFlag(FLAGS_schedule);
+  o->plan.global_batch = absl::GetFlag(FLAGS_global_batch);
 }
 
 int Fail(const std::string& command, const absl::Status& status) {

@@ -8,6 +8,7 @@
 #include "graph/measured_costs.h"
 #include "graph/placement.h"
 #include "graph/problem.h"
+#include "client/stage_report.h"
 #include "simulator/objectives.h"
 
 namespace placement::cli {
@@ -26,10 +27,12 @@ struct Report {
   bool proven_optimal = false;
   double best_bound = 0;
   std::vector<std::string> notes;
+  const PlanSummary* plan = nullptr;  // set when the answer is a parallel plan
 };
 
 // JSON with objective, value, time_unit, lower_bound, ratio, fits_memory, bound, devices and assignment (plus
-// algorithm, proven_optimal, best_bound and notes for a placer's answer); a valid placement file.
+// algorithm, proven_optimal, best_bound and notes for a placer's answer, and a plan's stages); a valid placement
+// file (every operator on its stage's first device, for a plan).
 std::string ReportJson(const Report& report);
 
 std::string ReportTable(const Report& report);

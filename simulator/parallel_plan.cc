@@ -142,6 +142,15 @@ std::string DescribeStage(const CostModel& costs, const ParallelPlan& plan, int3
   return absl::StrCat("stage ", stage + 1, parts.empty() ? "" : absl::StrCat(" (", absl::StrJoin(parts, ", "), ")"));
 }
 
+int32_t InFlightMicroBatches(const ParallelPlan& plan, int32_t stage) {
+  int64_t downstream = 0;
+  for (int32_t t = stage; t < plan.num_stages(); ++t) downstream += plan.replicas(t);
+  const int64_t r = plan.replicas(stage);
+  const int64_t per_step = plan.global_batch > 0 ? (plan.global_batch + r - 1) / r : INT64_MAX;
+  if (plan.schedule == Schedule::kGPipe) return static_cast<int32_t>(std::min<int64_t>(per_step, INT32_MAX));
+  return static_cast<int32_t>(std::min(2 * ((downstream + r - 1) / r), per_step));
+}
+
 Placement FirstReplicaPlacement(const ParallelPlan& plan) {
   Placement p;
   p.device.reserve(plan.stage_of_op.size());

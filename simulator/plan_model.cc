@@ -52,12 +52,10 @@ Traffic StageTraffic(const CostModel& costs, const ParallelPlan& plan, const Pla
 
 // Micro-batches a replica of stage s keeps between their forward and backward passes, and weight versions.
 void InFlight(const ParallelPlan& plan, int32_t s, StageScore& score) {
-  int64_t downstream = 0;
-  for (int32_t t = s; t < plan.num_stages(); ++t) downstream += plan.replicas(t);
-  const int64_t per_step = plan.global_batch > 0 ? CeilDiv(plan.global_batch, plan.replicas(s)) : INT64_MAX;
-  const int64_t one_f_one_b = std::min(CeilDiv(downstream, plan.replicas(s)), per_step);
-  score.in_flight = static_cast<int32_t>(plan.schedule == Schedule::kGPipe ? per_step : one_f_one_b);
-  score.weight_versions = plan.global_batch == 0 ? score.in_flight : 1;
+  score.in_flight = InFlightMicroBatches(plan, s);
+  // Without a flush a forward pass uses weights up to in_flight + 1 rounds old (plan_simulation.h): a version per
+  // micro-batch in flight and the latest.
+  score.weight_versions = plan.global_batch == 0 ? score.in_flight + 1 : 1;
 }
 
 StageScore ScoreStage(const CostModel& costs, const ParallelPlan& plan, const PlanFacts& facts, int32_t s,

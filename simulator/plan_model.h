@@ -20,8 +20,8 @@
 // global batch, which stashes them; one with a flush), a gradient buffer as large, the optimizer's state (the
 // parameter bytes of backward operators), the activations each micro-batch in flight keeps for its backward
 // pass (the bytes of forward tensors the stage's backward operators read), and the largest operator's working
-// set (its outputs and temporary bytes). 1F1B keeps ceil(D_s / r_s) micro-batches in flight in a replica of
-// stage s, D_s being the devices of stages s and after (at most its micro-batches in a step); GPipe all of them.
+// set (its outputs and temporary bytes), with the micro-batches in flight of InFlightMicroBatches
+// (simulator/parallel_plan.h). An inference graph has no gradients: no all-reduce, one weight version.
 //
 // PipeDream's model (CostModelKind::kPipeDream) replaces the times with the formulas of PipeDream's planner
 // (pipedream_model.h). Memory is figured as ours but does not constrain the plan: PipeDream's planner leaves it out

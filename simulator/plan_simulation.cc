@@ -17,7 +17,8 @@ namespace {
 struct NewOp {
   OpSpec spec;
   DeviceId device = kNone;
-  int32_t micro = -1;  // the micro-batch it belongs to
+  int32_t micro = -1;    // the micro-batch it belongs to
+  int32_t control = 0;   // its zero-byte output, for the schedule's edges
 };
 
 class Unroller {
@@ -35,12 +36,7 @@ class Unroller {
     for (int32_t s = 0; s < s_; ++s) {
       const double grad = facts.training ? static_cast<double>(facts.stages[s].weight_bytes) : 0;
       allreduce_.push_back(PlanAllReduce(costs.topology(), plan.stages[s].devices, grad));
-      int64_t downstream = 0;
-      for (int32_t t = s; t < s_; ++t) downstream += plan.replicas(t);
-      const int64_t r = plan.replicas(s);
-      int64_t w = (downstream + r - 1) / r;
-      if (flush_) w = std::min<int64_t>(w, (plan.global_batch + r - 1) / r);
-      in_flight_[s] = plan.schedule == Schedule::kGPipe || !backward_[s] ? 0 : static_cast<int32_t>(w);
+      in_flight_[s] = plan.schedule == Schedule::kGPipe || !backward_[s] ? 0 : InFlightMicroBatches(plan, s);
     }
   }
 
@@ -77,7 +73,8 @@ class Unroller {
   }
 
   int32_t Add(OpSpec spec, DeviceId d, int32_t micro) {
-    ops_.push_back(NewOp{std::move(spec), d, micro});
+    const int32_t control = static_cast<int32_t>(spec.outputs.size()) - 1;
+    ops_.push_back(NewOp{std::move(spec), d, micro, control});
     return static_cast<int32_t>(ops_.size() - 1);
   }
 
@@ -176,7 +173,7 @@ class Unroller {
     return ids;
   }
 
-  int32_t ControlOutput(int32_t id) const { return static_cast<int32_t>(ops_[id].spec.outputs.size()) - 1; }
+  int32_t ControlOutput(int32_t id) const { return ops_[id].control; }
   void Order(GraphBuilder& b, int32_t from, int32_t to) {
     if (from != kNone && to != kNone) b.AddEdge(from, ControlOutput(from), to, 0);
   }
@@ -217,9 +214,12 @@ void Unroller::Edges(GraphBuilder& b) {
       const int32_t s = p_.stage_of_op[v];
       if (g_.is_backward(v) && !IsOptimizerUpdate(g_, v)) Order(b, to, done_[Slot(micro, s)]);
       if (IsOptimizerUpdate(g_, v)) Order(b, to, sync_[Slot(micro, s)]);
-      const int32_t window = in_flight_[s] * p_.replicas(s);
+      // The window: a forward pass waits for the backward pass `in_flight` micro-batches before it on its replica
+      // and, without a global batch, for the all-reduce and update of the round before that one.
+      const int32_t window = in_flight_[s] * p_.replicas(s), lag = window + p_.replicas(s);
       if (!g_.is_backward(v) && in_flight_[s] > 0 && micro >= window) {
-        Order(b, (flush_ ? done_ : sync_)[Slot(micro - window, s)], to);
+        Order(b, done_[Slot(micro - window, s)], to);
+        if (!flush_ && micro >= lag) Order(b, sync_[Slot(micro - lag, s)], to);
       }
     }
     for (int32_t s = 0; s < s_; ++s) Order(b, done_[Slot(micro, s)], sync_[Slot(micro, s)]);
@@ -261,22 +261,8 @@ void Unroller::CollectiveEdges(GraphBuilder& b) {
 }
 
 void Unroller::Measure(PlanSimulation& sim) const {
-  std::vector<double> done(m_, 0);
-  for (const TimelineEntry& e : sim.result.timeline) {
-    if (e.kind == TimelineEntry::Kind::kOp && ops_[e.id].micro >= 0) done[ops_[e.id].micro] = std::max(done[ops_[e.id].micro], e.end);
-  }
-  if (flush_) {
-    sim.step_time = sim.result.makespan;
-    sim.time_per_sample = sim.step_time / static_cast<double>(p_.global_batch);
-    return;
-  }
-  std::sort(done.begin(), done.end());
-  int32_t cycle = 1;
-  for (int32_t s = 0; s < s_; ++s) cycle = std::lcm(cycle, p_.replicas(s));
-  int32_t span = m_ / 2;
-  if (span >= cycle) span -= span % cycle;
-  span = std::max(span, 1);
-  sim.time_per_sample = (done[m_ - 1] - done[m_ - 1 - span]) / span;
+  sim.step_time = flush_ ? sim.result.makespan : 0;
+  sim.time_per_sample = sim.result.makespan / (flush_ ? static_cast<double>(p_.global_batch) : m_);
 }
 
 }  // namespace
@@ -284,26 +270,39 @@ void Unroller::Measure(PlanSimulation& sim) const {
 absl::StatusOr<std::unique_ptr<PlanSimulation>> SimulatePlan(const CostModel& costs, const ParallelPlan& plan,
                                                              const PlanSimulationOptions& options) {
   if (absl::Status s = ValidatePlan(costs, plan); !s.ok()) return s;
-  int64_t devices = 0, cycle = 1, widest = 1;
+  int64_t devices = 0, cycle = 1, widest = 1, filling = 1;
   for (int32_t s = 0; s < plan.num_stages(); ++s) {
     devices += plan.replicas(s);
     widest = std::max<int64_t>(widest, plan.replicas(s));
     cycle = std::min<int64_t>(std::lcm(cycle, plan.replicas(s)), 1 << 12);
+    filling = std::max<int64_t>(filling, int64_t{InFlightMicroBatches(plan, s)} * plan.replicas(s));
   }
   // Per micro-batch: the graph's copies, a done and a sync per stage, and the all-reduce steps of its replica.
   const int64_t per_micro = costs.graph().num_ops() + 2 * plan.num_stages() + 4 * widest;
-  int64_t micro = plan.global_batch;
-  if (micro == 0) {
-    micro = options.micro_batches > 0 ? options.micro_batches : std::max<int64_t>(48, 6 * devices);
-    micro = std::max(2 * cycle, (micro + cycle - 1) / cycle * cycle);
-    micro = std::min(micro, std::max<int64_t>(2 * widest, options.max_operators / per_micro));
+  if (plan.global_batch > 0) {
+    if (plan.global_batch * per_micro > options.max_operators) {
+      return absl::ResourceExhaustedError(absl::StrCat("simulating a step of ", plan.global_batch, " micro-batches of ",
+                                                       costs.graph().num_ops(), " operators takes more than ",
+                                                       options.max_operators, " operators"));
+    }
+    return Unroller(costs, plan, static_cast<int32_t>(plan.global_batch)).Run(options.record_timeline);
   }
-  if (micro * per_micro > options.max_operators * 2) {
-    return absl::ResourceExhaustedError(absl::StrCat("simulating the plan takes ", micro, " micro-batches of ",
-                                                     costs.graph().num_ops(), " operators, more than ",
+  // Two runs, the second twice as long: their difference is that many micro-batches in the steady state, what
+  // filling and draining the pipeline take cancelling out.
+  int64_t micro = options.micro_batches > 0 ? options.micro_batches : std::max<int64_t>({24, 3 * devices, 2 * filling});
+  micro = (micro + cycle - 1) / cycle * cycle;
+  micro = std::min(micro, options.max_operators / (2 * per_micro));
+  if (micro < std::max<int64_t>(2, filling)) {
+    return absl::ResourceExhaustedError(absl::StrCat("simulating the plan's steady state takes ", 2 * std::max<int64_t>(2, filling),
+                                                     " micro-batches of ", costs.graph().num_ops(), " operators, more than ",
                                                      options.max_operators, " operators in all"));
   }
-  return Unroller(costs, plan, static_cast<int32_t>(micro)).Run(options.record_timeline);
+  absl::StatusOr<std::unique_ptr<PlanSimulation>> shorter = Unroller(costs, plan, static_cast<int32_t>(micro)).Run(false);
+  if (!shorter.ok()) return shorter.status();
+  absl::StatusOr<std::unique_ptr<PlanSimulation>> longer = Unroller(costs, plan, static_cast<int32_t>(2 * micro)).Run(options.record_timeline);
+  if (!longer.ok()) return longer.status();
+  (*longer)->time_per_sample = ((*longer)->result.makespan - (*shorter)->result.makespan) / static_cast<double>(micro);
+  return longer;
 }
 
 }  // namespace placement

@@ -7,11 +7,13 @@
 // device whose chunk goes to the next step's operator on its peer, so that the simulator moves it over the link
 // resources; and the schedule as zero-byte edges on one device: a 1F1B replica starts a micro-batch's forward
 // pass only once the one `in_flight` micro-batches before it has finished its backward pass (and, without a
-// global batch, its all-reduce and update), and every device runs the operator listed first among those ready,
+// global batch, once the round before that one has finished its all-reduce and update: a forward pass uses
+// weights at most in_flight + 1 rounds old), and every device runs the operator listed first among those ready,
 // micro-batch by micro-batch (GPipe: every forward pass first). Weights are resident once per replica.
 //
-// Without a global batch the simulation runs enough rounds for a steady state and reports the time between
-// micro-batches over its second half; with one it runs one step and reports the step (time per sample = step / G).
+// Without a global batch it runs M and 2M micro-batches (M enough for the pipeline to fill) and reports the
+// difference of the two makespans over M, so that filling and draining cancel out; with one it runs one step and
+// reports the step (time per sample = step / G).
 #pragma once
 
 #include <cstdint>
@@ -26,7 +28,7 @@
 namespace placement {
 
 struct PlanSimulationOptions {
-  int32_t micro_batches = 0;           // without a global batch; 0: enough for a steady state
+  int32_t micro_batches = 0;           // M, without a global batch; 0: enough for the pipeline to fill
   int64_t max_operators = 3'000'000;   // of the unrolled graph; fewer micro-batches are run past it
   bool record_timeline = true;
 };

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "policy/auto/plan_portfolio.h"
 #include "policy/auto/portfolio.h"
 #include "policy/registry.h"
 #include "policy/search/local_search.h"
@@ -307,6 +308,7 @@ absl::StatusOr<PlacerResult> RunAuto(const PlacementProblem& problem, const Budg
                                      std::vector<PortfolioRun>* runs) {
   if (problem.costs == nullptr) return absl::InvalidArgumentError("auto: the problem has no graph and topology");
   if (budget.Expired()) return budget.ExpiredStatus();
+  if (problem.parallelism != Parallelism::kOperator) return RunPlanPortfolio(problem, budget, options);
   const PlacerRegistry& registry = options.registry != nullptr ? *options.registry : PlacerRegistry::Default();
   const Plan plan = PlanPortfolio(problem, registry);
   Session session(problem, budget, registry);

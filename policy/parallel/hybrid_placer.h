@@ -4,8 +4,9 @@
 // own model, checked by simulating a few micro-batches (simulator/plan_simulation.h).
 //
 // The problem's parallelism says which plans: data (one stage on every device), pipeline (one device per
-// stage) or hybrid (both; also what kOperator asks of this placer). The answer's placement puts every operator
-// on its stage's first replica; PlacerResult.plan holds the plan, its score and the simulated time.
+// stage) or hybrid (both; also what kOperator asks of this placer). The placer checks its answer by simulation;
+// PlanParallel does not (AUTO simulates only its winner). The answer's placement puts every operator on its
+// stage's first replica; PlacerResult.plan holds the plan, its score and the simulated time.
 #pragma once
 
 #include <memory>
@@ -18,6 +19,14 @@ namespace placement {
 class PlacerRegistry;
 
 inline constexpr char kHybridPlacerName[] = "hybrid_dp";
+
+// Sets the problem's plan options from their names (the flags and request fields): parallelism ("" or operator,
+// data, pipeline, hybrid), cost model ("" or default, pipedream), schedule ("" or 1f1b, gpipe), global batch
+// (0: none); and checks them against the objective and the algorithm: plans optimize THROUGHPUT, are made by
+// AUTO or hybrid_dp, PipeDream's cost model and a global batch or GPipe go with plans, GPipe needs a global
+// batch. INVALID_ARGUMENT naming the option otherwise.
+absl::Status SetPlanOptions(absl::string_view parallelism, absl::string_view cost_model, absl::string_view schedule,
+                            int64_t global_batch, absl::string_view algorithm, PlacementProblem& problem);
 
 // INVALID_ARGUMENT for an objective other than THROUGHPUT or plan options out of range (a global batch smaller
 // than a data-parallel group it must use, GPipe without a global batch); FAILED_PRECONDITION naming the stage

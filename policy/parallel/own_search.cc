@@ -25,7 +25,7 @@ class OwnCosts {
     n_ = static_cast<int32_t>(devices_.size());
     const Topology& t = costs.topology();
     across_hosts_ = t.data_parallel_across_hosts();
-    capacity_ = l.model.accelerator_bytes;
+    capacity_ = l.model().accelerator_bytes;
     for (OpId op = 0; op < costs.graph().num_ops() && !training_; ++op) training_ = costs.graph().is_backward(op);
     Links(t);
     AllReduces(t);
@@ -57,9 +57,9 @@ class OwnCosts {
   bool Fits(int64_t i, int64_t j, int32_t offset, int32_t r) const {
     if (capacity_ <= 0) return true;
     const int64_t per_step = o_.global_batch > 0 ? (o_.global_batch + r - 1) / r : std::numeric_limits<int64_t>::max();
-    const int64_t one_f_one_b = std::min<int64_t>((n_ - offset + r - 1) / r, per_step);
+    const int64_t one_f_one_b = std::min<int64_t>(2 * ((n_ - offset + r - 1) / r), per_step);  // InFlightMicroBatches
     const double in_flight = static_cast<double>(o_.schedule == Schedule::kGPipe ? per_step : one_f_one_b);
-    const double versions = training_ && o_.global_batch == 0 ? in_flight : 1;
+    const double versions = training_ && o_.global_batch == 0 ? in_flight + 1 : 1;
     const double weights = l_.weight_bytes[j] - l_.weight_bytes[i];
     const double bytes = weights * versions + (training_ ? weights : 0) + l_.optimizer_bytes[j] - l_.optimizer_bytes[i] +
                          (l_.stash_bytes[j] - l_.stash_bytes[i]) * in_flight + l_.working_bytes;

@@ -2,64 +2,124 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
-#include <memory>
 #include <utility>
 
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
+#include "policy/parallel/host_dp.h"
 #include "policy/parallel/plan_search.h"
-#include "policy/parallel/pipedream_levels.h"
 #include "simulator/pipedream_model.h"
 
 namespace placement::parallel {
 namespace {
 
-using pipedream_internal::Assemble;
-using pipedream_internal::Group;
-using pipedream_internal::LevelStage;
-using pipedream_internal::SlowestPath;
+// A stage from ideal i to j on r replicas of a level at bandwidth B: PipeDream's formula, and the activations
+// crossing into and out of it unless it is the level's first.
+double LevelStage(const PlanLattice& l, double bandwidth, int64_t i, int64_t j, int32_t r, bool first) {
+  const IdealSet& s = l.ideals;
+  double t = PipeDreamStageSeconds(s.work(j) - s.work(i), l.weight_bytes[j] - l.weight_bytes[i], r, bandwidth);
+  if (!first) {
+    t = std::max(t, PipeDreamTransferSeconds(s.cross_weight(i), r, bandwidth));
+    if (j != s.full()) t = std::max(t, PipeDreamTransferSeconds(s.cross_weight(j), r, bandwidth));
+  }
+  return t;
+}
+
+double SlowestPath(const Topology& t, const std::vector<DeviceId>& a, const std::vector<DeviceId>& b) {
+  double slowest = std::numeric_limits<double>::infinity();
+  for (DeviceId x : a) {
+    for (DeviceId y : b) {
+      if (x != y) slowest = std::min(slowest, t.path(x, y).bandwidth);
+    }
+  }
+  return slowest;
+}
+
+PlanSearchResult OnDevices(const PlanLattice& l, const std::vector<ReplicaStep>& steps, const std::vector<DeviceId>& devices) {
+  PlanSearchResult r;
+  r.plan.stage_of_op = StagesOfOps(l, steps);
+  for (const ReplicaStep& step : steps) {
+    r.plan.stages.push_back(PlanStage{std::vector<DeviceId>(devices.begin() + step.offset, devices.begin() + step.offset + step.replicas)});
+  }
+  return r;
+}
 
 absl::StatusOr<PlanSearchResult> OneLevel(const CostModel& costs, const PlanLattice& l, const PlanSearchOptions& o,
                                           const Budget& budget) {
-  const std::vector<DeviceId>& devices = l.model.accelerators;
+  const std::vector<DeviceId>& devices = l.model().accelerators;
   const int32_t n = static_cast<int32_t>(devices.size());
+  const int32_t widest = o.parallelism == Parallelism::kPipeline ? 1 : n;
   const double bw = SlowestPath(costs.topology(), devices, devices);
   const IdealSet& s = l.ideals;
-  const int64_t empty = s.empty(), full = s.full();
   const auto cost = [&](int64_t i, int64_t j, int32_t, int32_t r, bool first) { return LevelStage(l, bw, i, j, r, first); };
-  double upper = cost(empty, full, 0, o.parallelism == Parallelism::kPipeline ? 1 : n, true);
-  std::vector<ReplicaStep> best = {ReplicaStep{empty, full, 0, o.parallelism == Parallelism::kPipeline ? 1 : n}};
+  double value = cost(s.empty(), s.full(), 0, widest, true);
+  std::vector<ReplicaStep> best = {ReplicaStep{s.empty(), s.full(), 0, widest}};
   PlanSearchResult out;
   if (o.parallelism != Parallelism::kData) {
-    ReplicaDpOptions dp_options{empty, full, n, o.parallelism == Parallelism::kPipeline ? 1 : n, 0, false};
-    absl::StatusOr<double> found = GrowBound(s.work(full) / n, upper, budget, [&](double bound) -> absl::StatusOr<double> {
+    ReplicaDpOptions dp_options{s.empty(), s.full(), n, widest, 0, false};
+    absl::StatusOr<double> found = GrowBound(s.work(s.full()) / n, value, budget, [&](double bound) -> absl::StatusOr<double> {
       dp_options.bound = bound;
       ReplicaDp dp(s, dp_options, cost, budget);
       if (!dp.Run()) return budget.ExpiredStatus();
       out.pairs += dp.pairs();
-      if (std::isfinite(dp.Best(full))) best = dp.Chain(full);
-      return dp.Best(full);
+      if (std::isfinite(dp.Best(s.full()))) best = dp.Chain(s.full());
+      return dp.Best(s.full());
     }, &out.dp_runs);
     if (!found.ok()) return found.status();
-    upper = std::min(upper, *found);
+    value = std::min(value, *found);
   }
-  std::vector<std::vector<DeviceId>> groups;
-  for (const ReplicaStep& step : best) groups.push_back(Group({devices}, 0, 1, step));
-  PlanSearchResult r = Assemble(l, best, std::move(groups));
-  r.dp_value = upper;
+  PlanSearchResult r = OnDevices(l, best, devices);
+  r.dp_value = value;
   r.pairs = out.pairs;
   r.dp_runs = out.dp_runs;
   return r;
+}
+
+// PipeDream's hierarchy: inner stages at the intra-host bandwidth, blocks at the network's, the comm of a block
+// replicated on hosts shared by the devices it uses on each.
+absl::StatusOr<PlanSearchResult> Hosts(const CostModel& costs, const PlanLattice& l, const PlanSearchOptions& o,
+                                       const Budget& budget) {
+  absl::StatusOr<HostLayout> layout = LayoutHosts(costs, l, o.parallelism == Parallelism::kPipeline, true);
+  if (!layout.ok()) return layout.status();
+  double inside = std::numeric_limits<double>::infinity(), between = inside;
+  for (size_t h = 0; h < layout->hosts.size(); ++h) {
+    inside = std::min(inside, SlowestPath(costs.topology(), layout->hosts[h], layout->hosts[h]));
+    if (h > 0) between = std::min(between, SlowestPath(costs.topology(), layout->hosts[0], layout->hosts[h]));
+  }
+  const IdealSet& s = l.ideals;
+  HostCosts c;
+  c.stage = [&](int64_t i, int64_t j, int32_t, int32_t r, bool first, int32_t) { return LevelStage(l, inside, i, j, r, first); };
+  const int32_t max_outer = layout->max_outer;
+  c.inner_bound = [max_outer](double bound, int32_t) { return bound * max_outer; };
+  c.work_per_bound = [](int32_t) { return 1.0; };
+  c.block = [&](double inner, int64_t i, int64_t j, int32_t hosts, int32_t devices) {
+    double t = PipeDreamStageSeconds(inner, l.weight_bytes[j] - l.weight_bytes[i], hosts, between, devices);
+    if (i != s.empty()) {
+      t = std::max(t, PipeDreamTransferSeconds(s.cross_weight(i), hosts, between));
+      if (j != s.full()) t = std::max(t, PipeDreamTransferSeconds(s.cross_weight(j), hosts, between));
+    }
+    return t;
+  };
+  const int32_t hosts = static_cast<int32_t>(layout->hosts.size());
+  // Pure data parallelism: one block on every host, one inner stage on every device of each.
+  const double data = c.block(LevelStage(l, inside, s.empty(), s.full(), layout->per_host, true), s.empty(), s.full(),
+                              hosts, layout->per_host);
+  if (o.parallelism == Parallelism::kData) {
+    std::vector<DeviceId> all;
+    for (const auto& h : layout->hosts) all.insert(all.end(), h.begin(), h.end());
+    PlanSearchResult r = OnDevices(l, {ReplicaStep{s.empty(), s.full(), 0, hosts * layout->per_host}}, all);
+    r.dp_value = data;
+    return r;
+  }
+  const double upper = o.parallelism == Parallelism::kPipeline ? std::numeric_limits<double>::max() : data;
+  return SearchBlocks(l, *layout, c, s.work(s.full()) / (hosts * layout->per_host), upper, budget);
 }
 
 }  // namespace
 
 absl::StatusOr<PlanSearchResult> SearchPipeDream(const CostModel& costs, const PlanLattice& lattice,
                                                  const PlanSearchOptions& options, const Budget& budget) {
-  absl::StatusOr<PlanSearchResult> r = AcceleratorsByHost(costs, lattice).size() > 1
-                                           ? pipedream_internal::SearchHosts(costs, lattice, options, budget)
-                                           : OneLevel(costs, lattice, options, budget);
+  absl::StatusOr<PlanSearchResult> r = AcceleratorsByHost(costs, lattice).size() > 1 ? Hosts(costs, lattice, options, budget)
+                                                                                   : OneLevel(costs, lattice, options, budget);
   if (r.ok()) r->proven_optimal = lattice.complete;
   return r;
 }

@@ -78,30 +78,32 @@ absl::StatusOr<PlanLattice> BuildPlanLattice(const CostModel& costs, PipelineMod
     }
   }
   PlanLattice out;
-  out.model = *std::move(model);
-  absl::StatusOr<IdealSet> all = IdealSet::Enumerate(out.model, limits.max_ideals, limits.max_bytes, budget);
+  out.model_ptr = std::make_unique<PipelineModel>(*std::move(model));
+  const PipelineModel& m = *out.model_ptr;
+  absl::StatusOr<IdealSet> all = IdealSet::Enumerate(m, limits.max_ideals, limits.max_bytes, budget);
   if (all.ok()) {
     out.ideals = *std::move(all);
     out.complete = true;
   } else if (absl::IsResourceExhausted(all.status())) {
-    out.ideals = IdealSet::Prefixes(out.model, pipeline_internal::SeedOrders(out.model));
-    out.notes.push_back(absl::StrCat(all.status().message(), ": searched the splits of ",
-                                     pipeline_internal::SeedOrders(out.model).size(), " topological orders instead"));
+    const std::vector<std::vector<int32_t>> orders = pipeline_internal::SeedOrders(m);
+    out.ideals = IdealSet::Prefixes(m, orders);
+    out.notes.push_back(absl::StrCat(all.status().message(), ": searched the splits of ", orders.size(),
+                                     " topological orders instead"));
   } else {
     return all.status();
   }
-  SumOverIdeals(out.ideals, BytesPerUnit(costs.graph(), out.model, &out.working_bytes), out);
+  SumOverIdeals(out.ideals, BytesPerUnit(costs.graph(), m, &out.working_bytes), out);
   return out;
 }
 
 std::vector<int32_t> StagesOfOps(const PlanLattice& lattice, const std::vector<ReplicaStep>& chain) {
-  std::vector<int32_t> stage_of_unit(lattice.model.num_units, 0);
+  std::vector<int32_t> stage_of_unit(lattice.model().num_units, 0);
   for (size_t s = 0; s < chain.size(); ++s) {
-    for (int32_t u = 0; u < lattice.model.num_units; ++u) {
+    for (int32_t u = 0; u < lattice.model().num_units; ++u) {
       if (lattice.ideals.Has(chain[s].to, u) && !lattice.ideals.Has(chain[s].from, u)) stage_of_unit[u] = static_cast<int32_t>(s);
     }
   }
-  return StepOfOps(lattice.model, stage_of_unit);
+  return StepOfOps(lattice.model(), stage_of_unit);
 }
 
 }  // namespace placement::parallel

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,8 @@ struct LatticeLimits {
 };
 
 struct PlanLattice {
-  PipelineModel model;
+  const PipelineModel& model() const { return *model_ptr; }
+  std::unique_ptr<PipelineModel> model_ptr;  // where the ideals point: it stays put when the lattice moves
   IdealSet ideals;
   bool complete = false;  // every ideal of the unit DAG (else prefixes of topological orders)
   std::vector<double> weight_bytes;     // per ideal

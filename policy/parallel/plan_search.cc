@@ -10,7 +10,7 @@ namespace placement::parallel {
 
 std::vector<std::vector<DeviceId>> AcceleratorsByHost(const CostModel& costs, const PlanLattice& lattice) {
   std::map<int32_t, std::vector<DeviceId>> by_host;
-  for (DeviceId d : lattice.model.accelerators) by_host[costs.topology().device(d).host].push_back(d);
+  for (DeviceId d : lattice.model().accelerators) by_host[costs.topology().device(d).host].push_back(d);
   std::vector<std::vector<DeviceId>> out;
   for (auto& [host, devices] : by_host) out.push_back(std::move(devices));
   return out;

@@ -20,7 +20,7 @@ void ReplicaDp::Window(int32_t m) {
   l.lo = 0;
   l.hi = s_.size();
   if (!std::isfinite(o_.bound)) return;
-  const double from = s_.work(o_.start), to = s_.work(o_.end), t = o_.bound;
+  const double from = s_.work(o_.start), to = s_.work(o_.end), t = o_.bound * o_.work_per_bound;
   const double done = m * t + slack_, left = (o_.devices - m) * t + slack_;
   const double low = o_.backward ? to - done : o_.whole_chain ? to - left : -kNoPlan;
   const double high = o_.backward ? (o_.whole_chain ? from + left : kNoPlan) : from + done;
@@ -89,7 +89,7 @@ void ReplicaDp::Relax(int32_t m, int64_t j, Choice& rest, Choice& first) {
   const double wj = s_.work(j);
   for (int32_t r = 1; r <= std::min(m, o_.max_replicas); ++r) {
     const Layer& p = layers_[m - r];
-    const double reach = std::isfinite(o_.bound) ? r * o_.bound + slack_ : kNoPlan;
+    const double reach = std::isfinite(o_.bound) ? r * o_.bound * o_.work_per_bound + slack_ : kNoPlan;
     const double low = o_.backward ? wj : wj - reach, high = o_.backward ? wj + reach : wj;
     auto it = std::lower_bound(p.reached.begin(), p.reached.end(), low - slack_,
                                [&](int32_t i, double w) { return s_.work(i) < w; });

@@ -33,7 +33,7 @@ inline constexpr double kNoPlan = std::numeric_limits<double>::infinity();
 
 // cost(from, to, offset, replicas, first): the stage from ideal `from` to ideal `to` on `replicas` devices
 // starting at device `offset`; `first` when it is the chain's first stage. kNoPlan when it cannot run there
-// (memory). Must be at least (work(to) - work(from)) / replicas.
+// (memory). Must be at least (work(to) - work(from)) / (replicas x work_per_bound).
 using StageCostFn = absl::FunctionRef<double(int64_t from, int64_t to, int32_t offset, int32_t replicas, bool first)>;
 
 struct ReplicaDpOptions {
@@ -46,6 +46,9 @@ struct ReplicaDpOptions {
   // The chains end the plan (true), so the devices left hold the rest of the way to end (or from start): the
   // windows prune by it. False when other devices run the rest (a block of a pipeline between hosts).
   bool whole_chain = true;
+  // Work one device holds per unit of the bound: costs are at least work / (replicas x work_per_bound) (a stage
+  // replicated again on several hosts divides it further).
+  double work_per_bound = 1;
 };
 
 struct ReplicaStep {
