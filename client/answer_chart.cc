@@ -1,9 +1,13 @@
 #include "client/answer_chart.h"
 
+#include <algorithm>
+#include <numeric>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "client/chart/schedule_chart.h"
 #include "graph/cost_model.h"
+#include "simulator/plan_simulation.h"
 #include "simulator/simulator.h"
 
 namespace placement::cli {
@@ -31,6 +35,50 @@ absl::StatusOr<Placement> PlacementFromAnswer(const pb::PlaceResponse& answer, c
   return placement;
 }
 
+// The plan an answer's stages describe, on the graph and cluster loaded here.
+absl::StatusOr<ParallelPlan> PlanOfAnswer(const pb::PlaceResponse& answer, const Graph& graph, const Topology& topology) {
+  ParallelPlan plan;
+  plan.stage_of_op.assign(graph.num_ops(), -1);
+  for (const pb::Stage& stage : answer.stages()) {
+    const int32_t s = plan.num_stages();
+    plan.stages.emplace_back();
+    for (const std::string& name : stage.devices()) {
+      const DeviceId d = topology.FindDevice(name);
+      if (d == kNone) return absl::FailedPreconditionError(absl::StrCat("the answer's stage ", s + 1, " runs on '", name, "', which the cluster loaded here does not have"));
+      plan.stages.back().devices.push_back(d);
+    }
+    for (const std::string& name : stage.operators()) {
+      const OpId op = graph.FindOp(name);
+      if (op == kNone) return absl::FailedPreconditionError(absl::StrCat("the answer's stage ", s + 1, " holds '", name, "', which the graph loaded here does not have"));
+      plan.stage_of_op[op] = s;
+    }
+  }
+  for (OpId op = 0; op < graph.num_ops(); ++op) {
+    if (plan.stage_of_op[op] < 0) return absl::FailedPreconditionError(absl::StrCat("the answer's stages leave out '", graph.name(op), "'"));
+  }
+  absl::StatusOr<Schedule> schedule = ParseSchedule(answer.schedule());
+  if (!schedule.ok()) return schedule.status();
+  plan.schedule = *schedule;
+  plan.global_batch = answer.global_batch();
+  return plan;
+}
+
+// A few micro-batches of the plan, simulated with the timeline: a round of every stage, at least four.
+absl::StatusOr<std::string> RenderPlanChart(const CostModel& costs, const pb::PlaceResponse& answer, ChartOptions options) {
+  absl::StatusOr<ParallelPlan> plan = PlanOfAnswer(answer, costs.graph(), costs.topology());
+  if (!plan.ok()) return plan.status();
+  int32_t cycle = 1;
+  for (int32_t s = 0; s < plan->num_stages(); ++s) cycle = std::lcm(cycle, plan->replicas(s));
+  PlanSimulationOptions o;
+  o.micro_batches = std::max(4, std::min(cycle, 64));
+  if (plan->global_batch > o.micro_batches) plan->global_batch = o.micro_batches;  // one short step
+  absl::StatusOr<std::unique_ptr<PlanSimulation>> sim = SimulatePlan(costs, *plan, o);
+  if (!sim.ok()) return sim.status();
+  options.title = absl::StrCat(options.title, ", ", (*sim)->micro_batches, " micro-batches of the plan");
+  options.objective = Objective::kStepTime;
+  return RenderScheduleHtml(*(*sim)->costs, (*sim)->placement, (*sim)->result, options);
+}
+
 Objective ObjectiveOf(pb::Objective o) {
   switch (o) {
     case pb::OBJECTIVE_THROUGHPUT: return Objective::kThroughput;
@@ -49,6 +97,12 @@ absl::StatusOr<std::string> RenderAnswerChart(const AnswerChartInput& input, con
   if (!topology.ok()) return topology.status();
   absl::StatusOr<CostModel> costs = CostModel::Create(problem.graph, *topology);
   if (!costs.ok()) return costs.status();
+  if (answer.stages_size() > 0) {
+    ChartOptions options;
+    options.title = absl::StrCat(input.graph_path, " (", answer.algorithm(), ")");
+    options.time_unit = problem.time_unit;
+    return RenderPlanChart(*costs, answer, options);
+  }
   absl::StatusOr<Placement> placement = PlacementFromAnswer(answer, problem.graph, *topology);
   if (!placement.ok()) return placement.status();
   SimulatorConfig config;

@@ -21,6 +21,10 @@ void FillScore(const Evaluation& evaluation, const Topology& topology, absl::str
 placement::v1::PlaceResponse AnswerFromResult(const PlacerResult& result, const Graph& graph, const Topology& topology,
                                               absl::string_view time_unit);
 
+// A parallel plan's stages (operators in topological order, devices, figures) and its schedule, global batch, cost
+// model, step time, simulated time and bottleneck.
+void FillPlan(const PlanAnswer& answer, const Graph& graph, const Topology& topology, placement::v1::PlaceResponse* out);
+
 // FAILED_PRECONDITION naming the device that is most short of memory, for answers that do not fit.
 absl::Status DoesNotFit(const PlacerResult& result, const Topology& topology);
 

@@ -83,6 +83,9 @@ std::string AnswerCache::Key(const CacheKeyParts& p) {
   AppendPart(&text, absl::StrCat(p.budget_ms));
   AppendPart(&text, p.policy_version);
   AppendPart(&text, p.time_unit);
+  // Only where set, so that the keys of requests without them stay what they were.
+  if (!p.cost_model.empty()) AppendPart(&text, absl::StrCat("cost_model=", p.cost_model));
+  if (!p.plan_options.empty()) AppendPart(&text, absl::StrCat("plan=", p.plan_options));
   return Sha256Hex(text);
 }
 

@@ -57,6 +57,8 @@ struct CacheKeyParts {
   int64_t budget_ms = 0;       // the nominal budget
   std::string policy_version;
   std::string time_unit;
+  std::string cost_model;    // "" for our own model (CanonicalCostModel)
+  std::string plan_options;  // "" for an operator placement (CanonicalPlanOptions)
 };
 
 struct CacheStats {

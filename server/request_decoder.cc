@@ -1,5 +1,7 @@
 #include "server/request_decoder.h"
 
+#include "policy/parallel/hybrid_placer.h"
+
 #include <functional>
 #include <map>
 #include <optional>
@@ -293,6 +295,28 @@ std::string CanonicalSimulator(const pb::SimulatorOptions& o) {
   const std::string preset = o.preset().empty() ? "default" : absl::AsciiStrToLower(o.preset());
   const std::string priority = o.priority().empty() ? "topological" : absl::AsciiStrToLower(o.priority());
   return absl::StrCat("preset=", preset, ";priority=", priority);
+}
+
+std::string CanonicalCostModel(const std::string& cost_model) {
+  const std::string name = absl::AsciiStrToLower(cost_model);
+  return name.empty() || name == "default" ? "" : name;
+}
+
+std::string CanonicalPlanOptions(const pb::PlaceRequest& r) {
+  const std::string parallelism = absl::AsciiStrToLower(r.parallelism());
+  const std::string schedule = absl::AsciiStrToLower(r.schedule());
+  const bool plain = (parallelism.empty() || parallelism == "operator") && (schedule.empty() || schedule == "1f1b") &&
+                     r.global_batch() == 0;
+  if (plain) return "";
+  return absl::StrCat("parallelism=", parallelism.empty() ? "operator" : parallelism, ";schedule=",
+                      schedule.empty() ? "1f1b" : schedule, ";global_batch=", r.global_batch());
+}
+
+absl::Status SetPlanOptionsFromRequest(const pb::PlaceRequest& r, const std::string& algorithm, PlacementProblem& problem) {
+  absl::Status s = SetPlanOptions(absl::AsciiStrToLower(r.parallelism()), absl::AsciiStrToLower(r.cost_model()),
+                                  absl::AsciiStrToLower(r.schedule()), r.global_batch(), algorithm, problem);
+  if (s.ok()) return s;
+  return absl::InvalidArgumentError(absl::StrCat("parallelism, cost_model, schedule, global_batch: ", s.message()));
 }
 
 void SetCostSources(const CostSources& sources, pb::CostSources* out) {

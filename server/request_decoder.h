@@ -18,6 +18,7 @@
 #include "server/limits.h"
 #include "simulator/objectives.h"
 #include "simulator/simulator.h"
+#include "policy/placer.h"
 
 namespace placement::server {
 
@@ -56,5 +57,14 @@ absl::StatusOr<SimulatorConfig> SimulatorFromProto(const placement::v1::Simulato
 // spelled out ("" and "adam" are the same optimizer).
 std::string CanonicalGraphOptions(const placement::v1::GraphOptions& options);
 std::string CanonicalSimulator(const placement::v1::SimulatorOptions& options);
+// The cost model ("" for our own, however spelled) and a plan's options ("" for an operator placement with every
+// plan option at its default), for the cache key; unknown names are kept as sent (the request fails anyway).
+std::string CanonicalCostModel(const std::string& cost_model);
+std::string CanonicalPlanOptions(const placement::v1::PlaceRequest& request);
+
+// The request's plan options set on the problem (policy/parallel/hybrid_placer.h's SetPlanOptions): errors are
+// INVALID_ARGUMENT naming the field.
+absl::Status SetPlanOptionsFromRequest(const placement::v1::PlaceRequest& request, const std::string& algorithm,
+                                       PlacementProblem& problem);
 
 }  // namespace placement::server

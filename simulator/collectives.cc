@@ -21,7 +21,31 @@ std::vector<std::pair<DeviceId, DeviceId>> RingSends(const std::vector<DeviceId>
   return sends;
 }
 
+// Each step's sends in batches that share no link resource, batch after batch: requested in that order, the
+// transfers of a batch run together and no transfer holds a free resource waiting for a busy one (a ring's sends
+// in their own order would chain, each waiting for the one before it through a shared interface).
+void OrderSends(const Topology& t, CollectiveStep& step) {
+  std::vector<std::pair<DeviceId, DeviceId>> left = std::move(step.sends), ordered;
+  while (!left.empty()) {
+    std::vector<uint8_t> used(t.num_resources(), 0);
+    std::vector<std::pair<DeviceId, DeviceId>> later;
+    for (const auto& send : left) {
+      const absl::Span<const int32_t> links = t.path_resources(t.path(send.first, send.second));
+      const bool free = std::none_of(links.begin(), links.end(), [&](int32_t r) { return used[r] != 0; });
+      if (!free) {
+        later.push_back(send);
+        continue;
+      }
+      for (int32_t r : links) used[r] = 1;
+      ordered.push_back(send);
+    }
+    left = std::move(later);
+  }
+  step.sends = std::move(ordered);
+}
+
 AllReducePlan Finish(const Topology& t, AllReducePlan plan) {
+  for (CollectiveStep& step : plan.steps) OrderSends(t, step);
   plan.seconds = 0;
   for (const CollectiveStep& step : plan.steps) plan.seconds += step.repeat * StepSeconds(t, step);
   return plan;
@@ -81,15 +105,18 @@ AllReducePlan PlanAllReduce(const Topology& topology, absl::Span<const DeviceId>
 }
 
 double StepSeconds(const Topology& topology, const CollectiveStep& step) {
-  std::map<int32_t, double> busy;
-  double longest = 0;
+  std::map<int32_t, double> free_at;
+  double last = 0;
   for (const auto& [from, to] : step.sends) {
     const Path& p = topology.path(from, to);
-    const double seconds = p.latency + step.bytes / p.bandwidth;
-    longest = std::max(longest, seconds);
-    for (int32_t r : topology.path_resources(p)) longest = std::max(longest, busy[r] += seconds);
+    const absl::Span<const int32_t> links = topology.path_resources(p);
+    double start = 0;
+    for (int32_t r : links) start = std::max(start, free_at[r]);
+    const double end = start + p.latency + step.bytes / p.bandwidth;
+    for (int32_t r : links) free_at[r] = end;
+    last = std::max(last, end);
   }
-  return longest;
+  return last;
 }
 
 void AddLinkBusy(const Topology& topology, const AllReducePlan& plan, double scale, std::vector<double>& busy) {

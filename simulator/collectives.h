@@ -20,7 +20,7 @@ absl::string_view AllReduceName(AllReduceKind kind);  // "none", "ring", "hierar
 struct CollectiveStep {
   double bytes = 0;
   int32_t repeat = 1;
-  std::vector<std::pair<DeviceId, DeviceId>> sends;  // (from, to)
+  std::vector<std::pair<DeviceId, DeviceId>> sends;  // (from, to), in the order they are requested
 };
 
 struct AllReducePlan {
@@ -36,8 +36,9 @@ struct AllReducePlan {
 // Whichever takes less time on the topology; kNone for a group of one.
 AllReducePlan PlanAllReduce(const Topology& topology, absl::Span<const DeviceId> group, double bytes);
 
-// A step's time: transfers sharing a link resource queue on it, so the step lasts as long as its busiest
-// resource (the latency plus bytes / path bandwidth of each transfer on it) or its slowest transfer.
+// A step's time: its transfers requested together in order, each starting once every link resource on its path is
+// free and holding them all until it ends (the simulator's discipline), so transfers sharing a resource queue
+// and one waits for the busiest resource on its path.
 double StepSeconds(const Topology& topology, const CollectiveStep& step);
 
 // Adds `scale` x the seconds each link resource is busy during the all-reduce to busy[resource].

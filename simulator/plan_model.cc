@@ -68,7 +68,7 @@ StageScore ScoreStage(const CostModel& costs, const ParallelPlan& plan, const Pl
   score.forward = f.forward;
   score.backward = f.backward;
   score.update = f.update;
-  *allreduce = PlanAllReduce(costs.topology(), plan.stages[s].devices, static_cast<double>(gradient_bytes));
+  if (facts.training) *allreduce = PlanAllReduce(costs.topology(), plan.stages[s].devices, static_cast<double>(gradient_bytes));
   score.allreduce = allreduce->seconds;
   score.allreduce_kind = allreduce->kind;
   score.weight_bytes = f.weight_bytes;
@@ -136,7 +136,11 @@ void ScoreOwn(const CostModel& costs, const ParallelPlan& plan, const PlanFacts&
     StageScore x = ScoreStage(costs, plan, f, s, &allreduce);
     const double rounds = g > 0 ? 1.0 / g : 1.0 / x.replicas;  // syncs per sample
     const double per_sample_compute = g > 0 ? static_cast<double>(CeilDiv(plan.global_batch, x.replicas)) / g : 1.0 / x.replicas;
-    x.period = per_sample_compute * (x.forward + x.backward) + rounds * (x.update + x.allreduce);
+    // With a flush the all-reduce ends the step (FlushStep). Without, a round's all-reduce runs while the replica
+    // goes on with the next in_flight rounds, which then wait for it: it holds the stage back only when it takes
+    // longer than they do.
+    const double compute = per_sample_compute * (x.forward + x.backward) + rounds * x.update;
+    x.period = g > 0 ? compute + rounds * x.allreduce : std::max(compute, rounds * x.allreduce / x.in_flight);
     AddLinkBusy(t, allreduce, rounds, traffic.busy);
     ev.stages.push_back(x);
   }
@@ -182,6 +186,19 @@ double WorkBound(const CostModel& costs) {
 }
 
 }  // namespace
+
+absl::StatusOr<Evaluation> EvaluateUnder(const CostModel& costs, const Placement& placement, Objective objective,
+                                         const SimulatorConfig& config, CostModelKind kind) {
+  if (kind == CostModelKind::kDefault) return Evaluate(costs, placement, objective, config);
+  if (objective != Objective::kThroughput) {
+    return absl::InvalidArgumentError(absl::StrCat("cost model '", CostModelName(kind), "' scores throughput, not ",
+                                                   ObjectiveName(objective)));
+  }
+  if (absl::Status s = ValidatePlacement(costs, placement); !s.ok()) return s;
+  absl::StatusOr<PlanEvaluation> ev = EvaluatePlan(costs, PlanFromPlacement(costs.graph(), placement), kind);
+  if (!ev.ok()) return ev.status();
+  return PlanAsEvaluation(*ev);
+}
 
 bool IsOptimizerUpdate(const Graph& graph, OpId op) { return graph.is_backward(op) && graph.num_outputs(op) == 0; }
 

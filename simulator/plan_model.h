@@ -5,8 +5,10 @@
 // device, the slowest replica counting. Its weight gradients (the bytes of the stage's forward operators'
 // parameters) are all-reduced over the group on the topology's link resources (simulator/collectives.h), and
 // the optimizer's updates (backward operators without outputs) run after it. Without a global batch the
-// replicas all-reduce after every round, one micro-batch each, as PipeDream does, and the stage allows one
-// sample per (forward + backward + all-reduce + update) / r_s. A tensor one stage sends another goes once per
+// replicas all-reduce after every round, one micro-batch each, as PipeDream does; the all-reduce of a round runs
+// while the replica goes on with the rounds in flight, whose forward passes use weights at most in_flight + 1
+// rounds old, so the stage allows one sample per max(forward + backward + update, all-reduce / in_flight) / r_s,
+// and the all-reduce's traffic loads the links. A tensor one stage sends another goes once per
 // micro-batch, from the replica that ran it to the one that runs its reader, over the path's link resources,
 // and a link resource carries one transfer at a time; compute and transfers overlap. Time per sample is the
 // busiest stage or link resource.
@@ -83,6 +85,11 @@ absl::Status PlanMemoryStatus(const CostModel& costs, const ParallelPlan& plan, 
 
 // The plan's score as an objective Evaluation (THROUGHPUT, value = time per sample), for what reports placements.
 Evaluation PlanAsEvaluation(const PlanEvaluation& evaluation);
+
+// A placement scored under a cost model: ours is the objective's own (Evaluate); PipeDream's scores THROUGHPUT
+// only, the placement as a pipeline of one replica per stage (INVALID_ARGUMENT for another objective).
+absl::StatusOr<Evaluation> EvaluateUnder(const CostModel& costs, const Placement& placement, Objective objective,
+                                         const SimulatorConfig& config, CostModelKind kind);
 
 // True for an optimizer update: a backward operator with no output (it applies a gradient in place).
 bool IsOptimizerUpdate(const Graph& graph, OpId op);

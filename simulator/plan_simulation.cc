@@ -21,6 +21,42 @@ struct NewOp {
   int32_t control = 0;   // its zero-byte output, for the schedule's edges
 };
 
+// The cluster with a collective engine beside every device: a device of its own kind and host whose transfers
+// use the device's own link resources, reached from it at no cost, so that all-reduce steps move over the links
+// without waiting for the device to finish an operator (NCCL runs on streams of its own).
+absl::StatusOr<Topology> WithCollectiveEngines(const Topology& t) {
+  const int32_t n = t.num_devices();
+  TopologySpec spec;
+  spec.name = t.name();
+  spec.data_parallel_across_hosts = t.data_parallel_across_hosts();
+  for (const Device& d : t.devices()) spec.devices.push_back(d);
+  for (const Device& d : t.devices()) {
+    spec.devices.push_back(d);
+    spec.devices.back().name = absl::StrCat(d.name, "/collectives");
+    spec.devices.back().memory_bytes = 0;
+  }
+  for (int32_t r = 0; r < t.num_resources(); ++r) spec.resources.push_back(t.resource(r));
+  const size_t m = 2 * static_cast<size_t>(n);
+  spec.latency.assign(m * m, 0);
+  spec.path_resources.assign(m * m, {});
+  for (size_t a = 0; a < m; ++a) {
+    for (size_t b = 0; b < m; ++b) {
+      const DeviceId from = static_cast<DeviceId>(a % n), to = static_cast<DeviceId>(b % n);
+      if (a == b) continue;
+      if (from == to) {
+        spec.path_resources[a * m + b] = {static_cast<int32_t>(spec.resources.size())};
+        spec.resources.push_back(LinkResource{absl::StrCat(spec.devices[a].name, "->", spec.devices[b].name), 1e18});
+        continue;
+      }
+      const Path& p = t.path(from, to);
+      spec.latency[a * m + b] = p.latency;
+      const absl::Span<const int32_t> res = t.path_resources(p);
+      spec.path_resources[a * m + b].assign(res.begin(), res.end());
+    }
+  }
+  return Topology::Create(std::move(spec));
+}
+
 class Unroller {
  public:
   Unroller(const CostModel& costs, const ParallelPlan& plan, int32_t micro_batches)
@@ -49,7 +85,10 @@ class Unroller {
     absl::StatusOr<Graph> graph = std::move(b).Build();
     if (!graph.ok()) return absl::InternalError(absl::StrCat("unrolling the plan: ", graph.status().message()));
     sim->graph = std::make_unique<Graph>(*std::move(graph));
-    absl::StatusOr<CostModel> costs = CostModel::Create(*sim->graph, c_.topology());
+    absl::StatusOr<Topology> engines = WithCollectiveEngines(c_.topology());
+    if (!engines.ok()) return engines.status();
+    sim->topology = std::make_unique<Topology>(*std::move(engines));
+    absl::StatusOr<CostModel> costs = CostModel::Create(*sim->graph, *sim->topology);
     if (!costs.ok()) return costs.status();
     sim->costs = std::make_unique<CostModel>(*std::move(costs));
     for (const NewOp& op : ops_) sim->placement.device.push_back(op.device);
@@ -67,6 +106,8 @@ class Unroller {
 
  private:
   DeviceId Replica(int32_t s, int32_t micro) const { return p_.stages[s].devices[micro % p_.replicas(s)]; }
+  // The device's collective engine (WithCollectiveEngines).
+  DeviceId Engine(DeviceId d) const { return d + c_.topology().num_devices(); }
   int32_t LastOf(int32_t s, int32_t micro) const {  // the replica's last micro-batch of the step
     const int32_t r = p_.replicas(s);
     return micro + ((m_ - 1 - micro) / r) * r;
@@ -162,13 +203,25 @@ class Unroller {
     }
   }
 
+  // The step's operators, one per member, listed in the order of the step's sends (the order the simulator then
+  // requests them in, collectives.h); ids[k] is member k's.
   std::vector<int32_t> ListStep(int32_t s, const std::vector<int32_t>& micros, const CollectiveStep& step,
                                 const std::string& tag, int32_t t) {
-    std::vector<int32_t> ids;
-    for (int32_t micro : micros) {
-      ids.push_back(Add(Control(absl::StrCat("stage", s + 1, "/allreduce", tag, ".", t, "#", micro),
+    std::vector<int32_t> order;
+    for (const auto& [from, to] : step.sends) {
+      for (size_t k = 0; k < micros.size(); ++k) {
+        if (Replica(s, micros[k]) == from) order.push_back(static_cast<int32_t>(k));
+      }
+    }
+    for (size_t k = 0; k < micros.size(); ++k) {
+      if (std::find(order.begin(), order.end(), static_cast<int32_t>(k)) == order.end()) order.push_back(static_cast<int32_t>(k));
+    }
+    std::vector<int32_t> ids(micros.size());
+    for (int32_t k : order) {
+      const int32_t micro = micros[k];
+      ids[k] = (Add(Control(absl::StrCat("stage", s + 1, "/allreduce", tag, ".", t, "#", micro),
                                 {static_cast<int64_t>(step.bytes), 0}),
-                        Replica(s, micro), micro));
+                        Engine(Replica(s, micro)), micro));
     }
     return ids;
   }
@@ -249,11 +302,11 @@ void Unroller::CollectiveEdges(GraphBuilder& b) {
       for (const auto& [from, to] : c.sends[t]->sends) {
         const auto at = [&](DeviceId d) {
           for (size_t k = 0; k < c.micros.size(); ++k) {
-            if (Replica(c.stage, c.micros[k]) == d) return static_cast<int32_t>(k);
+            if (Engine(Replica(c.stage, c.micros[k])) == d) return static_cast<int32_t>(k);
           }
           return -1;
         };
-        const int32_t a = at(from), z = at(to);
+        const int32_t a = at(Engine(from)), z = at(Engine(to));
         if (a >= 0 && z >= 0) b.AddEdge(c.steps[t][a], 0, c.steps[t + 1][z]);
       }
     }
@@ -289,10 +342,13 @@ absl::StatusOr<std::unique_ptr<PlanSimulation>> SimulatePlan(const CostModel& co
   }
   // Two runs, the second twice as long: their difference is that many micro-batches in the steady state, what
   // filling and draining the pipeline take cancelling out.
-  int64_t micro = options.micro_batches > 0 ? options.micro_batches : std::max<int64_t>({24, 3 * devices, 2 * filling});
-  micro = (micro + cycle - 1) / cycle * cycle;
-  micro = std::min(micro, options.max_operators / (2 * per_micro));
-  if (micro < std::max<int64_t>(2, filling)) {
+  int64_t micro = options.micro_batches;
+  if (micro <= 0) {
+    micro = std::max<int64_t>({24, 3 * devices, 2 * filling});
+    micro = std::min((micro + cycle - 1) / cycle * cycle, options.max_operators / (2 * per_micro));
+    if (micro < filling) micro = 0;  // the pipeline would not fill
+  }
+  if (micro * 2 * per_micro > options.max_operators || micro < 1) {
     return absl::ResourceExhaustedError(absl::StrCat("simulating the plan's steady state takes ", 2 * std::max<int64_t>(2, filling),
                                                      " micro-batches of ", costs.graph().num_ops(), " operators, more than ",
                                                      options.max_operators, " operators in all"));

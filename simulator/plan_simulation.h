@@ -5,7 +5,8 @@
 // runs that micro-batch (micro-batch m on replica m % r), with the graph's own tensors between the copies; the
 // all-reduce of each stage as the collective's steps (simulator/collectives.h), each a zero-time operator per
 // device whose chunk goes to the next step's operator on its peer, so that the simulator moves it over the link
-// resources; and the schedule as zero-byte edges on one device: a 1F1B replica starts a micro-batch's forward
+// resources (the steps run on a collective engine beside each device, which shares its links but not its
+// compute queue, as NCCL's own streams do); and the schedule as zero-byte edges on one device: a 1F1B replica starts a micro-batch's forward
 // pass only once the one `in_flight` micro-batches before it has finished its backward pass (and, without a
 // global batch, once the round before that one has finished its all-reduce and update: a forward pass uses
 // weights at most in_flight + 1 rounds old), and every device runs the operator listed first among those ready,
@@ -34,8 +35,9 @@ struct PlanSimulationOptions {
 };
 
 struct PlanSimulation {
-  // The unrolled graph, placed, and its simulation (the costs refer to the graph and the plan's topology).
+  // The unrolled graph, placed, and its simulation on the cluster with a collective engine beside each device.
   std::unique_ptr<Graph> graph;
+  std::unique_ptr<Topology> topology;
   std::unique_ptr<CostModel> costs;
   Placement placement;
   SimulationResult result;

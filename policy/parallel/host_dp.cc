@@ -24,18 +24,14 @@ struct Cell {
   Inner inner = Inner::kNone;
 };
 
-int32_t DevicesUsed(const std::vector<ReplicaStep>& chain) {
-  int32_t used = 0;
-  for (const ReplicaStep& s : chain) used += s.replicas;
-  return std::max(used, 1);
-}
-
-// Devices [offset, offset + replicas) of every host in [first_host, first_host + hosts), host-major.
+// Devices [offset, offset + replicas) of every host in [first_host, first_host + hosts), the hosts' k-th devices
+// together: micro-batch m then runs on host m % hosts in every stage of a block, so that inside a block tensors
+// never leave their host.
 std::vector<DeviceId> Group(const std::vector<std::vector<DeviceId>>& by_host, int32_t first_host, int32_t hosts,
                             const ReplicaStep& step) {
   std::vector<DeviceId> group;
-  for (int32_t h = first_host; h < first_host + hosts; ++h) {
-    for (int32_t k = step.offset; k < step.offset + step.replicas; ++k) group.push_back(by_host[h][k]);
+  for (int32_t k = step.offset; k < step.offset + step.replicas; ++k) {
+    for (int32_t h = first_host; h < first_host + hosts; ++h) group.push_back(by_host[h][k]);
   }
   return group;
 }
@@ -144,8 +140,7 @@ class HostDp {
     const int64_t at = kind == Inner::kToFull ? i : j;
     const double inner = dp.Best(at);
     if (!std::isfinite(inner)) return;
-    const int32_t devices = r > 1 ? DevicesUsed(dp.Chain(at)) : 1;
-    const double value = std::max(prior, c_.block(inner, i, j, r, devices));
+    const double value = std::max(prior, c_.block(inner, i, j, r, r > 1 ? dp.Chain(at) : std::vector<ReplicaStep>{}));
     Cell& cell = cells_[m][j];
     if (value <= bound_ && value < cell.value) cell = Cell{value, static_cast<int32_t>(i), r, kind};
   }
@@ -161,6 +156,12 @@ class HostDp {
 };
 
 }  // namespace
+
+int32_t DevicesUsed(const std::vector<ReplicaStep>& chain) {
+  int32_t used = 0;
+  for (const ReplicaStep& s : chain) used += s.replicas;
+  return std::max(used, 1);
+}
 
 absl::StatusOr<HostLayout> LayoutHosts(const CostModel& costs, const PlanLattice& l, bool straight, bool across_hosts) {
   HostLayout layout;
@@ -190,7 +191,7 @@ absl::StatusOr<PlanSearchResult> SearchBlocks(const PlanLattice& l, const HostLa
     return v;
   }, &out.dp_runs);
   if (!found.ok()) return found.status();
-  if (best == nullptr) return absl::InternalError("the plan between hosts found nothing at its upper bound");
+  if (best == nullptr) return absl::FailedPreconditionError("no plan of blocks of hosts fits the devices' memory");
   auto [steps, groups] = best->Plan();
   out.plan.stage_of_op = StagesOfOps(l, steps);
   for (auto& g : groups) out.plan.stages.push_back(PlanStage{std::move(g)});

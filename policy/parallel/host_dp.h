@@ -35,14 +35,17 @@ struct HostCosts {
   // of it (ReplicaDpOptions::work_per_bound).
   std::function<double(double bound, int32_t hosts)> inner_bound;
   std::function<double(int32_t hosts)> work_per_bound;
-  // A block's value from its inner pipeline's time: ideals i to j on `hosts` hosts using `devices` of each.
-  std::function<double(double inner, int64_t i, int64_t j, int32_t hosts, int32_t devices)> block;
+  // A block's value from its inner pipeline (its time and its stages): ideals i to j on `hosts` hosts.
+  std::function<double(double inner, int64_t i, int64_t j, int32_t hosts, const std::vector<ReplicaStep>& chain)> block;
 };
 
-// The best plan of blocks from `lower` up to `upper` (GrowBound), as plan stages with their device groups; an
-// internal error when none is found by `upper`.
+// The best plan of blocks from `lower` up to `upper` (GrowBound), as plan stages with their device groups;
+// FAILED_PRECONDITION when none is found by `upper` (memory).
 absl::StatusOr<PlanSearchResult> SearchBlocks(const PlanLattice& lattice, const HostLayout& layout, const HostCosts& costs,
                                               double lower, double upper, const Budget& budget);
+
+// Devices per host an inner chain uses (at least 1).
+int32_t DevicesUsed(const std::vector<ReplicaStep>& chain);
 
 // The layout of the lattice's accelerators; UNIMPLEMENTED naming the host when the hosts differ in size.
 absl::StatusOr<HostLayout> LayoutHosts(const CostModel& costs, const PlanLattice& lattice, bool straight,

@@ -1,6 +1,7 @@
 #include "policy/parallel/hybrid_placer.h"
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -40,19 +41,25 @@ std::string StagesNote(const ParallelPlan& plan) {
   return out + ")";
 }
 
+// The DP's plan, and (our model, hybrid plans) pure data parallelism to weigh it against.
 absl::StatusOr<PlanSearchResult> Search(const PlacementProblem& problem, const Budget& budget, Parallelism parallelism,
-                                        std::vector<std::string>* notes) {
+                                        std::vector<std::string>* notes, std::optional<ParallelPlan>* data) {
   const bool pipedream = problem.cost_model == CostModelKind::kPipeDream;
   using Weight = PipelineModelOptions::Weight;
   absl::StatusOr<parallel::PlanLattice> lattice =
       parallel::BuildPlanLattice(*problem.costs, pipedream ? Weight::kForwardBytes : Weight::kBytes, budget);
   if (!lattice.ok()) return lattice.status();
   PlanSearchOptions options;
-  options.parallelism = parallelism == Parallelism::kOperator ? Parallelism::kHybrid : parallelism;
+  options.parallelism = parallelism;
   options.schedule = problem.schedule;
   options.global_batch = problem.global_batch;
   absl::StatusOr<PlanSearchResult> found = pipedream ? parallel::SearchPipeDream(*problem.costs, *lattice, options, budget)
                                                      : parallel::SearchOwn(*problem.costs, *lattice, options, budget);
+  // A search the budget cut short answers with pure data parallelism, a plan of the family it knows.
+  if (absl::IsDeadlineExceeded(found.status()) && options.parallelism != Parallelism::kPipeline) {
+    notes->push_back(absl::StrCat("the budget ended the search (", found.status().message(), "): pure data parallelism"));
+    found = parallel::DataParallel(*problem.costs, *lattice);
+  }
   if (!found.ok()) return found.status();
   notes->insert(notes->end(), lattice->notes.begin(), lattice->notes.end());
   notes->push_back(absl::StrCat(lattice->model().num_units, " units, ", lattice->ideals.size(), " ideals",
@@ -60,6 +67,11 @@ absl::StatusOr<PlanSearchResult> Search(const PlacementProblem& problem, const B
                                 " stages scored"));
   found->plan.schedule = problem.schedule;
   found->plan.global_batch = problem.global_batch;
+  if (!pipedream && parallelism == Parallelism::kHybrid) {
+    *data = parallel::DataParallel(*problem.costs, *lattice).plan;
+    (*data)->schedule = problem.schedule;
+    (*data)->global_batch = problem.global_batch;
+  }
   return found;
 }
 
@@ -111,13 +123,37 @@ absl::StatusOr<PlacerResult> PlanResult(const PlacementProblem& problem, Paralle
   return result;
 }
 
+namespace {
+
+// Our model's DP estimates; the plan model has the last word, and pure data parallelism, a plan of the hybrid
+// family, is kept when it scores better than the DP's chain.
+absl::StatusOr<PlacerResult> BestOfFamily(const PlacementProblem& problem, const PlanSearchResult& found,
+                                          const std::optional<ParallelPlan>& data, std::vector<std::string>* notes) {
+  absl::StatusOr<PlacerResult> result = PlanResult(problem, found.plan, kHybridPlacerName);
+  if (!result.ok() || !data.has_value()) return result;
+  absl::StatusOr<PlacerResult> other = PlanResult(problem, *data, kHybridPlacerName);
+  const auto fits = [&](const PlacerResult& r) {
+    return PlanMemoryStatus(*problem.costs, r.plan->plan, r.plan->evaluation).ok();
+  };
+  if (other.ok() && fits(*other) && (!fits(*result) || other->evaluation.value < result->evaluation.value)) {
+    notes->push_back(absl::StrFormat("pure data parallelism (%.6g) beats the DP's chain (%.6g)", other->evaluation.value,
+                                     result->evaluation.value));
+    return other;
+  }
+  return result;
+}
+
+}  // namespace
+
 absl::StatusOr<PlacerResult> PlanParallel(const PlacementProblem& problem, const Budget& budget, Parallelism parallelism) {
   if (absl::Status s = CheckProblem(problem); !s.ok()) return s;
   if (budget.Expired()) return budget.ExpiredStatus();
+  if (parallelism == Parallelism::kOperator) parallelism = Parallelism::kHybrid;
   std::vector<std::string> notes;
-  absl::StatusOr<PlanSearchResult> found = Search(problem, budget, parallelism, &notes);
+  std::optional<ParallelPlan> data;
+  absl::StatusOr<PlanSearchResult> found = Search(problem, budget, parallelism, &notes, &data);
   if (!found.ok()) return found.status();
-  absl::StatusOr<PlacerResult> result = PlanResult(problem, found->plan, kHybridPlacerName);
+  absl::StatusOr<PlacerResult> result = BestOfFamily(problem, *found, data, &notes);
   if (!result.ok()) return result.status();
   if (absl::Status s = PlanMemoryStatus(*problem.costs, result->plan->plan, result->plan->evaluation); !s.ok()) return s;
   const PlanEvaluation& ev = result->plan->evaluation;
@@ -126,15 +162,15 @@ absl::StatusOr<PlacerResult> PlanParallel(const PlacementProblem& problem, const
     notes.push_back(absl::StrCat("PipeDream's cost model leaves memory out, as its planner does by default",
                                  ours.ok() ? "; the plan fits in our memory model" : absl::StrCat("; in our memory model ", ours.message())));
   }
-  // The DP computes PipeDream's figures exactly; ours it estimates, and the plan model has the last word.
-  const bool exact = problem.cost_model == CostModelKind::kPipeDream &&
-                     std::abs(ev.time_per_sample - found->dp_value) <= 1e-9 * std::max(1.0, found->dp_value);
-  result->proven_optimal = found->proven_optimal && exact;
+  // The DP computes PipeDream's figures exactly (proven optimal over the lattice); ours it estimates.
+  const bool exact = std::abs(ev.time_per_sample - found->dp_value) <= 1e-9 * std::max(1.0, found->dp_value);
+  result->proven_optimal = found->proven_optimal && exact && problem.cost_model == CostModelKind::kPipeDream;
   result->notes = std::move(notes);
-  result->notes.push_back(absl::StrCat(ParallelismName(parallelism == Parallelism::kOperator ? Parallelism::kHybrid : parallelism),
-                                       " plan under the ", CostModelName(problem.cost_model), " cost model: ",
-                                       StagesNote(result->plan->plan), ", bottleneck ", ev.bottleneck));
-  if (std::abs(ev.time_per_sample - found->dp_value) > 1e-9 * std::max(1.0, found->dp_value)) result->notes.push_back(absl::StrFormat("the DP estimated %.6g; the plan model scores %.6g", found->dp_value, ev.time_per_sample));
+  result->notes.push_back(absl::StrCat(ParallelismName(parallelism), " plan under the ", CostModelName(problem.cost_model),
+                                       " cost model: ", StagesNote(result->plan->plan), ", bottleneck ", ev.bottleneck));
+  if (!exact) {
+    result->notes.push_back(absl::StrFormat("the DP estimated %.6g; the plan model scores %.6g", found->dp_value, ev.time_per_sample));
+  }
   return result;
 }
 

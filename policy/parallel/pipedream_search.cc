@@ -91,8 +91,8 @@ absl::StatusOr<PlanSearchResult> Hosts(const CostModel& costs, const PlanLattice
   const int32_t max_outer = layout->max_outer;
   c.inner_bound = [max_outer](double bound, int32_t) { return bound * max_outer; };
   c.work_per_bound = [](int32_t) { return 1.0; };
-  c.block = [&](double inner, int64_t i, int64_t j, int32_t hosts, int32_t devices) {
-    double t = PipeDreamStageSeconds(inner, l.weight_bytes[j] - l.weight_bytes[i], hosts, between, devices);
+  c.block = [&](double inner, int64_t i, int64_t j, int32_t hosts, const std::vector<ReplicaStep>& chain) {
+    double t = PipeDreamStageSeconds(inner, l.weight_bytes[j] - l.weight_bytes[i], hosts, between, DevicesUsed(chain));
     if (i != s.empty()) {
       t = std::max(t, PipeDreamTransferSeconds(s.cross_weight(i), hosts, between));
       if (j != s.full()) t = std::max(t, PipeDreamTransferSeconds(s.cross_weight(j), hosts, between));
@@ -102,7 +102,7 @@ absl::StatusOr<PlanSearchResult> Hosts(const CostModel& costs, const PlanLattice
   const int32_t hosts = static_cast<int32_t>(layout->hosts.size());
   // Pure data parallelism: one block on every host, one inner stage on every device of each.
   const double data = c.block(LevelStage(l, inside, s.empty(), s.full(), layout->per_host, true), s.empty(), s.full(),
-                              hosts, layout->per_host);
+                              hosts, {ReplicaStep{s.empty(), s.full(), 0, layout->per_host}});
   if (o.parallelism == Parallelism::kData) {
     std::vector<DeviceId> all;
     for (const auto& h : layout->hosts) all.insert(all.end(), h.begin(), h.end());

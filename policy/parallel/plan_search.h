@@ -46,6 +46,9 @@ absl::StatusOr<PlanSearchResult> SearchPipeDream(const CostModel& costs, const P
 absl::StatusOr<PlanSearchResult> SearchOwn(const CostModel& costs, const PlanLattice& lattice,
                                            const PlanSearchOptions& options, const Budget& budget);
 
+// Pure data parallelism: one stage on every accelerator (the first of each host, then the second...).
+PlanSearchResult DataParallel(const CostModel& costs, const PlanLattice& lattice);
+
 // The accelerators of the lattice's model by host, hosts in order.
 std::vector<std::vector<DeviceId>> AcceleratorsByHost(const CostModel& costs, const PlanLattice& lattice);
 
