@@ -139,7 +139,7 @@ void Case(const Input& in, int32_t n, const Flags& flags) {
                 pipeline = Run(problem, Parallelism::kPipeline, flags);
   std::string simulated = "-", error = "-";
   if (hybrid.result.has_value()) {
-    CheckBySimulation(problem, *hybrid.result);
+    CheckBySimulation(problem, *hybrid.result, /*max_operators=*/4'000'000);
     const double sim = hybrid.result->plan->simulated_time_per_sample;
     if (sim > 0) {
       simulated = absl::StrFormat("%.4g", sim);

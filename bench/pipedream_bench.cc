@@ -1,7 +1,8 @@
 // The hybrid planner under PipeDream's cost model against PipeDream's own planner on PipeDream's profiles
 // (../shared/bench/pipedream/reference.tsv): our time per stage and theirs, the ratio, our planner's time and
 // theirs, measured in the same run by running their optimizer (peer/, needs Debian's python3-numpy) on the rows
-// of the models named by --peer (the README's published times stand for the others). Run by
+// of the models named by --peer (the README's published times, marked *, stand for the others: a model's
+// published time over its six rows). Run by
 // `./placement bench pipedream_bench`; the figures are kept in docs/BENCHMARKS.md.
 //   pipedream_bench [SHARED_DIR] [--peer=alexnet,vgg16,...|fast|all|none] [--repeats=N]
 #include <sys/wait.h>
@@ -32,27 +33,7 @@
 namespace placement {
 namespace {
 
-struct Row {
-  std::string model, topology, mode, replicas;
-  double time = 0;
-};
-
-std::vector<Row> ReadReference(const std::string& dir) {
-  std::vector<Row> rows;
-  std::istringstream in(test_support::ReadFileToString(dir + "/reference.tsv"));
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> f = absl::StrSplit(line, '\t');
-    Row r;
-    if (f.size() < 6 || !absl::SimpleAtod(f[3], &r.time)) continue;
-    r.model = f[0];
-    r.topology = f[1];
-    r.mode = f[2];
-    r.replicas = f[5];
-    rows.push_back(r);
-  }
-  return rows;
-}
+using Row = test_support::PipeDreamReference;
 
 // PipeDream's optimizer flags for each cluster (the README's table).
 const std::map<std::string, std::pair<std::string, std::string>>& PeerFlags() {
@@ -165,18 +146,18 @@ int main(int argc, char** argv) {
   else if (peer != "none") for (absl::string_view m : absl::StrSplit(peer, ',')) peers.insert(std::string(m));
   std::printf("model\ttopology\tmode\tours\tpipedream\tratio\tour_ms\tpeer_s\tpeer_value\tour_replicas\ttheir_replicas\tproven\n");
   int worse = 0;
-  for (const placement::Row& row : placement::ReadReference(dir)) {
+  for (const placement::Row& row : placement::test_support::ReadPipeDreamReference(dir)) {
     const placement::Ours ours = placement::Plan(dir, row, repeats);
-    std::string peer_s = absl::StrFormat("(%.3g published)", placement::PublishedSeconds(row)), peer_value = "";
+    std::string peer_s = absl::StrFormat("%.3g*", placement::PublishedSeconds(row)), peer_value = "";
     if (peers.count("*") || peers.count(row.model)) {
       const auto [value, seconds] = placement::RunPeer(dir, row);
       peer_s = absl::StrFormat("%.3g", seconds);
       peer_value = value < 0 ? "failed" : absl::StrFormat("%.6g", value);
     }
-    const double ratio = ours.value > 0 ? ours.value / row.time : 0;
+    const double ratio = ours.value > 0 ? ours.value / row.time_per_stage : 0;
     worse += !(ratio > 0 && ratio <= 1 + 1e-9);
     std::printf("%s\t%s\t%s\t%.6g\t%.6g\t%.4f\t%.1f\t%s\t%s\t%s\t%s\t%s%s\n", row.model.c_str(), row.topology.c_str(),
-                row.mode.c_str(), ours.value, row.time, ratio, 1000 * ours.seconds, peer_s.c_str(), peer_value.c_str(),
+                row.mode.c_str(), ours.value, row.time_per_stage, ratio, 1000 * ours.seconds, peer_s.c_str(), peer_value.c_str(),
                 ours.replicas.c_str(), row.replicas.c_str(), ours.proven ? "yes" : "no",
                 ours.status.empty() ? "" : (" " + ours.status).c_str());
     std::fflush(stdout);

@@ -131,6 +131,7 @@ class Unroller {
   void AddCopy(int32_t micro, OpId v) {
     const int32_t s = p_.stage_of_op[v];
     if (flush_ && IsOptimizerUpdate(g_, v) && LastOf(s, micro) != micro) return;  // one update a step
+    if (copy_[static_cast<size_t>(micro) * n_ + v] != kNone) return;
     const DeviceId d = Replica(s, micro);
     OpSpec op = SpecOf(g_, v);
     op.name = absl::StrCat(op.name, "#", micro);
@@ -148,6 +149,8 @@ class Unroller {
     for (int pass = 0; pass < (gpipe ? 2 : 1); ++pass) {
       for (int32_t micro = 0; micro < m_; ++micro) {
         for (OpId v : g_.topo_order()) {
+          // Without a flush a round's updates wait for its all-reduce and are listed with its syncs (ListRounds).
+          if (!flush_ && IsOptimizerUpdate(g_, v)) continue;
           if (!gpipe || g_.is_backward(v) == (pass == 1)) AddCopy(micro, v);
         }
         if (gpipe && pass == 0) continue;
@@ -158,6 +161,7 @@ class Unroller {
       }
     }
     if (flush_) ListStepEnd();
+    for (int32_t s = 0; s < s_; ++s) ListUpdates(s);
   }
 
   size_t Slot(int32_t micro, int32_t s) const { return static_cast<size_t>(micro) * s_ + s; }
@@ -170,8 +174,24 @@ class Unroller {
       const int32_t first = micro - micro % r;
       std::vector<int32_t> members;
       for (int32_t k = first; k <= micro; ++k) members.push_back(k);
+      // The round before this one updates now: its updates come after this round's backward passes on each
+      // device, so that one round's all-reduce can start while the round before it still updates.
+      ListUpdates(s);
       ListSync(s, members, absl::StrCat(first / r));
+      pending_[s] = members;
     }
+  }
+
+  // The updates and syncs of the stage's last round not yet listed.
+  void ListUpdates(int32_t s) {
+    if (pending_.empty()) pending_.resize(s_);
+    for (int32_t micro : pending_[s]) {
+      for (OpId v : g_.topo_order()) {
+        if (p_.stage_of_op[v] == s && IsOptimizerUpdate(g_, v)) AddCopy(micro, v);
+      }
+      sync_[Slot(micro, s)] = Add(Control(absl::StrCat("stage", s + 1, "/sync#", micro)), Replica(s, micro), micro);
+    }
+    pending_[s].clear();
   }
 
   void ListStepEnd() {
@@ -198,8 +218,10 @@ class Unroller {
         for (int32_t k = 0; k < step.repeat; ++k) collectives_.back().sends.push_back(&step);
       }
     }
-    for (int32_t micro : micros) {
-      sync_[Slot(micro, s)] = Add(Control(absl::StrCat("stage", s + 1, "/sync", tag, "#", micro)), Replica(s, micro), micro);
+    if (flush_) {
+      for (int32_t micro : micros) {
+        sync_[Slot(micro, s)] = Add(Control(absl::StrCat("stage", s + 1, "/sync", tag, "#", micro)), Replica(s, micro), micro);
+      }
     }
   }
 
@@ -252,6 +274,7 @@ class Unroller {
   std::vector<uint8_t> backward_;
   std::vector<AllReducePlan> allreduce_;
   std::vector<Collective> collectives_;
+  std::vector<std::vector<int32_t>> pending_;  // per stage: the members of its round whose updates are not listed
 };
 
 void Unroller::Edges(GraphBuilder& b) {

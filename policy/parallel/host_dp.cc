@@ -117,7 +117,7 @@ class HostDp {
   // Blocks on r hosts ending at layer m: from the empty ideal, to the full one, or between (three or more hosts).
   absl::Status Blocks(int32_t m, int32_t r) {
     const std::vector<Cell>& before = cells_[m - r];
-    const bool last_layer = m == static_cast<int32_t>(h_.hosts.size());
+    const bool last_layer = m == static_cast<int32_t>(h_.hosts.size()) || !h_.middle_blocks;
     for (int64_t i = 0; i < s_.size(); ++i) {
       if (!(before[i].value <= bound_)) continue;
       const bool from_empty = i == s_.empty();

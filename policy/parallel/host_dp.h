@@ -23,6 +23,9 @@ struct HostLayout {
   int32_t per_host = 0;
   int32_t max_inner = 1;  // devices per host of an inner stage
   int32_t max_outer = 1;  // hosts of a block
+  // Blocks between the first and the last need an inner DP from every start they may take: with many hosts,
+  // plans are limited to two blocks (the first and the last) unless this is set.
+  bool middle_blocks = true;
 };
 
 struct HostCosts {

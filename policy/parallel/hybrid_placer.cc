@@ -168,17 +168,17 @@ absl::StatusOr<PlacerResult> PlanParallel(const PlacementProblem& problem, const
   result->notes = std::move(notes);
   result->notes.push_back(absl::StrCat(ParallelismName(parallelism), " plan under the ", CostModelName(problem.cost_model),
                                        " cost model: ", StagesNote(result->plan->plan), ", bottleneck ", ev.bottleneck));
-  if (!exact) {
+  if (!exact && std::isfinite(found->dp_value)) {
     result->notes.push_back(absl::StrFormat("the DP estimated %.6g; the plan model scores %.6g", found->dp_value, ev.time_per_sample));
   }
   return result;
 }
 
-void CheckBySimulation(const PlacementProblem& problem, PlacerResult& result) {
+void CheckBySimulation(const PlacementProblem& problem, PlacerResult& result, int64_t max_operators) {
   if (!result.plan.has_value() || problem.cost_model != CostModelKind::kDefault) return;
   PlanSimulationOptions options;
   options.record_timeline = false;
-  options.max_operators = 400'000;
+  options.max_operators = max_operators;
   absl::StatusOr<std::unique_ptr<PlanSimulation>> sim = SimulatePlan(*problem.costs, result.plan->plan, options);
   if (!sim.ok()) {
     result.notes.push_back(absl::StrCat("not simulated: ", sim.status().message()));

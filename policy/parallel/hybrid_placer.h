@@ -39,8 +39,9 @@ absl::StatusOr<PlacerResult> PlanParallel(const PlacementProblem& problem, const
 // the problem's cost model; the memory check is the caller's.
 absl::StatusOr<PlacerResult> PlanResult(const PlacementProblem& problem, ParallelPlan plan, std::string algorithm);
 
-// Simulates a few micro-batches of the answer's plan (our own model only) and records the time and a note.
-void CheckBySimulation(const PlacementProblem& problem, PlacerResult& result);
+// Simulates a few micro-batches of the answer's plan (our own model only) and records the time and a note; a
+// plan whose unrolled graph would pass `max_operators` is not simulated (the note says so).
+void CheckBySimulation(const PlacementProblem& problem, PlacerResult& result, int64_t max_operators = 400'000);
 
 void RegisterParallelPlacers(PlacerRegistry& registry);
 

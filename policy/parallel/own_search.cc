@@ -193,18 +193,15 @@ PlanSearchResult DataParallel(const CostModel& costs, const PlanLattice& l) {
   PlanSearchResult r;
   r.plan.stage_of_op.assign(costs.graph().num_ops(), 0);
   r.plan.stages.push_back(PlanStage{all});
+  r.dp_value = kNoPlan;  // not estimated: the plan model scores it
   return r;
 }
 
-absl::StatusOr<PlanSearchResult> SearchOwn(const CostModel& costs, const PlanLattice& l, const PlanSearchOptions& o,
-                                           const Budget& budget) {
-  const bool across = costs.topology().data_parallel_across_hosts();
-  if (o.parallelism == Parallelism::kData) return DataParallel(costs, l);
-  absl::StatusOr<HostLayout> layout = LayoutHosts(costs, l, o.parallelism == Parallelism::kPipeline, across);
-  if (!layout.ok()) return layout.status();
-  if (o.global_batch > 0) layout->max_inner = static_cast<int32_t>(std::min<int64_t>(layout->max_inner, o.global_batch));
-  const OwnCosts own(costs, l, o, *layout);
-  if (layout->hosts.size() == 1) return OneHost(l, *layout, own, o, budget);
+namespace {
+
+// Several hosts: blocks of whole hosts, bounded by pure data parallelism over all of them.
+absl::StatusOr<PlanSearchResult> Blocks(const CostModel& costs, const PlanLattice& l, const PlanSearchOptions& o,
+                                        const HostLayout& layout, const OwnCosts& own, const Budget& budget) {
   HostCosts c;
   c.stage = [&](int64_t i, int64_t j, int32_t offset, int32_t r, bool, int32_t hosts) { return own.Stage(i, j, offset, r, hosts); };
   c.per_host_count = true;
@@ -214,18 +211,34 @@ absl::StatusOr<PlanSearchResult> SearchOwn(const CostModel& costs, const PlanLat
     return own.Block(inner, i, j, hosts, chain);
   };
   const IdealSet& s = l.ideals;
-  const int32_t hosts = static_cast<int32_t>(layout->hosts.size()), devices = hosts * layout->per_host;
-  const double data = across && (o.global_batch == 0 || devices <= o.global_batch)
-                          ? c.block(own.Stage(s.empty(), s.full(), 0, layout->per_host, hosts), s.empty(), s.full(), hosts,
-                                    {ReplicaStep{s.empty(), s.full(), 0, layout->per_host}})
-                          : kNoPlan;
-  absl::StatusOr<PlanSearchResult> found = SearchBlocks(l, *layout, c, s.work(s.full()) / devices,
-                                                       std::isfinite(data) ? data : std::numeric_limits<double>::max(), budget);
-  // The blocks' inner pipelines are the fastest inside a host, not the lightest on the network: at the bound data
-  // parallelism sets, they may all weigh more than it.
-  if (absl::IsFailedPrecondition(found.status()) && std::isfinite(data) && o.parallelism == Parallelism::kHybrid) {
+  const int32_t hosts = static_cast<int32_t>(layout.hosts.size()), devices = hosts * layout.per_host;
+  const bool data_allowed = costs.topology().data_parallel_across_hosts() && (o.global_batch == 0 || devices <= o.global_batch);
+  const double data = data_allowed ? c.block(own.Stage(s.empty(), s.full(), 0, layout.per_host, hosts), s.empty(), s.full(),
+                                             hosts, {ReplicaStep{s.empty(), s.full(), 0, layout.per_host}})
+                                   : kNoPlan;
+  return SearchBlocks(l, layout, c, s.work(s.full()) / devices, std::isfinite(data) ? data : std::numeric_limits<double>::max(),
+                      budget);
+}
+
+}  // namespace
+
+absl::StatusOr<PlanSearchResult> SearchOwn(const CostModel& costs, const PlanLattice& l, const PlanSearchOptions& o,
+                                           const Budget& budget) {
+  if (o.parallelism == Parallelism::kData) return DataParallel(costs, l);
+  absl::StatusOr<HostLayout> layout =
+      LayoutHosts(costs, l, o.parallelism == Parallelism::kPipeline, costs.topology().data_parallel_across_hosts());
+  if (!layout.ok()) return layout.status();
+  if (o.global_batch > 0) layout->max_inner = static_cast<int32_t>(std::min<int64_t>(layout->max_inner, o.global_batch));
+  layout->middle_blocks = false;  // a DP from every block start per host count would take minutes on 8 hosts
+  const OwnCosts own(costs, l, o, *layout);
+  absl::StatusOr<PlanSearchResult> found =
+      layout->hosts.size() == 1 ? OneHost(l, *layout, own, o, budget) : Blocks(costs, l, o, *layout, own, budget);
+  // No chain found under the bound pure data parallelism sets (the DP's estimates are not the plan model's), or
+  // none fits memory: the hybrid family still has pure data parallelism, which the plan model then scores (and
+  // names the stage that does not fit, when it does not).
+  if (absl::IsFailedPrecondition(found.status()) && o.parallelism == Parallelism::kHybrid) {
     PlanSearchResult r = DataParallel(costs, l);
-    r.dp_value = data;
+    r.dp_value = kNoPlan;
     return r;
   }
   return found;
