@@ -139,6 +139,7 @@ void Case(const Input& in, int32_t n, const Flags& flags) {
                 pipeline = Run(problem, Parallelism::kPipeline, flags);
   std::string simulated = "-", error = "-";
   if (hybrid.result.has_value()) {
+    if (hybrid.result->plan->simulated_time_per_sample == 0) hybrid.result->plan->simulated_time_per_sample = -1;
     CheckBySimulation(problem, *hybrid.result, /*max_operators=*/4'000'000);
     const double sim = hybrid.result->plan->simulated_time_per_sample;
     if (sim > 0) {

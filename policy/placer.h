@@ -73,7 +73,7 @@ struct PlacementProblem {
 struct PlanAnswer {
   ParallelPlan plan;
   PlanEvaluation evaluation;
-  double simulated_time_per_sample = -1;  // -1: not simulated
+  double simulated_time_per_sample = -1;  // -1: not simulated yet; 0: could not be simulated
 };
 
 struct PlacerResult {

@@ -43,6 +43,10 @@ absl::StatusOr<PlacerResult> PlanResult(const PlacementProblem& problem, Paralle
 // plan whose unrolled graph would pass `max_operators` is not simulated (the note says so).
 void CheckBySimulation(const PlacementProblem& problem, PlacerResult& result, int64_t max_operators = 400'000);
 
+// The time per sample a plan's answer can be trusted to reach: the model's, or the simulated one when the
+// simulation (run here once, our own model only) measured more.
+double ConfirmedTimePerSample(const PlacementProblem& problem, PlacerResult& result);
+
 void RegisterParallelPlacers(PlacerRegistry& registry);
 
 }  // namespace placement
