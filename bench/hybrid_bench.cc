@@ -114,6 +114,16 @@ Outcome Run(const PlacementProblem& problem, Parallelism parallelism, const Flag
   return o;
 }
 
+// The hybrid plan's simulated time per sample and its difference from the model, "-" when not simulated.
+std::pair<std::string, std::string> Simulated(const PlacementProblem& problem, Outcome& hybrid) {
+  if (!hybrid.result.has_value()) return {"-", "-"};
+  if (hybrid.result->plan->simulated_time_per_sample == 0) hybrid.result->plan->simulated_time_per_sample = -1;
+  CheckBySimulation(problem, *hybrid.result, /*max_operators=*/4'000'000);
+  const double sim = hybrid.result->plan->simulated_time_per_sample;
+  if (sim <= 0) return {"-", "-"};
+  return {absl::StrFormat("%.4g", sim), absl::StrFormat("%+.1f%%", 100 * (sim / hybrid.value - 1))};
+}
+
 std::string Cell(const Outcome& o) { return o.value > 0 ? absl::StrFormat("%.4g", o.value) : o.note; }
 
 void Case(const Input& in, int32_t n, const Flags& flags) {
@@ -137,16 +147,7 @@ void Case(const Input& in, int32_t n, const Flags& flags) {
   const double plan_ms = absl::ToDoubleMilliseconds(absl::Now() - start);
   const Outcome op = Run(problem, Parallelism::kOperator, flags), data = Run(problem, Parallelism::kData, flags),
                 pipeline = Run(problem, Parallelism::kPipeline, flags);
-  std::string simulated = "-", error = "-";
-  if (hybrid.result.has_value()) {
-    if (hybrid.result->plan->simulated_time_per_sample == 0) hybrid.result->plan->simulated_time_per_sample = -1;
-    CheckBySimulation(problem, *hybrid.result, /*max_operators=*/4'000'000);
-    const double sim = hybrid.result->plan->simulated_time_per_sample;
-    if (sim > 0) {
-      simulated = absl::StrFormat("%.4g", sim);
-      error = absl::StrFormat("%+.1f%%", 100 * (sim / hybrid.value - 1));
-    }
-  }
+  const auto [simulated, error] = Simulated(problem, hybrid);
   std::map<std::string, double> by_kind = {{"operator", op.value}, {"data", data.value}, {"pipeline", pipeline.value}, {"hybrid", hybrid.value}};
   std::string best = "-";
   for (const auto& [kind, v] : by_kind) {

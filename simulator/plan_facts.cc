@@ -60,44 +60,52 @@ std::vector<int32_t> ReaderStages(const Graph& g, const ParallelPlan& plan, Edge
   return stages;
 }
 
+using TrafficMap = std::map<std::pair<int32_t, int32_t>, StageTraffic>;
+
+// One output tensor of an operator in stage a, read along edges [first, last): what it sends other stages, what
+// their backward passes keep of it, and the cuts it crosses.
+void AddTensor(const Graph& g, const ParallelPlan& plan, OpId u, EdgeId first, EdgeId last, PlanFacts& f,
+               TrafficMap& traffic, std::vector<double>& cut_change) {
+  const int32_t a = plan.stage_of_op[u];
+  const OutputTensor& tensor = g.tensor(g.first_output(u) + g.edge(first).src_output);
+  for (int32_t b : ReaderStages(g, plan, first, last, [](OpId) { return true; })) {
+    if (b == a) continue;
+    StageTraffic& x = traffic[{a, b}];
+    x.from = a;
+    x.to = b;
+    if (tensor.transfer_seconds >= 0) {
+      x.measured_seconds += tensor.transfer_seconds;
+    } else {
+      ++x.derived_count;
+      x.derived_bytes += static_cast<double>(tensor.bytes);
+    }
+  }
+  if (g.is_backward(u)) return;
+  for (int32_t b : ReaderStages(g, plan, first, last, [&](OpId v) { return g.is_backward(v); })) {
+    f.stages[b].stash_bytes += tensor.bytes;
+  }
+  const std::vector<int32_t> forward = ReaderStages(g, plan, first, last, [&](OpId v) { return !g.is_backward(v); });
+  const int32_t reach = forward.empty() ? a : *std::max_element(forward.begin(), forward.end());
+  if (reach > a) {
+    cut_change[a] += static_cast<double>(tensor.bytes);
+    cut_change[reach] -= static_cast<double>(tensor.bytes);
+  }
+}
+
 // Bytes per stage, traffic between stages and the activations crossing each cut, tensor by tensor.
 void GatherTensors(const CostModel& costs, const ParallelPlan& plan, PlanFacts& f) {
   const Graph& g = costs.graph();
-  std::map<std::pair<int32_t, int32_t>, StageTraffic> traffic;
+  TrafficMap traffic;
   std::vector<double> cut_change(plan.stages.size() + 1, 0);
   for (OpId u = 0; u < g.num_ops(); ++u) {
-    const int32_t a = plan.stage_of_op[u];
-    StageFacts& own = f.stages[a];
+    StageFacts& own = f.stages[plan.stage_of_op[u]];
     (g.is_backward(u) ? own.optimizer_bytes : own.weight_bytes) += g.param_bytes(u);
-    int64_t outputs = 0;
     for (EdgeId first = g.out_begin(u), last; first < g.out_end(u); first = last) {
       last = first + 1;
       while (last < g.out_end(u) && g.edge(last).src_output == g.edge(first).src_output) ++last;
-      const TensorId t = g.first_output(u) + g.edge(first).src_output;
-      const OutputTensor& tensor = g.tensor(t);
-      for (int32_t b : ReaderStages(g, plan, first, last, [](OpId) { return true; })) {
-        if (b == a) continue;
-        StageTraffic& x = traffic[{a, b}];
-        x.from = a;
-        x.to = b;
-        if (tensor.transfer_seconds >= 0) {
-          x.measured_seconds += tensor.transfer_seconds;
-        } else {
-          ++x.derived_count;
-          x.derived_bytes += static_cast<double>(tensor.bytes);
-        }
-      }
-      if (g.is_backward(u)) continue;
-      for (int32_t b : ReaderStages(g, plan, first, last, [&](OpId v) { return g.is_backward(v); })) {
-        f.stages[b].stash_bytes += tensor.bytes;
-      }
-      const std::vector<int32_t> forward = ReaderStages(g, plan, first, last, [&](OpId v) { return !g.is_backward(v); });
-      const int32_t reach = forward.empty() ? a : *std::max_element(forward.begin(), forward.end());
-      if (reach > a) {
-        cut_change[a] += static_cast<double>(tensor.bytes);
-        cut_change[reach] -= static_cast<double>(tensor.bytes);
-      }
+      AddTensor(g, plan, u, first, last, f, traffic, cut_change);
     }
+    int64_t outputs = 0;
     for (TensorId t = g.first_output(u); t < g.first_output(u + 1); ++t) outputs += g.tensor(t).bytes;
     own.working_bytes = std::max(own.working_bytes, outputs + g.temp_bytes(u));
   }

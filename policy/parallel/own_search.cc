@@ -157,16 +157,9 @@ absl::StatusOr<PlanSearchResult> OneHost(const PlanLattice& l, const HostLayout&
   }
   PlanSearchResult out;
   if (o.parallelism != Parallelism::kData) {
-    ReplicaDpOptions dp_options{s.empty(), s.full(), n, layout.max_inner, 0, false};
-    absl::StatusOr<double> found = GrowBound(s.work(s.full()) / n, std::isfinite(value) ? value : std::numeric_limits<double>::max(), budget,
-                                             [&](double bound) -> absl::StatusOr<double> {
-      dp_options.bound = bound;
-      ReplicaDp dp(s, dp_options, cost, budget);
-      if (!dp.Run()) return budget.ExpiredStatus();
-      out.pairs += dp.pairs();
-      if (std::isfinite(dp.Best(s.full()))) best = dp.Chain(s.full());
-      return dp.Best(s.full());
-    }, &out.dp_runs);
+    absl::StatusOr<double> found =
+        SearchChain(s, n, layout.max_inner, std::isfinite(value) ? value : std::numeric_limits<double>::max(), cost,
+                    budget, &best, &out);
     if (!found.ok()) return found.status();
     value = std::min(value, *found);
   }

@@ -55,15 +55,7 @@ absl::StatusOr<PlanSearchResult> OneLevel(const CostModel& costs, const PlanLatt
   std::vector<ReplicaStep> best = {ReplicaStep{s.empty(), s.full(), 0, widest}};
   PlanSearchResult out;
   if (o.parallelism != Parallelism::kData) {
-    ReplicaDpOptions dp_options{s.empty(), s.full(), n, widest, 0, false};
-    absl::StatusOr<double> found = GrowBound(s.work(s.full()) / n, value, budget, [&](double bound) -> absl::StatusOr<double> {
-      dp_options.bound = bound;
-      ReplicaDp dp(s, dp_options, cost, budget);
-      if (!dp.Run()) return budget.ExpiredStatus();
-      out.pairs += dp.pairs();
-      if (std::isfinite(dp.Best(s.full()))) best = dp.Chain(s.full());
-      return dp.Best(s.full());
-    }, &out.dp_runs);
+    absl::StatusOr<double> found = SearchChain(s, n, widest, value, cost, budget, &best, &out);
     if (!found.ok()) return found.status();
     value = std::min(value, *found);
   }

@@ -52,6 +52,13 @@ PlanSearchResult DataParallel(const CostModel& costs, const PlanLattice& lattice
 // The accelerators of the lattice's model by host, hosts in order.
 std::vector<std::vector<DeviceId>> AcceleratorsByHost(const CostModel& costs, const PlanLattice& lattice);
 
+// The DP over `devices` devices from the empty ideal to the full one at growing bounds (GrowBound from the work
+// bound up to `upper`): sets *chain to the best chain found (left alone when none is) and returns its value;
+// counts DP runs and pairs in *counters.
+absl::StatusOr<double> SearchChain(const IdealSet& ideals, int32_t devices, int32_t max_replicas, double upper,
+                                   StageCostFn cost, const Budget& budget, std::vector<ReplicaStep>* chain,
+                                   PlanSearchResult* counters);
+
 // Runs attempt(T) for T = lower + (lower / 256) 2^i, capped at upper, until it finds a value (attempt returns
 // kNoPlan for none within T); *runs counts the attempts. The budget's status when it expires first.
 absl::StatusOr<double> GrowBound(double lower, double upper, const Budget& budget,

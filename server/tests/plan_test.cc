@@ -20,13 +20,7 @@ using testing::StubFor;
 using testing::TempDir;
 using testing::TestOptions;
 
-absl::StatusOr<pb::PlaceResponse> Place(int port, const pb::PlaceRequest& request) {
-  auto context = ContextWithin(std::chrono::seconds(60));
-  pb::PlaceResponse response;
-  const grpc::Status s = StubFor(port)->Place(context.get(), request, &response);
-  if (!s.ok()) return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
-  return response;
-}
+absl::StatusOr<pb::PlaceResponse> Place(int port, const pb::PlaceRequest& request) { return testing::CallPlace(port, request); }
 
 // A training step of a 12-operator chain, planned on 8 GPUs of two hosts.
 pb::PlaceRequest PlanRequest(const std::string& parallelism) {

@@ -97,6 +97,15 @@ placement::v1::Graph ChainGraph(int ops) {
   return g;
 }
 
+absl::StatusOr<placement::v1::PlaceResponse> CallPlace(int port, const placement::v1::PlaceRequest& request,
+                                                       std::chrono::milliseconds timeout) {
+  auto context = ContextWithin(timeout);
+  placement::v1::PlaceResponse response;
+  const grpc::Status s = StubFor(port)->Place(context.get(), request, &response);
+  if (!s.ok()) return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+  return response;
+}
+
 placement::v1::PlaceRequest PlaceRequestFor(const placement::v1::Graph& graph, const std::string& devices,
                                             const std::string& algorithm) {
   placement::v1::PlaceRequest r;

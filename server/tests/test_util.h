@@ -51,6 +51,10 @@ placement::v1::Graph ChainGraph(int ops);
 placement::v1::PlaceRequest PlaceRequestFor(const placement::v1::Graph& graph, const std::string& devices,
                                             const std::string& algorithm = "auto");
 
+// A Place call on the server at `port`, its gRPC status as an absl::Status.
+absl::StatusOr<placement::v1::PlaceResponse> CallPlace(int port, const placement::v1::PlaceRequest& request,
+                                                       std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
 // The body of GET http://127.0.0.1:port/path (whole response when the status is not 200).
 absl::StatusOr<std::string> HttpGet(int port, const std::string& path);
 

@@ -59,6 +59,14 @@ void ExpectAgreement(const CostModel& c, const ParallelPlan& plan, double tolera
   EXPECT_TRUE((*sim)->result.fits_memory);
 }
 
+// Two layers on two GPUs at 10,000 B/s.
+class TwoGpus : public ::testing::Test {
+ protected:
+  const Graph g_ = TwoLayers();
+  const Topology t_ = Matrix(Gpus(2), 1e4);
+  const CostModel c_ = Costs(g_, t_);
+};
+
 TEST(PlanSimulation, DataParallelStageMatchesTheModel) {
   const Graph g = TwoLayers();
   const Topology t = Matrix(Gpus(4), 1e4);
@@ -74,10 +82,8 @@ TEST(PlanSimulation, HybridPipelineMatchesTheModel) {
   ExpectAgreement(c, Plan({{0, 1, 2}, {3}}), 0.05);
 }
 
-TEST(PlanSimulation, FlushedStepMatchesTheModel) {
-  const Graph g = TwoLayers();
-  const Topology t = Matrix(Gpus(2), 1e4);
-  const CostModel c = Costs(g, t);
+TEST_F(TwoGpus, FlushedStepMatchesTheModel) {
+  const CostModel& c = c_;
   ParallelPlan plan = Plan({{0, 1}});
   plan.global_batch = 4;
   absl::StatusOr<PlanEvaluation> model = EvaluatePlan(c, plan);
@@ -90,10 +96,8 @@ TEST(PlanSimulation, FlushedStepMatchesTheModel) {
   EXPECT_NEAR(model->step_time, 12.2, 1e-9);
 }
 
-TEST(PlanSimulation, AllReduceStepsUseTheLinksNotTheDevicesQueues) {
-  const Graph g = TwoLayers();
-  const Topology t = Matrix(Gpus(2), 1e4);
-  const CostModel c = Costs(g, t);
+TEST_F(TwoGpus, AllReduceStepsUseTheLinksNotTheDevicesQueues) {
+  const CostModel& c = c_;
   PlanSimulationOptions o;
   o.micro_batches = 4;
   absl::StatusOr<std::unique_ptr<PlanSimulation>> sim = SimulatePlan(c, Plan({{0, 1}}), o);
@@ -110,13 +114,10 @@ TEST(PlanSimulation, AllReduceStepsUseTheLinksNotTheDevicesQueues) {
   EXPECT_GT((*sim)->result.transfers, 0);
 }
 
-TEST(PlanSimulation, RefusesAPlanTooLargeToUnroll) {
-  const Graph g = TwoLayers();
-  const Topology t = Matrix(Gpus(2), 1e4);
-  const CostModel c = Costs(g, t);
+TEST_F(TwoGpus, RefusesAPlanTooLargeToUnroll) {
   PlanSimulationOptions o;
   o.max_operators = 10;
-  EXPECT_TRUE(absl::IsResourceExhausted(SimulatePlan(c, Plan({{0, 1}}), o).status()));
+  EXPECT_TRUE(absl::IsResourceExhausted(SimulatePlan(c_, Plan({{0, 1}}), o).status()));
 }
 
 }  // namespace

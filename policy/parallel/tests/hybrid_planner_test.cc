@@ -28,6 +28,13 @@ Topology Gpus(int n, double bandwidth, int64_t memory = 0) {
   return *BuildMatrix("gpus", devices, bw, lat);
 }
 
+PlacementProblem Throughput(const CostModel& costs) {
+  PlacementProblem problem;
+  problem.costs = &costs;
+  problem.objective = Objective::kThroughput;
+  return problem;
+}
+
 // A chain of `layers` layers with random times, activations and weights, as a PipeDream profile.
 std::string RandomChain(int layers, std::mt19937& rng) {
   std::uniform_real_distribution<double> ms(1, 20), mb(0.1, 20);
@@ -83,9 +90,7 @@ TEST(HybridPlanner, MatchesBruteForceOnRandomChainsUnderPipeDreamsModel) {
     const Topology t = Gpus(devices, 1e9 * (1 + trial % 3));
     absl::StatusOr<CostModel> costs = CostModel::Create(p->graph, t);
     ASSERT_TRUE(costs.ok());
-    PlacementProblem problem;
-    problem.costs = &*costs;
-    problem.objective = Objective::kThroughput;
+    PlacementProblem problem = Throughput(*costs);
     problem.cost_model = CostModelKind::kPipeDream;
     absl::StatusOr<PlacerResult> r = PlanParallel(problem, Budget{}, Parallelism::kHybrid);
     ASSERT_TRUE(r.ok()) << r.status();
@@ -105,9 +110,7 @@ TEST(HybridPlanner, NeverWorseThanPipeDreamOnItsPublishedRows) {
     ASSERT_TRUE(t.ok()) << t.status();
     absl::StatusOr<CostModel> costs = CostModel::Create(p->graph, *t);
     ASSERT_TRUE(costs.ok());
-    PlacementProblem problem;
-    problem.costs = &*costs;
-    problem.objective = Objective::kThroughput;
+    PlacementProblem problem = Throughput(*costs);
     problem.cost_model = CostModelKind::kPipeDream;
     const Parallelism mode = row.mode == "straight" ? Parallelism::kPipeline : Parallelism::kHybrid;
     absl::StatusOr<PlacerResult> r = PlanParallel(problem, Budget::For(absl::Seconds(60)), mode);
@@ -128,9 +131,7 @@ TEST(HybridPlanner, DataParallelismWithASmallerGlobalBatchNamesTheStage) {
   ASSERT_TRUE(p.ok());
   const Topology t = Gpus(4, 1e9);
   absl::StatusOr<CostModel> costs = CostModel::Create(p->graph, t);
-  PlacementProblem problem;
-  problem.costs = &*costs;
-  problem.objective = Objective::kThroughput;
+  PlacementProblem problem = Throughput(*costs);
   problem.global_batch = 2;
   const absl::Status s = PlanParallel(problem, Budget{}, Parallelism::kData).status();
   EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
@@ -146,9 +147,7 @@ TEST(HybridPlanner, PlanThatCannotFitMemoryNamesTheStage) {
   ASSERT_TRUE(p.ok());
   const Topology t = Gpus(4, 1e9, /*memory=*/int64_t{1} << 30);
   absl::StatusOr<CostModel> costs = CostModel::Create(p->graph, t);
-  PlacementProblem problem;
-  problem.costs = &*costs;
-  problem.objective = Objective::kThroughput;
+  const PlacementProblem problem = Throughput(*costs);
   const absl::Status s = PlanParallel(problem, Budget{}, Parallelism::kHybrid).status();
   EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
   EXPECT_THAT(s.message(), HasSubstr("stage 1"));
@@ -162,9 +161,7 @@ TEST(HybridPlanner, GroupsStayInsideHostsWhereTheTopologySaysSo) {
                                                     "data_parallel_across_hosts": false})");
   ASSERT_TRUE(t.ok()) << t.status();
   absl::StatusOr<CostModel> costs = CostModel::Create(p->graph, *t);
-  PlacementProblem problem;
-  problem.costs = &*costs;
-  problem.objective = Objective::kThroughput;
+  const PlacementProblem problem = Throughput(*costs);
   const absl::Status data = PlanParallel(problem, Budget{}, Parallelism::kData).status();
   EXPECT_TRUE(absl::IsFailedPrecondition(data)) << data;
   EXPECT_THAT(data.message(), HasSubstr("stage 1"));
@@ -203,9 +200,7 @@ TEST(HybridPlanner, AutoWeighsEveryKindOfPlanAndSaysWhichWon) {
   // 1 GB/s: all-reducing the last layer's 400 MB over every device costs more than its compute saves.
   const Topology t = Gpus(4, 1e9);
   absl::StatusOr<CostModel> costs = CostModel::Create(p->graph, t);
-  PlacementProblem problem;
-  problem.costs = &*costs;
-  problem.objective = Objective::kThroughput;
+  PlacementProblem problem = Throughput(*costs);
   problem.parallelism = Parallelism::kHybrid;
   absl::StatusOr<const Placer*> automatic = PlacerRegistry::Default().Find("auto");
   ASSERT_TRUE(automatic.ok());
