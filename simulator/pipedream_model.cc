@@ -71,10 +71,21 @@ absl::StatusOr<Levels> NestPlan(const Topology& t, const ParallelPlan& plan) {
   return levels;
 }
 
+// What PipeDream charges the cut after each stage.
+std::vector<double> AntichainCuts(const Graph& g, const ParallelPlan& plan) {
+  const AntichainActivations activations(g);
+  std::vector<double> cuts(plan.stages.size(), 0);
+  std::vector<uint8_t> inside(g.num_ops(), 0);
+  for (int32_t k = 0; k + 1 < plan.num_stages(); ++k) {
+    for (OpId op = 0; op < g.num_ops(); ++op) inside[op] = plan.stage_of_op[op] <= k;
+    cuts[k] = activations.CutBytes(inside);
+  }
+  return cuts;
+}
+
 // The block's pipeline inside its hosts: its stages at the intra-host bandwidth, the first paying no transfer.
-void InnerTime(const plan_internal::PlanFacts& f, const Levels& levels, const Block& block, int32_t num_stages,
-               std::vector<double>& stage_times) {
-  const std::vector<double>& cut = f.cut_activation_bytes;
+void InnerTime(const std::vector<double>& cut, const plan_internal::PlanFacts& f, const Levels& levels,
+               const Block& block, int32_t num_stages, std::vector<double>& stage_times) {
   for (int32_t s = block.first; s <= block.last; ++s) {
     const int32_t r = levels.per_host[s];
     double t = PipeDreamStageSeconds(f.stages[s].work, static_cast<double>(f.stages[s].weight_bytes), r, levels.inner_bandwidth);
@@ -87,6 +98,61 @@ void InnerTime(const plan_internal::PlanFacts& f, const Levels& levels, const Bl
 }
 
 }  // namespace
+
+AntichainActivations::AntichainActivations(const Graph& g) : graph_(&g), index_(g.num_ops(), -1) {
+  for (OpId op : g.topo_order()) {
+    if (g.is_backward(op)) continue;
+    index_[op] = static_cast<int32_t>(forward_.size());
+    forward_.push_back(op);
+    double bytes = 0;
+    for (TensorId t = g.first_output(op); t < g.first_output(op + 1); ++t) bytes += static_cast<double>(g.tensor(t).bytes);
+    activation_.push_back(bytes);
+  }
+  const size_t n = forward_.size();
+  words_ = static_cast<int32_t>((n + 63) / 64);
+  successors_.resize(n);
+  ancestors_.assign(n * words_, 0);
+  for (size_t v = 0; v < n; ++v) {  // topological: every ancestor is done before its descendants
+    for (EdgeId e : g.in_edges(forward_[v])) {
+      const int32_t p = index_[g.edge(e).src];
+      if (p < 0) continue;
+      successors_[p].push_back(static_cast<int32_t>(v));
+      uint64_t* mine = &ancestors_[v * words_];
+      const uint64_t* theirs = &ancestors_[static_cast<size_t>(p) * words_];
+      for (int32_t w = 0; w < words_; ++w) mine[w] |= theirs[w];
+      mine[p >> 6] |= uint64_t{1} << (p & 63);
+    }
+  }
+}
+
+double AntichainActivations::CutBytes(const std::vector<uint8_t>& inside) const {
+  const size_t n = forward_.size();
+  std::vector<uint8_t> counted(n, 0);
+  const auto in = [&](int32_t v) { return inside[forward_[v]] != 0; };
+  double bytes = 0;
+  for (size_t a = 0; a < n; ++a) {
+    if (!in(static_cast<int32_t>(a))) continue;
+    const bool maximal = std::none_of(successors_[a].begin(), successors_[a].end(), [&](int32_t o) { return in(o); });
+    if (!maximal) continue;
+    if (!counted[a]) bytes += activation_[a];
+    counted[a] = 1;
+    const uint64_t* anc = &ancestors_[a * words_];
+    for (int32_t w = 0; w < words_; ++w) {
+      for (uint64_t x = anc[w]; x != 0; x &= x - 1) {
+        const int32_t p = w * 64 + __builtin_ctzll(x);
+        if (counted[p]) continue;
+        const bool leaves = std::any_of(successors_[p].begin(), successors_[p].end(), [&](int32_t o) {
+          return o != static_cast<int32_t>(a) && !((anc[o >> 6] >> (o & 63)) & 1);
+        });
+        if (leaves) {
+          counted[p] = 1;
+          bytes += activation_[p];
+        }
+      }
+    }
+  }
+  return bytes;
+}
 
 double PipeDreamStageSeconds(double compute, double param_bytes, int32_t replicas, double bandwidth, int32_t inner_workers) {
   if (replicas <= 1) return compute;
@@ -105,12 +171,13 @@ absl::StatusOr<PipeDreamScore> ScorePipeDream(const CostModel& costs, const Para
   const int32_t n = plan.num_stages();
   PipeDreamScore score;
   score.stage_times.assign(n, 0);
-  const double* cut = facts.cut_activation_bytes.data();
+  const std::vector<double> cuts = AntichainCuts(costs.graph(), plan);
+  const double* cut = cuts.data();
   for (size_t b = 0; b < levels->blocks.size(); ++b) {
     const Block& block = levels->blocks[b];
     const int32_t hosts = static_cast<int32_t>(block.hosts.size());
     std::vector<double> inner(n, 0);
-    InnerTime(facts, *levels, block, n, inner);
+    InnerTime(cuts, facts, *levels, block, n, inner);
     double weights = 0;
     for (int32_t s = block.first; s <= block.last; ++s) weights += static_cast<double>(facts.stages[s].weight_bytes);
     // The block is a stage of the pipeline between hosts: each of its stages at that level, the transfers

@@ -11,8 +11,8 @@
 // intra-host bandwidth), and the blocks a pipeline between hosts (at the network bandwidth) whose stages are
 // the blocks, their compute the inner pipeline's time and d the devices a block uses on each host.
 //
-// A is the bytes of forward tensors crossing the cut, each once; PipeDream's antichain states count the
-// activations of every layer on their frontier, which is never less.
+// A is what PipeDream's antichain states charge a cut (AntichainActivations): the outputs of the layers on the
+// cut's augmented antichain, which counts some that do not cross it, as the optimizer does.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +30,26 @@ double PipeDreamStageSeconds(double compute, double param_bytes, int32_t replica
 
 // 2 A / (B r).
 double PipeDreamTransferSeconds(double activation_bytes, int32_t replicas, double bandwidth);
+
+// The activations PipeDream's planner charges a cut: the outputs of the layers (forward operators) on its
+// augmented antichain, each once: the cut's maximal layers, and every ancestor of one of them with an edge to a
+// layer that is neither that one nor one of its ancestors (graph.py's augment_antichain; such an edge may stay
+// inside the cut, through another maximal layer's ancestors, and the layer is counted all the same).
+class AntichainActivations {
+ public:
+  explicit AntichainActivations(const Graph& graph);
+  // inside[op] != 0 for the operators before the cut (an ideal of the forward graph); other operators are ignored.
+  double CutBytes(const std::vector<uint8_t>& inside) const;
+
+ private:
+  const Graph* graph_;
+  std::vector<int32_t> index_;     // per operator: its place among the forward ones, or -1
+  std::vector<OpId> forward_;
+  std::vector<double> activation_;
+  std::vector<std::vector<int32_t>> successors_;  // forward successors, by place
+  int32_t words_ = 0;
+  std::vector<uint64_t> ancestors_;  // per place: a bitset of its forward ancestors
+};
 
 struct PipeDreamScore {
   double value = 0;                 // the pipeline's time per sample (PipeDream's "time per stage")

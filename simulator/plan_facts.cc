@@ -62,10 +62,10 @@ std::vector<int32_t> ReaderStages(const Graph& g, const ParallelPlan& plan, Edge
 
 using TrafficMap = std::map<std::pair<int32_t, int32_t>, StageTraffic>;
 
-// One output tensor of an operator in stage a, read along edges [first, last): what it sends other stages, what
-// their backward passes keep of it, and the cuts it crosses.
+// One output tensor of an operator in stage a, read along edges [first, last): what it sends other stages and
+// what their backward passes keep of it.
 void AddTensor(const Graph& g, const ParallelPlan& plan, OpId u, EdgeId first, EdgeId last, PlanFacts& f,
-               TrafficMap& traffic, std::vector<double>& cut_change) {
+               TrafficMap& traffic) {
   const int32_t a = plan.stage_of_op[u];
   const OutputTensor& tensor = g.tensor(g.first_output(u) + g.edge(first).src_output);
   for (int32_t b : ReaderStages(g, plan, first, last, [](OpId) { return true; })) {
@@ -84,35 +84,25 @@ void AddTensor(const Graph& g, const ParallelPlan& plan, OpId u, EdgeId first, E
   for (int32_t b : ReaderStages(g, plan, first, last, [&](OpId v) { return g.is_backward(v); })) {
     f.stages[b].stash_bytes += tensor.bytes;
   }
-  const std::vector<int32_t> forward = ReaderStages(g, plan, first, last, [&](OpId v) { return !g.is_backward(v); });
-  const int32_t reach = forward.empty() ? a : *std::max_element(forward.begin(), forward.end());
-  if (reach > a) {
-    cut_change[a] += static_cast<double>(tensor.bytes);
-    cut_change[reach] -= static_cast<double>(tensor.bytes);
-  }
 }
 
-// Bytes per stage, traffic between stages and the activations crossing each cut, tensor by tensor.
+// Bytes per stage and traffic between stages, tensor by tensor.
 void GatherTensors(const CostModel& costs, const ParallelPlan& plan, PlanFacts& f) {
   const Graph& g = costs.graph();
   TrafficMap traffic;
-  std::vector<double> cut_change(plan.stages.size() + 1, 0);
   for (OpId u = 0; u < g.num_ops(); ++u) {
     StageFacts& own = f.stages[plan.stage_of_op[u]];
     (g.is_backward(u) ? own.optimizer_bytes : own.weight_bytes) += g.param_bytes(u);
     for (EdgeId first = g.out_begin(u), last; first < g.out_end(u); first = last) {
       last = first + 1;
       while (last < g.out_end(u) && g.edge(last).src_output == g.edge(first).src_output) ++last;
-      AddTensor(g, plan, u, first, last, f, traffic, cut_change);
+      AddTensor(g, plan, u, first, last, f, traffic);
     }
     int64_t outputs = 0;
     for (TensorId t = g.first_output(u); t < g.first_output(u + 1); ++t) outputs += g.tensor(t).bytes;
     own.working_bytes = std::max(own.working_bytes, outputs + g.temp_bytes(u));
   }
   for (auto& [key, x] : traffic) f.traffic.push_back(x);
-  f.cut_activation_bytes.assign(plan.stages.size(), 0);
-  double running = 0;
-  for (size_t k = 0; k < plan.stages.size(); ++k) f.cut_activation_bytes[k] = running += cut_change[k];
 }
 
 }  // namespace

@@ -32,9 +32,6 @@ struct PlanFacts {
   bool training = false;  // the graph has backward operators: stages all-reduce weight gradients
   std::vector<StageFacts> stages;
   std::vector<StageTraffic> traffic;  // sorted by (from, to)
-  // Per stage k: bytes of forward tensors (a forward producer and a forward reader) produced in stages <= k
-  // and read in a stage > k, each once: the activations crossing the cut after stage k.
-  std::vector<double> cut_activation_bytes;
 };
 
 // The plan must be valid (ValidatePlan).

@@ -18,8 +18,8 @@ double LevelStage(const PlanLattice& l, double bandwidth, int64_t i, int64_t j, 
   const IdealSet& s = l.ideals;
   double t = PipeDreamStageSeconds(s.work(j) - s.work(i), l.weight_bytes[j] - l.weight_bytes[i], r, bandwidth);
   if (!first) {
-    t = std::max(t, PipeDreamTransferSeconds(s.cross_weight(i), r, bandwidth));
-    if (j != s.full()) t = std::max(t, PipeDreamTransferSeconds(s.cross_weight(j), r, bandwidth));
+    t = std::max(t, PipeDreamTransferSeconds(l.pipedream_cut[i], r, bandwidth));
+    if (j != s.full()) t = std::max(t, PipeDreamTransferSeconds(l.pipedream_cut[j], r, bandwidth));
   }
   return t;
 }
@@ -86,8 +86,8 @@ absl::StatusOr<PlanSearchResult> Hosts(const CostModel& costs, const PlanLattice
   c.block = [&](double inner, int64_t i, int64_t j, int32_t hosts, const std::vector<ReplicaStep>& chain) {
     double t = PipeDreamStageSeconds(inner, l.weight_bytes[j] - l.weight_bytes[i], hosts, between, DevicesUsed(chain));
     if (i != s.empty()) {
-      t = std::max(t, PipeDreamTransferSeconds(s.cross_weight(i), hosts, between));
-      if (j != s.full()) t = std::max(t, PipeDreamTransferSeconds(s.cross_weight(j), hosts, between));
+      t = std::max(t, PipeDreamTransferSeconds(l.pipedream_cut[i], hosts, between));
+      if (j != s.full()) t = std::max(t, PipeDreamTransferSeconds(l.pipedream_cut[j], hosts, between));
     }
     return t;
   };

@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "policy/exact/pipeline_search.h"
+#include "simulator/pipedream_model.h"
 
 namespace placement::parallel {
 namespace {
@@ -59,6 +60,18 @@ void SumOverIdeals(const IdealSet& ideals, const UnitBytes& units, PlanLattice& 
   }
 }
 
+// PipeDream's charge for the cut of every ideal: its units' operators before the cut.
+std::vector<double> PipeDreamCuts(const Graph& g, const PipelineModel& m, const IdealSet& ideals) {
+  const AntichainActivations activations(g);
+  std::vector<double> out(ideals.size(), 0);
+  std::vector<uint8_t> inside(g.num_ops(), 0);
+  for (int64_t i = 0; i < ideals.size(); ++i) {
+    for (OpId op = 0; op < g.num_ops(); ++op) inside[op] = m.unit_of_op[op] >= 0 && ideals.Has(i, m.unit_of_op[op]);
+    out[i] = activations.CutBytes(inside);
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<PlanLattice> BuildPlanLattice(const CostModel& costs, PipelineModelOptions::Weight weight,
@@ -93,6 +106,7 @@ absl::StatusOr<PlanLattice> BuildPlanLattice(const CostModel& costs, PipelineMod
     return all.status();
   }
   SumOverIdeals(out.ideals, BytesPerUnit(costs.graph(), m, &out.working_bytes), out);
+  if (weight == PipelineModelOptions::Weight::kForwardBytes) out.pipedream_cut = PipeDreamCuts(costs.graph(), m, out.ideals);
   return out;
 }
 

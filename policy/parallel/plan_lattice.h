@@ -3,7 +3,8 @@
 // The graph is reduced to units as for pipeline_dp (policy/exact/pipeline_model.h: colocation groups, so a
 // layer's backward operators go with it, fused where a split would close a cycle, zero-cost units merged or
 // floated), with every tensor weighing its bytes (or, for PipeDream's cost model, only the forward ones), so that
-// the bytes crossing an ideal and a stage are IdealSet's cross_weight and Comm. Each ideal also sums the
+// the bytes crossing an ideal and a stage are IdealSet's cross_weight and Comm; for PipeDream's model each ideal
+// also has the activations its planner charges the cut (simulator/pipedream_model.h). Each ideal also sums the
 // parameter bytes of the forward operators (the weights a stage all-reduces), the optimizer state and the
 // activations backward operators read. When the ideals are more than memory or the limit allow, the family is
 // the prefixes of two topological orders (the search beyond the exact lattice).
@@ -38,6 +39,8 @@ struct PlanLattice {
   std::vector<double> optimizer_bytes;  // per ideal
   std::vector<double> stash_bytes;      // per ideal, per micro-batch
   double working_bytes = 0;             // the largest operator's outputs and temporary bytes
+  // For PipeDream's cost model: what its planner charges the cut each ideal makes (AntichainActivations).
+  std::vector<double> pipedream_cut;
   std::vector<std::string> notes;
 };
 

@@ -6,6 +6,7 @@
 
 #include "graph/pipedream.h"
 #include "simulator/collectives.h"
+#include "simulator/pipedream_model.h"
 #include "simulator/tests/test_support.h"
 
 namespace placement {
@@ -204,6 +205,22 @@ TEST(PipeDreamModel, FlatLevelFollowsItsPlannersFormulas) {
   EXPECT_FALSE(ev->memory_checked);
   EXPECT_TRUE(absl::IsInvalidArgument(EvaluateUnder(c, FirstReplicaPlacement(plan), Objective::kStepTime, {},
                                                     CostModelKind::kPipeDream).status()));
+}
+
+TEST(PipeDreamModel, CutsChargeTheAugmentedAntichainAsItsPlannerDoes) {
+  // a -> b, a -> c, b -> d, c -> d: before d, the maximal layers b and c, and a, whose edge to c leaves b's
+  // ancestors (though it stays before the cut).
+  GraphBuilder b;
+  b.AddOp(Op("a", 1, {1}));
+  b.AddOp(Op("b", 1, {10}));
+  b.AddOp(Op("c", 1, {100}));
+  b.AddOp(Op("d", 1, {1000}));
+  for (auto [from, to] : {std::pair{"a", "b"}, std::pair{"a", "c"}, std::pair{"b", "d"}, std::pair{"c", "d"}}) b.AddEdge(from, 0, to);
+  const Graph g = Build(std::move(b));
+  const AntichainActivations activations(g);
+  EXPECT_DOUBLE_EQ(activations.CutBytes({1, 1, 1, 0}), 111);
+  EXPECT_DOUBLE_EQ(activations.CutBytes({1, 1, 0, 0}), 11);  // before c and d: b, and a (its edge to c)
+  EXPECT_DOUBLE_EQ(activations.CutBytes({1, 0, 0, 0}), 1);
 }
 
 TEST(PipeDreamModel, HostsAreAPipelineOfBlocks) {
