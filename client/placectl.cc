@@ -98,6 +98,7 @@ constexpr char kUsage[] =
     "commands:\n"
     "  simulate GRAPH --placement FILE [--topology FILE | --devices SPEC] [--objective step_time|throughput|latency]\n"
     "                 [--local] [--output table|json] [--priority topological|upward_rank] [--simulator default|placeto]\n"
+    "                 [--cost_model default|pipedream]\n"
     "      score a placement with the execution simulator\n"
     "  place GRAPH [--algorithm NAME|auto] [--objective step_time|throughput|latency] [--deadline 10s]\n"
     "              [--topology FILE | --devices SPEC] [--local] [--output table|json] [--seed S]\n"
@@ -269,6 +270,7 @@ int main(int argc, char** argv) {
     o.output = absl::GetFlag(FLAGS_output);
     o.priority = absl::GetFlag(FLAGS_priority);
     o.simulator = absl::GetFlag(FLAGS_simulator);
+    o.cost_model = absl::GetFlag(FLAGS_cost_model);
     if (!absl::GetFlag(FLAGS_server).empty()) {
       absl::StatusOr<absl::Duration> timeout = CallTimeout();
       if (!timeout.ok()) return Fail(command, timeout.status());

@@ -157,6 +157,7 @@ absl::StatusOr<std::string> RunRemoteSimulate(const RemoteSimulateOptions& remot
   SetGraph(*payload, o.load, &request);
   if (absl::Status s = SetTopology(o.topology_file, o.devices, request.mutable_topology()); !s.ok()) return s;
   request.set_objective(*objective);
+  request.set_cost_model(o.cost_model);
   request.set_placement_json(*std::move(placement));
   request.mutable_simulator()->set_preset(o.simulator);
   request.mutable_simulator()->set_priority(o.priority);

@@ -7,6 +7,7 @@
 #include "graph/canonical.h"
 #include "graph/placement_json.h"
 #include "simulator/objectives.h"
+#include "simulator/plan_model.h"
 
 namespace placement::cli {
 namespace {
@@ -53,7 +54,9 @@ absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
   if (!placement.ok()) {
     return absl::Status(placement.status().code(), absl::StrCat(o.placement_path, ": ", placement.status().message()));
   }
-  absl::StatusOr<Evaluation> evaluation = Evaluate(*costs, *placement, *objective, *config);
+  absl::StatusOr<CostModelKind> cost_model = ParseCostModel(o.cost_model);
+  if (!cost_model.ok()) return cost_model.status();
+  absl::StatusOr<Evaluation> evaluation = EvaluateUnder(*costs, *placement, *objective, *config, *cost_model);
   if (!evaluation.ok()) return evaluation.status();
 
   Report report;

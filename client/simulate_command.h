@@ -18,6 +18,7 @@ struct SimulateOptions {
   std::string output = "table";      // table | json
   std::string priority = "topological";  // topological | upward_rank
   std::string simulator = "default";  // default | placeto (Placeto's published gaps)
+  std::string cost_model = "default";  // default | pipedream (throughput only: one replica per device, PipeDream's formulas)
 };
 
 // Returns the rendered report; errors name the file or option at fault.

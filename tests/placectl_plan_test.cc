@@ -72,6 +72,17 @@ TEST(PlacectlPlan, OptionsThatDoNotGoTogetherAreBadInput) {
   EXPECT_THAT(r.err, HasSubstr("stage 1"));
 }
 
+TEST(PlacectlPlan, SimulateScoresAPlacementUnderPipeDreamsCostModel) {
+  const std::string tiny = kSource + "/examples/graphs/tiny_pipeline.json";
+  const std::string split = kSource + "/examples/placements/tiny_pipeline_split.json";
+  auto r = RunPlacectl("simulate " + tiny + " --placement " + split + " --objective throughput --cost_model pipedream --output json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(nlohmann::json::parse(r.out)["value"].get<double>(), 0);
+  r = RunPlacectl("simulate " + tiny + " --placement " + split + " --cost_model pipedream");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("throughput"));
+}
+
 TEST(PlacectlPlan, PlanThatCannotFitMemoryIsInfeasibleNamingTheStage) {
   const std::filesystem::path tiny =
       std::filesystem::temp_directory_path() / ("placectl_plan_tiny_" + std::to_string(::getpid()) + ".json");
