@@ -32,10 +32,12 @@ def graph_hash(payload):
 
 
 def read_graph(path):
-    """A graph file's bytes and whether they are JSON (our format or a Tarnawski graph) rather than ONNX."""
+    """A graph file's bytes and whether they are text the server reads as graph_json (our JSON format, a
+    Tarnawski graph, or a PipeDream profile, whose lines read "nodeN -- ...") rather than ONNX."""
     with open(path, "rb") as f:
         data = f.read()
-    return data, data.lstrip()[:1] == b"{"
+    head = data.lstrip()
+    return data, head[:1] == b"{" or (head.startswith(b"node") and b" -- " in head.split(b"\n", 1)[0])
 
 
 def _set_graph(request, data, is_json):
@@ -87,14 +89,18 @@ class PlacementClient:
     @staticmethod
     def place_request(graph_path, devices=None, topology_json=None, objective="step_time", algorithm="auto",
                       budget_ms=0, training=False, batch_size=0, seed=0, skip_cache=False, dims=None,
-                      costs_path=None, costs_kind="*"):
+                      costs_path=None, costs_kind="*", parallelism="operator", cost_model="default", schedule="1f1b",
+                      global_batch=0):
         """A PlaceRequest for a graph file (ONNX, or JSON), sent as the file's bytes. `dims` maps a dimension's
         symbol, or "TENSOR:AXIS" for a size the data decides, to its value (ONNX only; docs/onnx.md).
         `costs_path` is a costs file or a profiler trace of measured times, `costs_kind` the device kind a trace
-        was recorded on (docs/measured-costs.md)."""
+        was recorded on (docs/measured-costs.md). `parallelism` ("data", "pipeline", "hybrid"), `cost_model`
+        ("pipedream"), `schedule` ("gpipe") and `global_batch` ask a throughput request for a plan of
+        data-parallel stages (docs/parallel-plans.md); the answer lists its `stages`."""
         data, is_json = read_graph(graph_path)
         request = pb.PlaceRequest(objective=_OBJECTIVES[objective], algorithm=algorithm, budget_ms=budget_ms,
-                                  seed=seed, skip_cache=skip_cache)
+                                  seed=seed, skip_cache=skip_cache, parallelism=parallelism, cost_model=cost_model,
+                                  schedule=schedule, global_batch=global_batch)
         _set_graph(request, data, is_json)
         _set_topology(request, devices, topology_json)
         request.options.training = training

@@ -136,6 +136,12 @@ def main():
             check(measured.cost_sources.measured_operators == 49 and measured.cost_sources.modelled_operators == 16,
                   f"the profiler trace did not measure every operator: {measured.cost_sources}")
 
+            profile = os.path.join(args.source, "examples", "graphs", "convnet_pipedream.txt")
+            plan = client.place(client.place_request(profile, devices="2x4xV100", objective="throughput", training=True,
+                                                     parallelism="hybrid", budget_ms=10000))
+            check(len(plan.stages) > 0 and all(len(s.devices) > 0 and len(s.operators) > 0 for s in plan.stages),
+                  f"a hybrid plan came back without its stages: {plan.stages}")
+
             bad = pb.PlaceRequest(graph_json='{"format": "placement.graph/v1", "operators": [{"name": 3}]}')
             bad.topology.shorthand = "2xA100"
             try:
