@@ -1,10 +1,14 @@
 #include "client/answer_chart.h"
 
+#include <algorithm>
+#include <numeric>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "client/chart/schedule_chart.h"
 #include "client/chart_file.h"
 #include "graph/cost_model.h"
+#include "simulator/plan_simulation.h"
 #include "simulator/simulator.h"
 
 namespace placement::cli {
@@ -32,6 +36,50 @@ absl::StatusOr<Placement> PlacementFromAnswer(const pb::PlaceResponse& answer, c
   return placement;
 }
 
+// The plan an answer's stages describe, on the graph and cluster loaded here.
+absl::StatusOr<ParallelPlan> PlanOfAnswer(const pb::PlaceResponse& answer, const Graph& graph, const Topology& topology) {
+  ParallelPlan plan;
+  plan.stage_of_op.assign(graph.num_ops(), -1);
+  for (const pb::Stage& stage : answer.stages()) {
+    const int32_t s = plan.num_stages();
+    plan.stages.emplace_back();
+    for (const std::string& name : stage.devices()) {
+      const DeviceId d = topology.FindDevice(name);
+      if (d == kNone) return absl::FailedPreconditionError(absl::StrCat("the answer's stage ", s + 1, " runs on '", name, "', which the cluster loaded here does not have"));
+      plan.stages.back().devices.push_back(d);
+    }
+    for (const std::string& name : stage.operators()) {
+      const OpId op = graph.FindOp(name);
+      if (op == kNone) return absl::FailedPreconditionError(absl::StrCat("the answer's stage ", s + 1, " holds '", name, "', which the graph loaded here does not have"));
+      plan.stage_of_op[op] = s;
+    }
+  }
+  for (OpId op = 0; op < graph.num_ops(); ++op) {
+    if (plan.stage_of_op[op] < 0) return absl::FailedPreconditionError(absl::StrCat("the answer's stages leave out '", graph.name(op), "'"));
+  }
+  absl::StatusOr<Schedule> schedule = ParseSchedule(answer.schedule());
+  if (!schedule.ok()) return schedule.status();
+  plan.schedule = *schedule;
+  plan.global_batch = answer.global_batch();
+  return plan;
+}
+
+// A few micro-batches of the plan, simulated with the timeline: a round of every stage, at least four.
+absl::StatusOr<std::string> RenderPlanChart(const CostModel& costs, const pb::PlaceResponse& answer, ChartOptions options) {
+  absl::StatusOr<ParallelPlan> plan = PlanOfAnswer(answer, costs.graph(), costs.topology());
+  if (!plan.ok()) return plan.status();
+  int32_t cycle = 1;
+  for (int32_t s = 0; s < plan->num_stages(); ++s) cycle = std::lcm(cycle, plan->replicas(s));
+  PlanSimulationOptions o;
+  o.micro_batches = std::max(4, std::min(cycle, 64));
+  if (plan->global_batch > o.micro_batches) plan->global_batch = o.micro_batches;  // one short step
+  absl::StatusOr<std::unique_ptr<PlanSimulation>> sim = SimulatePlan(costs, *plan, o);
+  if (!sim.ok()) return sim.status();
+  options.title = absl::StrCat(options.title, ", ", (*sim)->micro_batches, " micro-batches of the plan");
+  options.objective = Objective::kStepTime;
+  return RenderScheduleHtml(*(*sim)->costs, (*sim)->placement, (*sim)->result, options);
+}
+
 Objective ObjectiveOf(pb::Objective o) {
   switch (o) {
     case pb::OBJECTIVE_THROUGHPUT: return Objective::kThroughput;
@@ -44,15 +92,22 @@ Objective ObjectiveOf(pb::Objective o) {
 
 absl::Status WriteAnswerChart(const std::string& path, const AnswerChartInput& input, const pb::PlaceResponse& answer) {
   absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(input.graph_path, input.load);
-  absl::StatusOr<Topology> topology =
-      loaded.ok() ? ResolveTopology(loaded->problem, input.topology_file, input.devices) : loaded.status();
+  if (!loaded.ok()) return absl::Status(loaded.status().code(), absl::StrCat("--chart: ", loaded.status().message()));
+  const Problem& problem = loaded->problem;
+  absl::StatusOr<Topology> topology = ResolveTopology(problem, input.topology_file, input.devices);
   absl::StatusOr<CostModel> costs =
-      topology.ok() ? CostModel::Create(loaded->problem.graph, *topology) : absl::StatusOr<CostModel>(topology.status());
-  absl::StatusOr<Placement> placement =
-      costs.ok() ? PlacementFromAnswer(answer, loaded->problem.graph, *topology) : costs.status();
+      topology.ok() ? CostModel::Create(problem.graph, *topology) : absl::StatusOr<CostModel>(topology.status());
+  if (!costs.ok()) return absl::Status(costs.status().code(), absl::StrCat("--chart: ", costs.status().message()));
+  if (answer.stages_size() > 0) {  // a plan: a few micro-batches through its stages
+    ChartOptions options = ChartFor(input.graph_path, answer.algorithm(), problem.time_unit, Objective::kThroughput);
+    absl::StatusOr<std::string> html = RenderPlanChart(*costs, answer, options);
+    if (!html.ok()) return absl::Status(html.status().code(), absl::StrCat("--chart: ", html.status().message()));
+    return WriteChartFile(path, *html);
+  }
+  absl::StatusOr<Placement> placement = PlacementFromAnswer(answer, problem.graph, *topology);
   if (!placement.ok()) return absl::Status(placement.status().code(), absl::StrCat("--chart: ", placement.status().message()));
   return WriteScheduleChart(path, *costs, *placement, SimulatorConfig{},
-                            ChartFor(input.graph_path, answer.algorithm(), loaded->problem.time_unit,
+                            ChartFor(input.graph_path, answer.algorithm(), problem.time_unit,
                                      ObjectiveOf(answer.score().objective())));
 }
 

@@ -1,6 +1,8 @@
 // `placectl submit --chart FILE`: the schedule chart of a server's answer, drawn here. The graph and cluster
 // are loaded locally with the options the request was sent with (so the server and this process see the same
 // placed graph), the returned assignment is simulated with the timeline recorded, and client/chart renders it.
+// A parallel plan's chart is a few micro-batches of its pipeline (simulator/plan_simulation.h): every replica's
+// forward and backward passes, the all-reduces on the collective engines beside the devices, the transfers.
 #pragma once
 
 #include <string>

@@ -1,6 +1,7 @@
 #include "client/answer_report.h"
 
 #include "client/report.h"
+#include "client/stage_report.h"
 
 #include <map>
 
@@ -105,6 +106,31 @@ void ModulesJson(const google::protobuf::RepeatedPtrField<pb::ModulePlacement>& 
   (*out)["modules"] = std::move(map);
 }
 
+// A plan's stages as the server sent them, for the same table and JSON as `placectl place`.
+PlanSummary PlanFromAnswer(const pb::PlaceResponse& a) {
+  PlanSummary plan;
+  plan.schedule = a.schedule();
+  plan.global_batch = a.global_batch();
+  plan.cost_model = a.cost_model();
+  plan.step_time = a.step_time();
+  plan.simulated_value = a.simulated_value();
+  plan.bottleneck = a.bottleneck();
+  for (const pb::Stage& s : a.stages()) {
+    StageRow row;
+    row.operators.assign(s.operators().begin(), s.operators().end());
+    row.devices.assign(s.devices().begin(), s.devices().end());
+    row.compute = s.compute_seconds();
+    row.allreduce = s.allreduce_seconds();
+    row.allreduce_kind = s.allreduce();
+    row.period = s.period_seconds();
+    row.memory = s.memory_bytes();
+    row.in_flight = s.in_flight();
+    row.weight_versions = s.weight_versions();
+    plan.stages.push_back(std::move(row));
+  }
+  return plan;
+}
+
 }  // namespace
 
 std::string PlaceAnswerJson(const pb::PlaceResponse& a) {
@@ -120,6 +146,7 @@ std::string PlaceAnswerJson(const pb::PlaceResponse& a) {
   out["assignment"] = std::move(assignment);
   ModulesJson(a.modules(), &out);
   out["cost_sources"] = CostSourcesJson(a.cost_sources());
+  if (a.stages_size() > 0) AddPlanJson(PlanFromAnswer(a), &out);
   out["warnings"] = std::vector<std::string>(a.warnings().begin(), a.warnings().end());
   out["notes"] = std::vector<std::string>(a.notes().begin(), a.notes().end());
   out["num_operators"] = a.num_operators();
@@ -146,6 +173,7 @@ std::string PlaceAnswerTable(const pb::PlaceResponse& a) {
                   a.cache_hit() ? "from the server's cache"
                                 : absl::StrCat("computed in ", FormatSeconds(a.compute_seconds())),
                   ", request ", a.request_id(), "\n");
+  if (a.stages_size() > 0) absl::StrAppend(&out, PlanTable(PlanFromAnswer(a), a.score().time_unit()));
   absl::StrAppend(&out, score.substr(rows + 1));
   absl::StrAppend(&out, ModulesTable(ModulesOf(a.modules())));
   for (const std::string& n : a.notes()) absl::StrAppend(&out, "note: ", n, "\n");

@@ -170,6 +170,7 @@ absl::StatusOr<std::string> RunBench(const BenchOptions& o) {
     p.request.set_objective(*objective);
     p.request.set_cost_model(o.cost_model);
     p.request.set_algorithm(o.algorithm);
+    SetPlanRequest(o.plan, &p.request);
     p.request.set_budget_ms(absl::ToInt64Milliseconds(*budget));
     p.graph_hash = payload->sha256;
     prepared.push_back(std::move(p));

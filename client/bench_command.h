@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "client/graph_loader.h"
+#include "client/place_command.h"
 
 namespace placement::cli {
 
@@ -32,6 +33,7 @@ struct BenchOptions {
   double unique_fraction = 0;
   bool warmup = true;            // one untimed request per graph first, so that repeats are cache hits
   std::string output = "table";  // table | json
+  PlanOptions plan;
 };
 
 absl::StatusOr<std::string> RunBench(const BenchOptions& options);

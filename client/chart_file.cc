@@ -27,7 +27,11 @@ absl::Status WriteScheduleChart(const std::string& path, const CostModel& costs,
   absl::StatusOr<std::string> html =
       sim.ok() ? RenderScheduleHtml(costs, placement, *sim, options) : absl::StatusOr<std::string>(sim.status());
   if (!html.ok()) return absl::Status(html.status().code(), absl::StrCat("--chart: ", html.status().message()));
-  if (absl::Status s = WriteWholeFile(path, *html); !s.ok()) {
+  return WriteChartFile(path, *html);
+}
+
+absl::Status WriteChartFile(const std::string& path, const std::string& html) {
+  if (absl::Status s = WriteWholeFile(path, html); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--chart: ", s.message()));
   }
   return absl::OkStatus();

@@ -21,6 +21,9 @@ absl::Status CheckChartApplies(const std::string& chart_path, const std::string&
 ChartOptions ChartFor(const std::string& graph_path, const std::string& algorithm, const std::string& time_unit,
                       Objective objective);
 
+// Writes a rendered chart; errors start with "--chart: ".
+absl::Status WriteChartFile(const std::string& path, const std::string& html);
+
 absl::Status WriteScheduleChart(const std::string& path, const CostModel& costs, const Placement& placement,
                                 SimulatorConfig config, const ChartOptions& options);
 

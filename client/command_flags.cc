@@ -18,7 +18,8 @@ using Flags = std::vector<const char*>;
 const Flags kGraphLoading = {"batch", "seq", "dim", "allow_unresolved_dims", "num_data_inputs", "loop_iterations",
                              "max_unrolled_nodes", "costs", "costs_kind", "training", "optimizer",
                              "backward_multiplier"};
-const Flags kPlacing = {"topology", "devices", "algorithm", "objective", "cost_model", "deadline", "output"};
+const Flags kPlacing = {"topology", "devices", "algorithm", "objective", "cost_model", "deadline", "output",
+                         "parallelism", "schedule", "global_batch"};
 const Flags kSecurity = {"tls", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file"};
 const Flags kPolicy = {"policy_weights", "policy_device", "policy_fallback"};
 const Flags kAbsl = {"help", "helpfull", "helpshort", "helppackage", "helpon", "helpmatch", "version",

@@ -12,6 +12,7 @@
 #include "client/chart_file.h"
 #include "client/report.h"
 #include "graph/canonical.h"
+#include "policy/parallel/hybrid_placer.h"
 #include "policy/placer.h"
 #include "policy/registry.h"
 
@@ -70,6 +71,11 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   problem.objective = *objective;
   problem.cost_model = *cost_model;
   problem.seed = o.seed;
+  if (absl::Status s = SetPlanOptions(o.plan.parallelism, o.cost_model, o.plan.schedule, o.plan.global_batch,
+                                      o.algorithm, problem);
+      !s.ok()) {
+    return s;
+  }
   // The deadline covers the placement only, not reading the graph.
   absl::StatusOr<PlacerResult> result = (*placer)->Place(problem, Budget::For(*deadline));
   if (!result.ok()) {
@@ -96,6 +102,11 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   report.proven_optimal = result->proven_optimal;
   report.best_bound = result->best_bound;
   report.notes = result->notes;
+  PlanSummary plan;
+  if (result->plan.has_value()) {
+    plan = SummarizePlan(*result->plan, input.graph, *topology);
+    report.plan = &plan;
+  }
   return o.output == "json" ? ReportJson(report) : ReportTable(report);
 }
 

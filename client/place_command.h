@@ -14,6 +14,15 @@ class PlacerRegistry;
 
 namespace placement::cli {
 
+// What plans of data-parallel stages take (--parallelism, --schedule, --global_batch; their cost model is the
+// command's --cost_model): names as
+// policy/parallel/hybrid_placer.h's SetPlanOptions reads them.
+struct PlanOptions {
+  std::string parallelism = "operator";
+  std::string schedule = "1f1b";
+  int64_t global_batch = 0;
+};
+
 struct PlaceOptions {
   std::string graph_path;
   GraphLoadOptions load;
@@ -21,11 +30,13 @@ struct PlaceOptions {
   std::string devices;
   std::string algorithm = "auto";
   std::string objective = "step_time";
-  std::string cost_model = "default";  // default | tarnawski (LATENCY as Tarnawski et al. define it)
+  // default | tarnawski (LATENCY as Tarnawski et al. define it) | pipedream (plans, PipeDream's formulas)
+  std::string cost_model = "default";
   std::string deadline = "10s";  // absl::ParseDuration syntax: 500ms, 2s, 1m
   std::string output = "table";  // table | json
   uint64_t seed = 1;
   std::string chart_path;  // when set, the answer's schedule chart (HTML) is written there
+  PlanOptions plan;
   const PlacerRegistry* registry = nullptr;  // PlacerRegistry::Default() when null (placectl adds the learned policy)
 };
 

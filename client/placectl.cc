@@ -30,7 +30,8 @@ ABSL_FLAG(std::string, topology, "", "cluster description file (JSON, see docs/t
 ABSL_FLAG(std::string, devices, "", "cluster shorthand, e.g. 4xA100 or 2x8xH100");
 ABSL_FLAG(std::string, objective, "step_time", "step_time | throughput | latency");
 ABSL_FLAG(std::string, cost_model, "default",
-          "default | tarnawski: how the objective is computed (tarnawski: latency as Tarnawski et al. define it)");
+          "default | tarnawski | pipedream: how the objective is computed (tarnawski: latency as Tarnawski et al. "
+          "define it; pipedream: plans scored by PipeDream's planner's formulas)");
 ABSL_FLAG(std::string, output, "table", "table | json");
 ABSL_FLAG(std::string, priority, "topological", "simulator queue priority: topological | upward_rank");
 ABSL_FLAG(std::string, simulator, "default", "simulator constants: default | placeto");
@@ -59,6 +60,10 @@ ABSL_FLAG(int32_t, ops, 1000, "generate: about this many operators");
 ABSL_FLAG(uint64_t, seed, 1, "generate and place: the seed");
 ABSL_FLAG(std::string, algorithm, "auto", "place: a placer from `placectl algorithms`, or auto");
 ABSL_FLAG(std::string, deadline, "10s", "place: time the placer may take, e.g. 500ms, 2s, 1m");
+ABSL_FLAG(std::string, parallelism, "operator",
+          "place, submit (throughput): operator | data | pipeline | hybrid (stages run data-parallel on device groups)");
+ABSL_FLAG(std::string, schedule, "1f1b", "plans: 1f1b (PipeDream's) | gpipe (needs --global_batch)");
+ABSL_FLAG(int64_t, global_batch, 0, "plans: micro-batches (runs of the graph) per optimizer step; 0: none");
 ABSL_FLAG(std::string, policy_weights, "", "place, algorithms: the learned policy's weights (empty: the shipped ones)");
 ABSL_FLAG(std::string, policy_device, "auto", "place, algorithms: where the policy runs: auto, cpu, cuda, or none");
 ABSL_FLAG(bool, policy_fallback, false, "place, algorithms: when the weights cannot load, warn and go on without them");
@@ -93,16 +98,19 @@ constexpr char kUsage[] =
     "keep the model's estimate (docs/measured-costs.md).\n\n"
     "commands:\n"
     "  simulate GRAPH --placement FILE [--topology FILE | --devices SPEC] [--objective step_time|throughput|latency]\n"
-    "                 [--cost_model default|tarnawski] [--local] [--output table|json]\n"
-    "                 [--priority topological|upward_rank] [--simulator default|placeto]\n"
+    "                 [--cost_model default|tarnawski|pipedream] [--local] [--output table|json]\n"
+    "                 [--priority topological|upward_rank] [--simulator default|placeto] [--chart schedule.html]\n"
     "      score a placement with the execution simulator (--cost_model tarnawski --objective latency: with\n"
-    "      Tarnawski et al.'s latency model, docs/tarnawski-latency.md)\n"
-    "  place GRAPH [--algorithm NAME|auto] [--objective step_time|throughput|latency] [--cost_model default|tarnawski]\n"
-    "              [--deadline 10s]\n"
-    "              [--topology FILE | --devices SPEC] [--local] [--output table|json] [--seed S]\n"
+    "      Tarnawski et al.'s latency model, docs/tarnawski-latency.md; pipedream --objective throughput: with\n"
+    "      PipeDream's formulas, one replica per device)\n"
+    "  place GRAPH [--algorithm NAME|auto] [--objective step_time|throughput|latency] [--cost_model ...]\n"
+    "              [--deadline 10s]\n"    "              [--topology FILE | --devices SPEC] [--local] [--output table|json] [--seed S]\n"
     "              [--policy_weights FILE] [--policy_device auto|cpu|cuda|none] [--policy_fallback]\n"
     "      place the graph (the JSON output is a placement file for simulate); the learned policy's placers\n"
     "      (policy, policy_iterative, policy_search) and AUTO with them need its weights, the shipped ones by default\n"
+    "      plans (--objective throughput): [--parallelism operator|data|pipeline|hybrid] [--cost_model default|pipedream]\n"
+    "      [--schedule 1f1b|gpipe] [--global_batch N]: stages of operators, each data-parallel on a group of devices\n"
+    "      (docs/parallel-plans.md); AUTO weighs data, pipeline, operator placement and hybrid plans\n"
     "  algorithms\n"
     "      list the placers, the objectives they optimize and what they do\n"
     "  import GRAPH [--batch N] [--seq N] [--training]\n"
@@ -119,7 +127,7 @@ constexpr char kUsage[] =
     "  submit GRAPH [--server HOST:PORT] [--topology FILE | --devices SPEC] [--objective ...] [--cost_model ...]\n"
     "               [--algorithm NAME|auto]\n"
     "               [--deadline 10s] [--training --batch N] [--output table|json] [--chart schedule.html]\n"
-    "               [--progress] [--skip_cache]\n"
+    "               [--progress] [--skip_cache] [--parallelism ... --cost_model ... --schedule ... --global_batch N]\n"
     "      place the graph on the server (PlaceStream), with a progress line on a terminal\n"
     "  simulate GRAPH --placement FILE --server HOST:PORT ...   score on the server (Simulate)\n"
     "  algorithms --server HOST:PORT                            the server's placers\n"
@@ -196,6 +204,9 @@ void SetPlacingFlags(const std::map<std::string, int64_t>& dims, const std::stri
   o->cost_model = absl::GetFlag(FLAGS_cost_model);
   o->deadline = absl::GetFlag(FLAGS_deadline);
   o->output = absl::GetFlag(FLAGS_output);
+  o->plan.parallelism = absl::GetFlag(FLAGS_parallelism);
+  o->plan.schedule = absl::GetFlag(FLAGS_schedule);
+  o->plan.global_batch = absl::GetFlag(FLAGS_global_batch);
 }
 
 int Fail(const std::string& command, const absl::Status& status) {

@@ -105,6 +105,7 @@ absl::StatusOr<std::string> RunSubmit(const SubmitOptions& o) {
   request.set_objective(*objective);
   request.set_cost_model(o.cost_model);
   request.set_algorithm(o.algorithm);
+  SetPlanRequest(o.plan, &request);
   request.set_budget_ms(absl::ToInt64Milliseconds(*budget));
   request.set_seed(o.seed);
   request.set_skip_cache(o.skip_cache);

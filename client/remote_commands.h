@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/graph_loader.h"
+#include "client/place_command.h"
 #include "client/simulate_command.h"
 
 namespace placement::cli {
@@ -30,6 +31,7 @@ struct SubmitOptions {
   bool progress = false;         // a progress line on stderr (overwritten in place on a terminal)
   bool progress_overwrite = false;
   std::string chart_path;        // when set, the schedule chart of the answer is written there
+  PlanOptions plan;
 };
 
 absl::StatusOr<std::string> RunSubmit(const SubmitOptions& options);

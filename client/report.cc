@@ -93,6 +93,7 @@ std::string ReportJson(const Report& r) {
   out["cost_sources"] = {{"measured_operators", r.cost_sources.measured_ops},
                          {"modelled_operators", r.cost_sources.modelled_ops},
                          {"measured_flops_share", r.cost_sources.measured_flops_share}};
+  if (r.plan != nullptr) AddPlanJson(*r.plan, &out);
   out["warnings"] = r.warnings;
   if (!r.algorithm.empty()) out["notes"] = r.notes;
   return out.dump(2) + "\n";
@@ -121,7 +122,9 @@ std::string ReportTable(const Report& r) {
   absl::StrAppend(&out, "costs        ",
                   CostSourcesLine(r.cost_sources.measured_ops, r.cost_sources.modelled_ops,
                                   r.cost_sources.measured_flops_share),
-                  "\n\n");
+                  "\n");
+  if (r.plan != nullptr) absl::StrAppend(&out, PlanTable(*r.plan, r.time_unit));
+  absl::StrAppend(&out, "\n");
   const bool throughput = e.objective == Objective::kThroughput || e.cost_model == CostModelKind::kTarnawski;
   absl::StrAppend(&out, absl::StrFormat("%-14s %-8s %6s %12s %12s %12s %12s  %s\n", "device", "kind", "ops", "busy",
                                         throughput ? "load" : "", "peak mem", "capacity", ""));

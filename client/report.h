@@ -9,6 +9,7 @@
 #include "graph/module_map.h"
 #include "graph/placement.h"
 #include "graph/problem.h"
+#include "client/stage_report.h"
 #include "simulator/objectives.h"
 
 namespace placement::cli {
@@ -27,12 +28,14 @@ struct Report {
   bool proven_optimal = false;
   double best_bound = 0;
   std::vector<std::string> notes;
+  const PlanSummary* plan = nullptr;  // set when the answer is a parallel plan
 };
 
 // JSON with objective, cost_model, value, time_unit, lower_bound, ratio, fits_memory, bound, devices, assignment
 // and, for a graph exported from PyTorch, modules (module path -> device, graph/module_map.h) (plus algorithm,
-// proven_optimal, best_bound and notes for a placer's answer, and under the tarnawski cost model the accelerator
-// blocks with their ready, compute, transfer and finish times); a valid placement file.
+// proven_optimal, best_bound and notes for a placer's answer, under the tarnawski cost model the accelerator
+// blocks with their ready, compute, transfer and finish times, and a plan's stages); a valid placement file (every
+// operator on its stage's first device, for a plan).
 std::string ReportJson(const Report& report);
 
 std::string ReportTable(const Report& report);

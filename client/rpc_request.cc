@@ -61,6 +61,12 @@ void SetGraph(const GraphPayload& payload, const GraphLoadOptions& load, pb::Sim
   FillGraph(payload, load, request);
 }
 
+void SetPlanRequest(const PlanOptions& plan, pb::PlaceRequest* request) {
+  request->set_parallelism(plan.parallelism);
+  request->set_schedule(plan.schedule);
+  request->set_global_batch(plan.global_batch);
+}
+
 absl::Status SetTopology(const std::string& topology_file, const std::string& devices, pb::Topology* topology) {
   if (!topology_file.empty() && !devices.empty()) {
     return absl::InvalidArgumentError("give either --topology FILE or --devices SPEC, not both");

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "client/graph_loader.h"
+#include "client/place_command.h"
 #include "placement/v1/placement.pb.h"
 #include "proto/placement/v1/metadata.h"
 
@@ -31,6 +32,9 @@ absl::StatusOr<GraphPayload> ReadGraphPayload(const std::string& path);
 // Sets graph_source and the graph options of a request (PlaceRequest or SimulateRequest).
 void SetGraph(const GraphPayload& payload, const GraphLoadOptions& load, placement::v1::PlaceRequest* request);
 void SetGraph(const GraphPayload& payload, const GraphLoadOptions& load, placement::v1::SimulateRequest* request);
+
+// The plan options of a PlaceRequest (parallelism, cost model, schedule, global batch).
+void SetPlanRequest(const PlanOptions& plan, placement::v1::PlaceRequest* request);
 
 // The topology from --topology FILE (its JSON text) or --devices SPEC; neither leaves it unset (the graph's
 // own devices). Both is INVALID_ARGUMENT.

@@ -8,6 +8,7 @@
 #include "graph/canonical.h"
 #include "graph/placement_json.h"
 #include "simulator/objectives.h"
+#include "simulator/plan_model.h"
 
 namespace placement::cli {
 namespace {
@@ -58,7 +59,7 @@ absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
   if (!placement.ok()) {
     return absl::Status(placement.status().code(), absl::StrCat(o.placement_path, ": ", placement.status().message()));
   }
-  absl::StatusOr<Evaluation> evaluation = Evaluate(*costs, *placement, *objective, *config, *cost_model);
+  absl::StatusOr<Evaluation> evaluation = EvaluateUnder(*costs, *placement, *objective, *config, *cost_model);
   if (!evaluation.ok()) return evaluation.status();
   if (!o.chart_path.empty()) {
     if (absl::Status s = WriteScheduleChart(o.chart_path, *costs, *placement, *config,

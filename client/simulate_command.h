@@ -15,7 +15,7 @@ struct SimulateOptions {
   std::string topology_file;
   std::string devices;
   std::string objective = "step_time";
-  std::string cost_model = "default";  // default | tarnawski
+  std::string cost_model = "default";  // default | tarnawski (latency) | pipedream (throughput: one replica per device)
   std::string output = "table";      // table | json
   std::string priority = "topological";  // topological | upward_rank
   std::string simulator = "default";  // default | placeto (Placeto's published gaps)

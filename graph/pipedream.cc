@@ -158,7 +158,7 @@ absl::StatusOr<Problem> ParsePipeDreamProfile(absl::string_view text, bool train
     }
     layers.push_back(*std::move(layer));
   }
-  std::vector<bool> has_input(layers.size(), false);
+  std::vector<bool> has_input(layers.size(), false), has_output(layers.size(), false);
   for (const auto& [ends, line] : named_edges) {
     auto src = index.find(ends.first), dst = index.find(ends.second);
     if (src == index.end() || dst == index.end()) {
@@ -167,13 +167,16 @@ absl::StatusOr<Problem> ParsePipeDreamProfile(absl::string_view text, bool train
     }
     edges.emplace_back(src->second, dst->second);
     has_input[dst->second] = true;
+    has_output[src->second] = true;
   }
-  // Input layers (sources named "Input...") time loading the data, not the model: PipeDream's planner leaves
-  // them out, and so does the graph.
+  // Input layers (sources named "Input...") time loading the data, not the model, and "__getitem__" layers that
+  // feed nothing select an output nobody reads: PipeDream's planner leaves both out, and so does the graph.
   std::vector<int> kept(layers.size(), -1);
   std::vector<Layer> model;
   for (size_t i = 0; i < layers.size(); ++i) {
-    if (has_input[i] || !absl::StartsWith(layers[i].type, "Input")) {
+    const bool input = !has_input[i] && absl::StartsWith(layers[i].type, "Input");
+    const bool unread = !has_output[i] && absl::StartsWith(layers[i].type, "__getitem__");
+    if (!input && !unread) {
       kept[i] = static_cast<int>(model.size());
       model.push_back(layers[i]);
     }

@@ -9,7 +9,8 @@
 // PipeDream plans) a layer also has a backward operator at its measured backward time, colocated with it, and
 // the gradients flow back along the edges reversed, each the size of the activation it is the gradient of. No
 // optimizer operators: the profiles do not time the update. Input layers (sources named "Input...") time loading
-// the data and are left out, as PipeDream's planner leaves them out; a figure given as a list ("[a; b]", a layer
+// the data and "__getitem__" layers that feed nothing select an unread output: both are left out, as PipeDream's
+// planner leaves them out; a figure given as a list ("[a; b]", a layer
 // with several outputs) counts as their sum, as there.
 #pragma once
 

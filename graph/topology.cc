@@ -112,6 +112,7 @@ absl::StatusOr<Topology> Topology::Create(TopologySpec spec) {
   }
   t.devices_ = std::move(spec.devices);
   t.resources_ = std::move(spec.resources);
+  t.data_parallel_across_hosts_ = spec.data_parallel_across_hosts;
   return t;
 }
 
@@ -234,6 +235,7 @@ absl::StatusOr<Topology> WithMemoryCapacity(const Topology& t, int64_t bytes) {
     s.devices.back().memory_bytes = bytes;
   }
   for (int32_t r = 0; r < t.num_resources(); ++r) s.resources.push_back(t.resource(r));
+  s.data_parallel_across_hosts = t.data_parallel_across_hosts();
   const size_t n = t.num_devices();
   s.latency.assign(n * n, 0);
   s.path_resources.assign(n * n, {});

@@ -57,6 +57,8 @@ struct TopologySpec {
   // Row-major num_devices x num_devices; the diagonal is ignored.
   std::vector<double> latency;
   std::vector<std::vector<int32_t>> path_resources;  // resource ids per ordered pair, row-major
+  // False: a data-parallel group (the replicas of one pipeline stage) must stay inside one host.
+  bool data_parallel_across_hosts = true;
 };
 
 class Topology {
@@ -89,6 +91,16 @@ class Topology {
   int64_t bounded_memory_bytes() const;
   bool has_unbounded_device() const;
 
+  // Whether the replicas of one pipeline stage may sit on several hosts (a plan's all-reduce then crosses
+  // the network); false where the cluster keeps data-parallel groups inside a host.
+  bool data_parallel_across_hosts() const { return data_parallel_across_hosts_; }
+  // The same cluster with data-parallel groups kept inside a host.
+  Topology WithGroupsInsideHosts() const {
+    Topology t = *this;
+    t.data_parallel_across_hosts_ = false;
+    return t;
+  }
+
  private:
   std::string name_;
   std::vector<Device> devices_;
@@ -97,6 +109,7 @@ class Topology {
   std::vector<LinkResource> resources_;
   std::vector<Path> paths_;
   std::vector<int32_t> path_resource_ids_;
+  bool data_parallel_across_hosts_ = true;
 };
 
 // Hierarchical description: hosts, each with devices of one or more models, an intra-host interconnect and a

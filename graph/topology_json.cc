@@ -438,19 +438,7 @@ absl::StatusOr<Topology> ReadExplicit(const Json& root, std::string name) {
   return ReadPaths(root, std::move(name), *std::move(devices));
 }
 
-absl::StatusOr<Topology> ReadTopology(const Json& root) {
-  if (absl::Status s = CheckObject(
-          root, "",
-          {"name", "description", "hosts", "network", "devices", "links", "shared_bus", "resources", "paths"});
-      !s.ok()) {
-    return s;
-  }
-  std::string name;
-  if (const Json* n = Find(root, "name")) {
-    if (!n->is_string()) return Err("name", absl::StrCat("expected a string, got ", n->type_name()));
-    name = n->get<std::string>();
-  }
-  if (const Json* d = Find(root, "description"); d && !d->is_string()) return Err("description", "expected a string");
+absl::StatusOr<Topology> ReadTopologyForm(const Json& root, std::string name) {
   const bool hierarchical = root.contains("hosts"), explicit_form = root.contains("devices");
   if (hierarchical && explicit_form) {
     return Err("", "give either 'hosts' (the hierarchical form) or 'devices' (the explicit form), not both");
@@ -464,6 +452,30 @@ absl::StatusOr<Topology> ReadTopology(const Json& root) {
   if (!explicit_form) return Err("", "the topology has no devices: give 'hosts' or 'devices'");
   if (root.contains("network")) return Err("network", "belongs to the hierarchical form ('hosts'), not to 'devices'");
   return ReadExplicit(root, std::move(name));
+}
+
+absl::StatusOr<Topology> ReadTopology(const Json& root) {
+  if (absl::Status s = CheckObject(
+          root, "",
+          {"name", "description", "hosts", "network", "devices", "links", "shared_bus", "resources", "paths",
+           "data_parallel_across_hosts"});
+      !s.ok()) {
+    return s;
+  }
+  std::string name;
+  if (const Json* n = Find(root, "name")) {
+    if (!n->is_string()) return Err("name", absl::StrCat("expected a string, got ", n->type_name()));
+    name = n->get<std::string>();
+  }
+  if (const Json* d = Find(root, "description"); d && !d->is_string()) return Err("description", "expected a string");
+  bool across_hosts = true;
+  if (const Json* a = Find(root, "data_parallel_across_hosts")) {
+    if (!a->is_boolean()) return Err("data_parallel_across_hosts", absl::StrCat("expected true or false, got ", a->type_name()));
+    across_hosts = a->get<bool>();
+  }
+  absl::StatusOr<Topology> t = ReadTopologyForm(root, std::move(name));
+  if (!t.ok() || across_hosts) return t;
+  return t->WithGroupsInsideHosts();
 }
 
 }  // namespace
@@ -568,7 +580,8 @@ std::string TopologyToJson(const Topology& t) {
     resources.append(end);
   }
   absl::StrAppend(&out, "  ],\n  \"paths\": {\n    \"latency\": [\n", latency, "    ],\n    \"resources\": [\n",
-                  resources, "    ]\n  }\n}\n");
+                  resources, "    ]\n  }", t.data_parallel_across_hosts() ? "" : ",\n  \"data_parallel_across_hosts\": false",
+                  "\n}\n");
   return out;
 }
 

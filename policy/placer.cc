@@ -10,6 +10,25 @@
 
 namespace placement {
 
+absl::string_view ParallelismName(Parallelism p) {
+  switch (p) {
+    case Parallelism::kData: return "data";
+    case Parallelism::kPipeline: return "pipeline";
+    case Parallelism::kHybrid: return "hybrid";
+    case Parallelism::kOperator: break;
+  }
+  return "operator";
+}
+
+absl::StatusOr<Parallelism> ParseParallelism(absl::string_view name) {
+  if (name.empty()) return Parallelism::kOperator;
+  for (Parallelism p : {Parallelism::kOperator, Parallelism::kData, Parallelism::kPipeline, Parallelism::kHybrid}) {
+    if (ParallelismName(p) == name) return p;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown parallelism '", name, "'; known kinds are operator, data, pipeline, hybrid"));
+}
+
 absl::Status Budget::ExpiredStatus() const {
   if (cancelled != nullptr && cancelled->load(std::memory_order_relaxed)) return absl::CancelledError("the request was cancelled");
   return absl::DeadlineExceededError("the deadline passed before a placement was found");

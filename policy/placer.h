@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@
 #include "graph/cost_model.h"
 #include "graph/placement.h"
 #include "simulator/objectives.h"
+#include "simulator/parallel_plan.h"
+#include "simulator/plan_model.h"
 #include "simulator/simulator.h"
 
 namespace placement {
@@ -42,10 +45,24 @@ struct Budget {
   static Budget For(absl::Duration d) { return Budget{absl::Now() + d, nullptr}; }
 };
 
+// What kind of answer a THROUGHPUT request wants: one device per operator (today's placements), or a plan whose
+// stages run data-parallel on device groups (simulator/parallel_plan.h): one stage on every device (data), one
+// device per stage (pipeline), or both (hybrid).
+enum class Parallelism : uint8_t { kOperator = 0, kData = 1, kPipeline = 2, kHybrid = 3 };
+
+absl::string_view ParallelismName(Parallelism p);  // "operator", "data", "pipeline", "hybrid"
+// "" means operator; an unknown name is INVALID_ARGUMENT listing the known ones.
+absl::StatusOr<Parallelism> ParseParallelism(absl::string_view name);
+
 struct PlacementProblem {
   const CostModel* costs = nullptr;  // the graph and the topology
   Objective objective = Objective::kStepTime;
-  CostModelKind cost_model = CostModelKind::kDefault;  // how the objective is computed (simulator/objectives.h)
+  // How the objective is computed (simulator/objectives.h): our own model, Tarnawski's latency model, or for plans
+  // (parallelism other than operator) PipeDream's formulas.
+  CostModelKind cost_model = CostModelKind::kDefault;
+  Parallelism parallelism = Parallelism::kOperator;
+  Schedule schedule = Schedule::kOneFOneB;             // plans: the micro-batch schedule
+  int64_t global_batch = 0;                            // plans: micro-batches per step; 0: none (PipeDream's)
   SimulatorConfig simulator;         // used when the objective simulates
   uint64_t seed = 1;                 // for randomized placers
   const Placement* start = nullptr;  // optional starting point for improving placers (search)
@@ -54,13 +71,21 @@ struct PlacementProblem {
   const Topology& topology() const { return costs->topology(); }
 };
 
+// A plan's answer: the plan, its score, and what simulating a few of its micro-batches gave.
+struct PlanAnswer {
+  ParallelPlan plan;
+  PlanEvaluation evaluation;
+  double simulated_time_per_sample = -1;  // -1: not simulated yet; 0: could not be simulated
+};
+
 struct PlacerResult {
-  Placement placement;
+  Placement placement;  // for a plan: every operator on its stage's first replica
   Evaluation evaluation;  // the placement scored under the problem's objective
   std::string algorithm;  // which placer produced it (for AUTO: the winner, e.g. "auto:heft")
   bool proven_optimal = false;  // exact methods that finished
   double best_bound = 0;  // exact methods: the best proven bound on the optimum (else the generic lower bound)
   std::vector<std::string> notes;  // human-readable remarks (e.g. "deadline reached after 1,234 moves")
+  std::optional<PlanAnswer> plan;  // set when the answer is a parallel plan (evaluation is then its score)
 };
 
 class Placer {

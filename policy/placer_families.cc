@@ -4,6 +4,7 @@
 #include "policy/exact/exact_placers.h"
 #include "policy/heuristics/heuristic_placers.h"
 #include "policy/ilp/ilp_placers.h"
+#include "policy/parallel/hybrid_placer.h"
 #include "policy/registry.h"
 #include "policy/search/search_placers.h"
 #include "policy/tarnawski/tarnawski_placers.h"
@@ -17,6 +18,7 @@ void RegisterPlacerFamilies(PlacerRegistry& registry, const std::function<void(P
   RegisterIlpPlacers(registry);
   RegisterSearchPlacers(registry);
   RegisterTarnawskiPlacers(registry);
+  RegisterParallelPlacers(registry);
   if (extra) extra(registry);
   RegisterAutoPlacer(registry);  // last: it runs the others
 }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/module_map.h"
 #include "graph/placement_json.h"
+#include "simulator/collectives.h"
 #include "server/request_decoder.h"
 
 namespace placement::server {
@@ -54,6 +55,7 @@ pb::PlaceResponse AnswerFromResult(const PlacerResult& result, const Graph& grap
   out.set_num_operators(graph.num_ops());
   out.set_num_devices(topology.num_devices());
   FillModules(graph, result.placement, topology, out.mutable_modules());
+  if (result.plan.has_value()) FillPlan(*result.plan, graph, topology, &out);
   return out;
 }
 
@@ -64,6 +66,32 @@ void FillModules(const Graph& graph, const Placement& placement, const Topology&
     out->set_module(std::move(m.module));
     out->set_device(std::move(m.device));
   }
+}
+
+void FillPlan(const PlanAnswer& answer, const Graph& graph, const Topology& topology, pb::PlaceResponse* out) {
+  const ParallelPlan& plan = answer.plan;
+  const PlanEvaluation& ev = answer.evaluation;
+  std::vector<pb::Stage*> stages;
+  for (int32_t s = 0; s < plan.num_stages(); ++s) {
+    pb::Stage* stage = out->add_stages();
+    for (DeviceId d : plan.stages[s].devices) stage->add_devices(topology.device(d).name);
+    const StageScore& x = ev.stages[s];
+    stage->set_compute_seconds(x.forward + x.backward);
+    stage->set_allreduce_seconds(x.allreduce);
+    stage->set_allreduce(std::string(AllReduceName(x.allreduce_kind)));
+    stage->set_period_seconds(x.period);
+    stage->set_memory_bytes(x.memory_bytes);
+    stage->set_in_flight(x.in_flight);
+    stage->set_weight_versions(x.weight_versions);
+    stages.push_back(stage);
+  }
+  for (OpId op : graph.topo_order()) stages[plan.stage_of_op[op]]->add_operators(std::string(graph.name(op)));
+  out->set_step_time(ev.step_time);
+  out->set_schedule(std::string(ScheduleName(plan.schedule)));
+  out->set_global_batch(plan.global_batch);
+  out->set_cost_model(std::string(CostModelName(ev.cost_model)));
+  out->set_simulated_value(answer.simulated_time_per_sample > 0 ? answer.simulated_time_per_sample : 0);
+  out->set_bottleneck(ev.bottleneck);
 }
 
 absl::Status DoesNotFit(const PlacerResult& result, const Topology& topology) {

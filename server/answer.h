@@ -24,6 +24,9 @@ placement::v1::PlaceResponse AnswerFromResult(const PlacerResult& result, const 
 // The module -> device map of a graph exported from PyTorch (graph/module_map.h); nothing for other graphs.
 void FillModules(const Graph& graph, const Placement& placement, const Topology& topology,
                  google::protobuf::RepeatedPtrField<placement::v1::ModulePlacement>* modules);
+// A parallel plan's stages (operators in topological order, devices, figures) and its schedule, global batch, cost
+// model, step time, simulated time and bottleneck.
+void FillPlan(const PlanAnswer& answer, const Graph& graph, const Topology& topology, placement::v1::PlaceResponse* out);
 
 // FAILED_PRECONDITION naming the device that is most short of memory, for answers that do not fit.
 absl::Status DoesNotFit(const PlacerResult& result, const Topology& topology);

@@ -85,6 +85,7 @@ std::string AnswerCache::Key(const CacheKeyParts& p) {
   AppendPart(&text, p.time_unit);
   // Parts are length-prefixed, so a key with one part more can never equal one without it.
   if (!p.cost_model.empty()) AppendPart(&text, p.cost_model);
+  if (!p.plan_options.empty()) AppendPart(&text, absl::StrCat("plan=", p.plan_options));
   return Sha256Hex(text);
 }
 

@@ -58,6 +58,7 @@ struct CacheKeyParts {
   int64_t budget_ms = 0;       // the nominal budget
   std::string policy_version;
   std::string time_unit;
+  std::string plan_options;  // "" for an operator placement (CanonicalPlanOptions)
 };
 
 struct CacheStats {

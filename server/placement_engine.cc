@@ -13,6 +13,7 @@
 #include "graph/cost_model.h"
 #include "graph/topology_json.h"
 #include "server/answer.h"
+#include "simulator/plan_model.h"
 #include "server/request_decoder.h"
 #include "server/request_key.h"
 #include "server/request_log.h"
@@ -109,6 +110,7 @@ CacheKeyParts KeyParts(const pb::PlaceRequest& request, const DecodedInput& inpu
   parts.algorithm = algorithm;
   parts.graph_options = CanonicalGraphOptions(request.options());
   parts.simulator = CanonicalSimulator(request.simulator());
+  parts.plan_options = CanonicalPlanOptions(request);
   parts.seed = request.seed() == 0 ? 1 : request.seed();
   parts.budget_ms = plan.nominal_ms;
   parts.policy_version = policy_version;
@@ -161,6 +163,9 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   const std::string algorithm = request.algorithm().empty() ? kDefaultAlgorithm : request.algorithm();
   absl::StatusOr<const Placer*> placer = FindPlacer(registry_, algorithm, scoring->objective, scoring->cost_model);
   if (!placer.ok()) return placer.status();
+  PlacementProblem options_only;  // the plan options are checked before the graph is decoded
+  options_only.objective = scoring->objective;
+  if (absl::Status s = SetPlanOptionsFromRequest(request, algorithm, options_only); !s.ok()) return s;
 
   // A repeat of a request is answered before the graph is decoded: decoding and importing an ONNX model costs
   // tens of milliseconds, the lookup tens of microseconds. The nominal budget does not depend on the graph.
@@ -207,6 +212,7 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   problem.cost_model = scoring->cost_model;
   problem.simulator = scoring->simulator;
   problem.seed = parts.seed;
+  if (absl::Status s = SetPlanOptionsFromRequest(request, algorithm, problem); !s.ok()) return s;
 
   std::optional<ImprovementRelay> relay;
   std::function<void(const PlacerResult&)> on_improved;
@@ -305,7 +311,7 @@ absl::StatusOr<pb::SimulateResponse> PlacementEngine::Simulate(const pb::Simulat
   if (!costs.ok()) return costs.status();
   absl::StatusOr<Placement> placement = PlacementFromRequest(request, input->graph, input->topology);
   if (!placement.ok()) return placement.status();
-  absl::StatusOr<Evaluation> evaluation = Evaluate(*costs, *placement, scoring->objective, scoring->simulator, scoring->cost_model);
+  absl::StatusOr<Evaluation> evaluation = EvaluateUnder(*costs, *placement, scoring->objective, scoring->simulator, scoring->cost_model);
   if (!evaluation.ok()) return evaluation.status();
 
   pb::SimulateResponse response;

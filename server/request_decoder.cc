@@ -1,5 +1,7 @@
 #include "server/request_decoder.h"
 
+#include "policy/parallel/hybrid_placer.h"
+
 #include <functional>
 #include <map>
 #include <optional>
@@ -302,6 +304,23 @@ std::string CanonicalSimulator(const pb::SimulatorOptions& o) {
 
 std::string CanonicalCostModel(CostModelKind cost_model) {
   return cost_model == CostModelKind::kDefault ? "" : std::string(CostModelName(cost_model));
+}
+
+std::string CanonicalPlanOptions(const pb::PlaceRequest& r) {
+  const std::string parallelism = absl::AsciiStrToLower(r.parallelism());
+  const std::string schedule = absl::AsciiStrToLower(r.schedule());
+  const bool plain = (parallelism.empty() || parallelism == "operator") && (schedule.empty() || schedule == "1f1b") &&
+                     r.global_batch() == 0;
+  if (plain) return "";
+  return absl::StrCat("parallelism=", parallelism.empty() ? "operator" : parallelism, ";schedule=",
+                      schedule.empty() ? "1f1b" : schedule, ";global_batch=", r.global_batch());
+}
+
+absl::Status SetPlanOptionsFromRequest(const pb::PlaceRequest& r, const std::string& algorithm, PlacementProblem& problem) {
+  absl::Status s = SetPlanOptions(absl::AsciiStrToLower(r.parallelism()), absl::AsciiStrToLower(r.cost_model()),
+                                  absl::AsciiStrToLower(r.schedule()), r.global_batch(), algorithm, problem);
+  if (s.ok()) return s;
+  return absl::InvalidArgumentError(absl::StrCat("parallelism, cost_model, schedule, global_batch: ", s.message()));
 }
 
 void SetCostSources(const CostSources& sources, pb::CostSources* out) {

@@ -18,6 +18,7 @@
 #include "server/limits.h"
 #include "simulator/objectives.h"
 #include "simulator/simulator.h"
+#include "policy/placer.h"
 
 namespace placement::server {
 
@@ -58,5 +59,12 @@ std::string CanonicalGraphOptions(const placement::v1::GraphOptions& options);
 std::string CanonicalSimulator(const placement::v1::SimulatorOptions& options);
 // "" for the default cost model (its keys stay what they were before cost models existed), else its name.
 std::string CanonicalCostModel(CostModelKind cost_model);
+// A plan's options ("" for an operator placement with every plan option at its default), for the cache key.
+std::string CanonicalPlanOptions(const placement::v1::PlaceRequest& request);
+
+// The request's plan options set on the problem (policy/parallel/hybrid_placer.h's SetPlanOptions): errors are
+// INVALID_ARGUMENT naming the field.
+absl::Status SetPlanOptionsFromRequest(const placement::v1::PlaceRequest& request, const std::string& algorithm,
+                                       PlacementProblem& problem);
 
 }  // namespace placement::server

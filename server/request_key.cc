@@ -65,6 +65,7 @@ std::string RequestCacheKey(const pb::PlaceRequest& request, const std::string& 
   parts.algorithm = algorithm;
   parts.graph_options = CanonicalGraphOptions(request.options());
   parts.simulator = CanonicalSimulator(request.simulator());
+  parts.plan_options = CanonicalPlanOptions(request);
   parts.seed = request.seed() == 0 ? 1 : request.seed();
   parts.budget_ms = budget_ms;
   parts.policy_version = policy_version;

@@ -19,6 +19,7 @@ constexpr std::pair<Objective, absl::string_view> kNames[] = {
 constexpr std::pair<CostModelKind, absl::string_view> kCostModelNames[] = {
     {CostModelKind::kDefault, "default"},
     {CostModelKind::kTarnawski, "tarnawski"},
+    {CostModelKind::kPipeDream, "pipedream"},
 };
 
 absl::Status RejectBackwardOps(const Graph& g) {
@@ -90,12 +91,17 @@ absl::StatusOr<CostModelKind> ParseCostModel(absl::string_view name) {
   for (const auto& [kind, n] : kCostModelNames) {
     if (n == name) return kind;
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown cost model '", name, "'; known cost models are default, tarnawski"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown cost model '", name, "'; known cost models are default, tarnawski, pipedream"));
 }
 
 absl::Status CheckCostModel(CostModelKind cost_model, Objective objective) {
   if (cost_model == CostModelKind::kTarnawski && objective != Objective::kLatency) {
     return absl::InvalidArgumentError(absl::StrCat("the tarnawski cost model scores the latency objective only, not ",
+                                                   ObjectiveName(objective)));
+  }
+  if (cost_model == CostModelKind::kPipeDream && objective != Objective::kThroughput) {
+    return absl::InvalidArgumentError(absl::StrCat("the pipedream cost model scores the throughput objective only, not ",
                                                    ObjectiveName(objective)));
   }
   return absl::OkStatus();
@@ -140,6 +146,9 @@ std::vector<double> DeviceLoads(const CostModel& costs, const Placement& placeme
 absl::StatusOr<Evaluation> Evaluate(const CostModel& costs, const Placement& placement, Objective objective,
                                     const SimulatorConfig& config, CostModelKind cost_model) {
   if (absl::Status s = CheckCostModel(cost_model, objective); !s.ok()) return s;
+  if (cost_model == CostModelKind::kPipeDream) {
+    return absl::UnimplementedError("the pipedream cost model scores a placement as a plan: use EvaluateUnder");
+  }
   Evaluation ev;
   ev.objective = objective;
   ev.cost_model = cost_model;

@@ -30,12 +30,17 @@ enum class Objective : uint8_t { kStepTime = 0, kThroughput = 1, kLatency = 2 };
 absl::string_view ObjectiveName(Objective o);  // "step_time", "throughput", "latency"
 absl::StatusOr<Objective> ParseObjective(absl::string_view name);
 
-enum class CostModelKind : uint8_t { kDefault = 0, kTarnawski = 1 };
+// How a placement is scored: our own model (kDefault: the simulator, the loads, and for plans
+// simulator/plan_model.h), Tarnawski et al.'s latency model (kTarnawski, LATENCY only: accelerator blocks), or
+// PipeDream's planner's formulas (kPipeDream, THROUGHPUT only), so that our placers and theirs can be compared
+// on the same numbers.
+enum class CostModelKind : uint8_t { kDefault = 0, kTarnawski = 1, kPipeDream = 2 };
 
-absl::string_view CostModelName(CostModelKind k);  // "default", "tarnawski"
+absl::string_view CostModelName(CostModelKind k);  // "default", "tarnawski", "pipedream"
 // "" means default; an unknown name is INVALID_ARGUMENT listing the known ones.
 absl::StatusOr<CostModelKind> ParseCostModel(absl::string_view name);
-// OK when the cost model scores the objective (tarnawski scores LATENCY only); else INVALID_ARGUMENT saying so.
+// OK when the cost model scores the objective (tarnawski scores LATENCY, pipedream THROUGHPUT); else
+// INVALID_ARGUMENT saying so.
 absl::Status CheckCostModel(CostModelKind cost_model, Objective objective);
 
 struct LowerBound {
@@ -77,7 +82,8 @@ std::vector<double> DeviceLoads(const CostModel& costs, const Placement& placeme
 
 // Under kTarnawski a split that model forbids (the graph contracted by the accelerators' blocks has a cycle) is
 // INVALID_ARGUMENT naming the accelerators; one that overflows an accelerator's memory is scored with
-// fits_memory false, as under the default model.
+// fits_memory false, as under the default model. kPipeDream scores a placement as a plan: EvaluateUnder
+// (simulator/plan_model.h) takes every cost model; here it is UNIMPLEMENTED.
 absl::StatusOr<Evaluation> Evaluate(const CostModel& costs, const Placement& placement, Objective objective,
                                     const SimulatorConfig& config = {},
                                     CostModelKind cost_model = CostModelKind::kDefault);

@@ -41,7 +41,8 @@ class EdgePlanner {
     OpPlan op;
     op.device = device_[u];
     op.time = costs_.op_time(u, op.device);
-    op.priority = -static_cast<double>(g_.topo_rank(u));  // kTopological; upward ranks replace it later
+    // kTopological; kOpOrder and upward ranks replace it later.
+    op.priority = -static_cast<double>(g_.topo_rank(u));
     op.releases_begin = releases_begin_[u];
     op.successors_begin = static_cast<int32_t>(plan_.local_successors.size());
     op.transfers_begin = static_cast<int32_t>(plan_.transfers.size());
@@ -164,6 +165,9 @@ SchedulePlan BuildSchedulePlan(const CostModel& costs, const Placement& placemen
   for (OpId u = 0; u < g.num_ops(); ++u) planner.PlanOp(u);
   planner.Finish();
   if (priority == QueuePriority::kUpwardRank) PlanUpwardRanks(g, plan);
+  if (priority == QueuePriority::kOpOrder) {
+    for (OpId u = 0; u < g.num_ops(); ++u) plan.ops[u].priority = -static_cast<double>(u);
+  }
   return plan;
 }
 

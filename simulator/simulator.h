@@ -24,6 +24,7 @@ namespace placement {
 enum class QueuePriority : uint8_t {
   kTopological = 0,  // smaller position in the graph's topological order first
   kUpwardRank = 1,   // longer remaining path to the end (HEFT's upward rank, on the placed devices) first
+  kOpOrder = 2,      // smaller OpId first: the order the graph lists its operators (a plan's micro-batch schedule)
 };
 
 struct SimulatorConfig {

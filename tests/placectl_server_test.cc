@@ -134,6 +134,29 @@ TEST_F(PlacectlServer, TheTarnawskiCostModelOnTheServerAndItsErrors) {
   EXPECT_THAT(listed.out, HasSubstr("latency(tarnawski)"));
 }
 
+TEST_F(PlacectlServer, SubmitPlanPrintsItsStagesAndChartsAFewMicroBatches) {
+  TempDir out;
+  const std::string chart = out.path() + "/plan.html";
+  const std::string profile = kSource + "/examples/graphs/convnet_pipedream.txt";
+  Result r = RunPlacectl("submit " + profile + " " + Server() +
+                         " --training --devices 2x4xV100 --objective throughput --parallelism hybrid --output json --chart " +
+                         chart);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_GT(j["stages"].size(), 0u);
+  EXPECT_GT(j["stages"][0]["devices"].size(), 0u);
+  EXPECT_GT(j["stages"][0]["operators"].size(), 0u);
+  EXPECT_GT(j["simulated_value"].get<double>(), 0);
+  const std::string html = Slurp(chart);
+  EXPECT_THAT(html, HasSubstr("<svg"));
+  EXPECT_THAT(html, HasSubstr("micro-batches of the plan"));
+  Result table = RunPlacectl("submit " + profile + " " + Server() +
+                             " --training --devices 2x4xV100 --objective throughput --parallelism hybrid");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("replicas"));
+  EXPECT_THAT(table.out, HasSubstr("from the server's cache"));
+}
+
 TEST_F(PlacectlServer, BadGraphIsABadInputExitWithTheServersMessage) {
   TempDir out;
   const std::string bad = out.path() + "/bad.json";

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "policy/auto/plan_portfolio.h"
 #include "policy/auto/portfolio.h"
 #include "policy/registry.h"
 #include "policy/search/local_search.h"
@@ -297,7 +298,9 @@ class AutoPlacer : public Placer {
   std::vector<Objective> objectives() const override {
     return {Objective::kStepTime, Objective::kThroughput, Objective::kLatency};
   }
-  std::vector<CostModelKind> cost_models() const override { return {CostModelKind::kDefault, CostModelKind::kTarnawski}; }
+  std::vector<CostModelKind> cost_models() const override {
+    return {CostModelKind::kDefault, CostModelKind::kTarnawski, CostModelKind::kPipeDream};
+  }
   absl::StatusOr<PlacerResult> Place(const PlacementProblem& problem, const Budget& budget) const override {
     return RunAuto(problem, budget, options_);
   }
@@ -313,6 +316,7 @@ absl::StatusOr<PlacerResult> RunAuto(const PlacementProblem& problem, const Budg
   if (problem.costs == nullptr) return absl::InvalidArgumentError("auto: the problem has no graph and topology");
   if (absl::Status s = CheckCostModel(problem.cost_model, problem.objective); !s.ok()) return s;
   if (budget.Expired()) return budget.ExpiredStatus();
+  if (problem.parallelism != Parallelism::kOperator) return RunPlanPortfolio(problem, budget, options);
   const PlacerRegistry& registry = options.registry != nullptr ? *options.registry : PlacerRegistry::Default();
   const Plan plan = PlanPortfolio(problem, registry);
   Session session(problem, budget, registry);

@@ -31,8 +31,7 @@ SearchLimits LimitsFor(const PipelineOptions& options) {
   return limits;
 }
 
-// Devices for the steps in chain order; floating units join the step their rule names (resolved in reverse
-// floating order, so the neighbours they follow are known).
+// Devices for the steps in chain order; floating units join the step their rule names (StepOfOps).
 Placement ToPlacement(const PipelineModel& m, const Split& split, int32_t* accelerators_used, int32_t* cpus_used) {
   const size_t steps = split.step_is_cpu.size();
   std::vector<DeviceId> device_of_step(steps);
@@ -40,25 +39,11 @@ Placement ToPlacement(const PipelineModel& m, const Split& split, int32_t* accel
   for (size_t t = 0; t < steps; ++t) device_of_step[t] = split.step_is_cpu[t] ? m.cpus[c++] : m.accelerators[a++];
   *accelerators_used = a;
   *cpus_used = c;
-  std::vector<int32_t> float_step(m.floating.size(), 0);
-  auto step_of = [&](int32_t code) { return code >= 0 ? split.step_of_unit[code] : float_step[-1 - code]; };
-  for (size_t f = m.floating.size(); f-- > 0;) {
-    const PipelineModel::Floating& fl = m.floating[f];
-    int32_t step = 0;
-    if (fl.rule == PipelineModel::FloatRule::kWithFirstSuccessor) {
-      step = INT32_MAX;
-      for (int32_t x : fl.neighbors) step = std::min(step, step_of(x));
-    } else if (fl.rule == PipelineModel::FloatRule::kWithLastPredecessor) {
-      for (int32_t x : fl.neighbors) step = std::max(step, step_of(x));
-    }
-    float_step[f] = step;
-  }
   const DeviceId fallback = m.accelerators.empty() ? m.cpus.front() : m.accelerators.front();
+  const std::vector<int32_t> step_of_op = StepOfOps(m, split.step_of_unit);
   Placement p;
   p.device.resize(m.unit_of_op.size());
-  for (size_t op = 0; op < m.unit_of_op.size(); ++op) {
-    p.device[op] = steps == 0 ? fallback : device_of_step[step_of(m.unit_of_op[op])];
-  }
+  for (size_t op = 0; op < m.unit_of_op.size(); ++op) p.device[op] = steps == 0 ? fallback : device_of_step[step_of_op[op]];
   return p;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <utility>
 
@@ -47,7 +48,8 @@ int32_t Relabel(std::vector<int32_t>& group_of_op, UnionFind& uf) {
 bool SameFigure(double a, double b) { return std::abs(a - b) <= 1e-12 * std::max(std::abs(a), std::abs(b)); }
 
 // Devices split into accelerators and CPUs, each kind identical, and the transfer time of every tensor.
-absl::Status ClassifyDevices(const CostModel& costs, PipelineModel& model, OpFacts& facts) {
+absl::Status ClassifyDevices(const CostModel& costs, const PipelineModelOptions& options, PipelineModel& model,
+                             OpFacts& facts) {
   const Topology& t = costs.topology();
   const Graph& g = costs.graph();
   for (DeviceId d = 0; d < t.num_devices(); ++d) {
@@ -86,6 +88,17 @@ absl::Status ClassifyDevices(const CostModel& costs, PipelineModel& model, OpFac
   // are free in this model).
   const Path* common = nullptr;
   DeviceId common_from = 0, common_to = 0;
+  using Weight = PipelineModelOptions::Weight;
+  if (options.weight != Weight::kTransferTime) {
+    facts.tensor_weight.assign(g.num_tensors(), 0);
+    for (OpId op = 0; op < g.num_ops(); ++op) {
+      if (options.weight == Weight::kForwardBytes && g.is_backward(op)) continue;
+      for (TensorId t = g.first_output(op); t < g.first_output(op + 1); ++t) {
+        facts.tensor_weight[t] = static_cast<double>(g.tensor(t).bytes);
+      }
+    }
+    return absl::OkStatus();
+  }
   bool derived = false;
   for (TensorId tensor = 0; tensor < g.num_tensors(); ++tensor) derived |= g.tensor(tensor).transfer_seconds < 0;
   if (derived) {
@@ -181,7 +194,7 @@ absl::StatusOr<PipelineModel> BuildPipelineModel(const CostModel& costs, const P
   const Graph& g = costs.graph();
   PipelineModel model;
   OpFacts facts;
-  if (absl::Status s = ClassifyDevices(costs, model, facts); !s.ok()) return s;
+  if (absl::Status s = ClassifyDevices(costs, options, model, facts); !s.ok()) return s;
 
   // Colocation groups, then fusion of cycles, then (optionally) zero-compute merges until nothing changes.
   std::vector<int32_t> group_of_op(g.num_ops());
@@ -323,6 +336,25 @@ absl::StatusOr<PipelineModel> BuildPipelineModel(const CostModel& costs, const P
     }
   }
   return model;
+}
+
+std::vector<int32_t> StepOfOps(const PipelineModel& m, const std::vector<int32_t>& step_of_unit) {
+  std::vector<int32_t> float_step(m.floating.size(), 0);
+  auto step_of = [&](int32_t code) { return code >= 0 ? step_of_unit[code] : float_step[-1 - code]; };
+  for (size_t f = m.floating.size(); f-- > 0;) {
+    const PipelineModel::Floating& fl = m.floating[f];
+    int32_t step = 0;
+    if (fl.rule == PipelineModel::FloatRule::kWithFirstSuccessor) {
+      step = std::numeric_limits<int32_t>::max();
+      for (int32_t x : fl.neighbors) step = std::min(step, step_of(x));
+    } else if (fl.rule == PipelineModel::FloatRule::kWithLastPredecessor) {
+      for (int32_t x : fl.neighbors) step = std::max(step, step_of(x));
+    }
+    float_step[f] = step;
+  }
+  std::vector<int32_t> out(m.unit_of_op.size());
+  for (size_t op = 0; op < m.unit_of_op.size(); ++op) out[op] = step_of(m.unit_of_op[op]);
+  return out;
 }
 
 }  // namespace placement

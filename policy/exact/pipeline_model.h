@@ -77,11 +77,20 @@ struct PipelineModel {
 struct PipelineModelOptions {
   bool reduce = true;        // apply the two reductions above
   bool merge_sized = true;   // also merge zero-compute units that hold bytes (memory-relaxed, see above)
+  // What a hyperedge weighs: the tensor's transfer time on the one interconnect figure (the THROUGHPUT load), or
+  // its bytes (then the paths may differ), every tensor's or only those of forward operators (the activations
+  // PipeDream's cost model moves).
+  enum class Weight : uint8_t { kTransferTime, kBytes, kForwardBytes };
+  Weight weight = Weight::kTransferTime;
 };
 
 // Fails with UNIMPLEMENTED when the topology is outside the model (accelerators of different kinds or
 // capacities, an interconnect whose paths differ while some transfer time is derived from bytes, pinned
 // operators), and with FAILED_PRECONDITION when a colocation group can run on no device.
 absl::StatusOr<PipelineModel> BuildPipelineModel(const CostModel& costs, const PipelineModelOptions& options = {});
+
+// The chain step of every operator, given the step of every lattice unit: floating units join the step their
+// rule names (resolved in reverse floating order, so the neighbours they follow are known); 0 when there is none.
+std::vector<int32_t> StepOfOps(const PipelineModel& model, const std::vector<int32_t>& step_of_unit);
 
 }  // namespace placement

@@ -68,29 +68,6 @@ double LowerBound(const PipelineModel& m) {
   return lb * (1 - 1e-12);
 }
 
-// Topological orders whose prefixes seed the upper bound: the model's own (branch by branch) and Kahn's
-// first-in-first-out order (level by level, cutting across parallel branches).
-std::vector<std::vector<int32_t>> SeedOrders(const PipelineModel& m) {
-  std::vector<std::vector<int32_t>> orders(2);
-  for (int32_t u = 0; u < m.num_units; ++u) orders[0].push_back(u);
-  std::vector<int32_t> missing(m.num_units);
-  std::deque<int32_t> queue;
-  for (int32_t u = 0; u < m.num_units; ++u) {
-    missing[u] = m.pred_begin[u + 1] - m.pred_begin[u];
-    if (missing[u] == 0) queue.push_back(u);
-  }
-  while (!queue.empty()) {
-    const int32_t u = queue.front();
-    queue.pop_front();
-    orders[1].push_back(u);
-    for (int32_t k = m.succ_begin[u]; k < m.succ_begin[u + 1]; ++k) {
-      if (--missing[m.succs[k]] == 0) queue.push_back(m.succs[k]);
-    }
-  }
-  if (orders[1] == orders[0]) orders.pop_back();
-  return orders;
-}
-
 struct Gallop {
   ChainDpResult found;  // found.found: the optimum of the family
   double lower = 0;     // the family has no chain at or below this
@@ -194,6 +171,28 @@ absl::Status MemoryShortfall(const PipelineModel& m, const IdealSet& s, const Bu
 }
 
 }  // namespace
+
+std::vector<std::vector<int32_t>> SeedOrders(const PipelineModel& m) {
+  std::vector<std::vector<int32_t>> orders(2);
+  for (int32_t u = 0; u < m.num_units; ++u) orders[0].push_back(u);
+  std::vector<int32_t> missing(m.num_units);
+  std::deque<int32_t> queue;
+  for (int32_t u = 0; u < m.num_units; ++u) {
+    missing[u] = m.pred_begin[u + 1] - m.pred_begin[u];
+    if (missing[u] == 0) queue.push_back(u);
+  }
+  while (!queue.empty()) {
+    const int32_t u = queue.front();
+    queue.pop_front();
+    orders[1].push_back(u);
+    for (int32_t k = m.succ_begin[u]; k < m.succ_begin[u + 1]; ++k) {
+      if (--missing[m.succs[k]] == 0) queue.push_back(m.succs[k]);
+    }
+  }
+  if (orders[1] == orders[0]) orders.pop_back();
+  return orders;
+}
+
 
 absl::StatusOr<SearchOutcome> SearchModel(const PipelineModel& m, const Budget& budget, const SearchLimits& limits,
                                           SearchCounters& counters) {

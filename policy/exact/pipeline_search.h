@@ -54,6 +54,10 @@ struct SearchOutcome {
   std::vector<std::string> notes;
 };
 
+// Topological orders of the units whose prefixes seed upper bounds: the model's own (branch by branch) and
+// Kahn's first-in-first-out order (level by level, cutting across parallel branches); one when they agree.
+std::vector<std::vector<int32_t>> SeedOrders(const PipelineModel& model);
+
 // FAILED_PRECONDITION (with the missing bytes) when memory admits no contiguous split; the budget's status
 // when it expires before any split is known.
 absl::StatusOr<SearchOutcome> SearchModel(const PipelineModel& model, const Budget& budget, const SearchLimits& limits,

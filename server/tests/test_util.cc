@@ -68,8 +68,9 @@ placement::v1::Graph LayeredGraph(int ops, uint64_t seed) {
   return g.ok() ? GraphToProto(*g) : placement::v1::Graph();
 }
 
-absl::StatusOr<placement::v1::PlaceResponse> PlaceOn(int port, const placement::v1::PlaceRequest& request) {
-  auto context = ContextWithin(std::chrono::seconds(30));
+absl::StatusOr<placement::v1::PlaceResponse> PlaceOn(int port, const placement::v1::PlaceRequest& request,
+                                                     std::chrono::milliseconds timeout) {
+  auto context = ContextWithin(timeout);
   placement::v1::PlaceResponse response;
   const grpc::Status s = StubFor(port)->Place(context.get(), request, &response);
   if (!s.ok()) return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());

@@ -41,8 +41,9 @@ placement::v1::Graph ChainGraph(int ops);
 placement::v1::PlaceRequest PlaceRequestFor(const placement::v1::Graph& graph, const std::string& devices,
                                             const std::string& algorithm = "auto");
 
-// Place and Simulate on the server at `port` (30 s deadline), the gRPC status as an absl::Status.
-absl::StatusOr<placement::v1::PlaceResponse> PlaceOn(int port, const placement::v1::PlaceRequest& request);
+// Place and Simulate on the server at `port`, the gRPC status as an absl::Status.
+absl::StatusOr<placement::v1::PlaceResponse> PlaceOn(int port, const placement::v1::PlaceRequest& request,
+                                                     std::chrono::milliseconds timeout = std::chrono::seconds(30));
 absl::StatusOr<placement::v1::SimulateResponse> SimulateOn(int port, const placement::v1::SimulateRequest& request);
 
 // The body of GET http://127.0.0.1:port/path (whole response when the status is not 200).

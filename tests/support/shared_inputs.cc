@@ -47,4 +47,22 @@ std::vector<TarnawskiReference> ReadTarnawskiReference(const std::filesystem::pa
   return rows;
 }
 
+std::filesystem::path PipeDreamDir() { return SharedDir() / "bench" / "pipedream"; }
+
+std::vector<PipeDreamReference> ReadPipeDreamReference(const std::filesystem::path& dir) {
+  std::vector<PipeDreamReference> rows;
+  for (absl::string_view line : absl::StrSplit(ReadFileToString(dir / "reference.tsv"), '\n')) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::vector<std::string> f = absl::StrSplit(line, '\t');
+    PipeDreamReference r;
+    if (f.size() < 6 || !absl::SimpleAtod(f[3], &r.time_per_stage)) continue;
+    r.model = f[0];
+    r.topology = f[1];
+    r.mode = f[2];
+    r.replicas = f[5];
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
 }  // namespace placement::test_support

@@ -31,4 +31,18 @@ struct TarnawskiReference {
 // Rows of DIR/reference.tsv in file order; empty when the file is absent.
 std::vector<TarnawskiReference> ReadTarnawskiReference(const std::filesystem::path& dir = TarnawskiDir());
 
+// ../shared/bench/pipedream.
+std::filesystem::path PipeDreamDir();
+
+// One row of its reference.tsv: what PipeDream's planner answers for a profile on a cluster.
+struct PipeDreamReference {
+  std::string model;     // profiles/<model>.txt
+  std::string topology;  // topologies/<topology>.json
+  std::string mode;      // "hybrid" or "straight"
+  double time_per_stage = 0;
+  std::string replicas;  // per stage, comma-separated
+};
+
+std::vector<PipeDreamReference> ReadPipeDreamReference(const std::filesystem::path& dir = PipeDreamDir());
+
 }  // namespace placement::test_support

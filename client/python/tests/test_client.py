@@ -128,6 +128,11 @@ def test_measured_costs_and_bad_graph(address):
         latency = client.place(place_request(tiny, objective="latency", cost_model="tarnawski", budget_ms=2000))
         check(latency.algorithm.startswith("auto:") and 0 < latency.score.value <= 17.6 + 1e-9,
               f"Tarnawski's latency of the tiny pipeline: {latency.algorithm} {latency.score.value}")
+        profile = os.path.join(ARGS.source, "examples", "graphs", "convnet_pipedream.txt")
+        plan = client.place(place_request(profile, devices="2x4xV100", objective="throughput", training=True,
+                                          parallelism="hybrid", budget_ms=10000))
+        check(len(plan.stages) > 0 and all(len(s.devices) > 0 and len(s.operators) > 0 for s in plan.stages),
+              f"a hybrid plan came back without its stages: {plan.stages}")
         bad = pb.PlaceRequest(graph_json='{"format": "placement.graph/v1", "operators": [{"name": 3}]}')
         bad.topology.shorthand = "2xA100"
         try:

@@ -1,0 +1,113 @@
+#include "policy/auto/plan_portfolio.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "policy/parallel/hybrid_placer.h"
+
+namespace placement::portfolio {
+namespace {
+
+struct Candidate {
+  std::string name;
+  absl::StatusOr<PlacerResult> result;
+  absl::Duration took;
+};
+
+bool Fits(const Candidate& c) { return c.result.ok() && c.result->evaluation.fits_memory; }
+
+std::string Describe(const Candidate& c) {
+  const std::string ms = absl::StrFormat("%.0f ms", absl::ToDoubleMilliseconds(c.took));
+  if (!c.result.ok()) {
+    return absl::StrCat(c.name, ": ", absl::StatusCodeToString(c.result.status().code()), " after ", ms, " (",
+                        c.result.status().message(), ")");
+  }
+  const double simulated = c.result->plan.has_value() ? c.result->plan->simulated_time_per_sample : 0;
+  return absl::StrFormat("%s: %.6g per sample%s in %s%s", c.name, c.result->evaluation.value,
+                         simulated > 0 ? absl::StrFormat(" (simulated %.6g)", simulated) : "", ms,
+                         c.result->evaluation.fits_memory ? "" : " (does not fit memory)");
+}
+
+Candidate Plan(const PlacementProblem& problem, const Budget& budget, Parallelism parallelism) {
+  const absl::Time begin = absl::Now();
+  absl::StatusOr<PlacerResult> r = PlanParallel(problem, budget, parallelism);
+  return Candidate{std::string(ParallelismName(parallelism)), std::move(r), absl::Now() - begin};
+}
+
+// AUTO's operator placement for the same throughput problem, as a plan of one replica per stage.
+Candidate OperatorPlacement(const PlacementProblem& problem, const Budget& budget, const AutoOptions& options) {
+  const absl::Time begin = absl::Now();
+  PlacementProblem placing = problem;
+  placing.parallelism = Parallelism::kOperator;
+  placing.cost_model = CostModelKind::kDefault;
+  absl::StatusOr<PlacerResult> placed = RunAuto(placing, budget, options);
+  Candidate c{"operator placement", absl::UnknownError("not run"), absl::ZeroDuration()};
+  if (!placed.ok()) {
+    c.result = placed.status();
+  } else {
+    c.name = absl::StrCat("operator placement (", placed->algorithm, ")");
+    c.result = PlanResult(problem, PlanFromPlacement(problem.graph(), placed->placement), placed->algorithm);
+    if (c.result.ok() && !PlanMemoryStatus(*problem.costs, c.result->plan->plan, c.result->plan->evaluation).ok()) {
+      c.result->evaluation.fits_memory = false;
+    }
+  }
+  c.took = absl::Now() - begin;
+  return c;
+}
+
+absl::Status NoAnswer(const std::vector<Candidate>& candidates, const Budget& budget) {
+  for (const Candidate& c : candidates) {
+    if (!c.result.ok() && absl::IsFailedPrecondition(c.result.status())) return c.result.status();
+  }
+  for (const Candidate& c : candidates) {
+    if (c.result.ok() && !c.result->evaluation.fits_memory) {
+      return absl::FailedPreconditionError(absl::StrCat("no plan fits memory (", c.name, "'s does not)"));
+    }
+  }
+  if (budget.Expired()) return budget.ExpiredStatus();
+  return candidates.front().result.status();
+}
+
+}  // namespace
+
+absl::StatusOr<PlacerResult> RunPlanPortfolio(const PlacementProblem& problem, const Budget& budget,
+                                              const AutoOptions& options) {
+  std::vector<Candidate> candidates;
+  if (problem.parallelism == Parallelism::kHybrid) {
+    for (Parallelism p : {Parallelism::kData, Parallelism::kPipeline, Parallelism::kHybrid}) {
+      candidates.push_back(Plan(problem, budget, p));
+    }
+    Budget share = budget;
+    if (budget.deadline != absl::InfiniteFuture()) share.deadline = absl::Now() + (budget.deadline - absl::Now()) / 2;
+    candidates.push_back(OperatorPlacement(problem, share, options));
+  } else {
+    candidates.push_back(Plan(problem, budget, problem.parallelism));
+  }
+  // Ranked by the time the simulator confirms (our model; PipeDream's is not simulated): a plan the model finds
+  // faster but the simulation does not is not chosen over one it confirms.
+  std::optional<size_t> best;
+  std::vector<double> confirmed(candidates.size(), 0);
+  std::vector<std::string> notes;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (Fits(candidates[i])) confirmed[i] = ConfirmedTimePerSample(problem, *candidates[i].result);
+    notes.push_back(Describe(candidates[i]));
+    if (Fits(candidates[i]) && (!best || confirmed[i] < confirmed[*best])) best = i;
+  }
+  if (!best) return NoAnswer(candidates, budget);
+  PlacerResult result = *std::move(candidates[*best].result);
+  notes.push_back(absl::StrCat("winner: ", candidates[*best].name));
+  for (std::string& n : result.notes) notes.push_back(absl::StrCat(candidates[*best].name, ": ", n));
+  result.notes = std::move(notes);
+  if (!absl::StartsWith(result.algorithm, "auto:")) result.algorithm = absl::StrCat("auto:", result.algorithm);
+  CheckBySimulation(problem, result);
+  return result;
+}
+
+}  // namespace placement::portfolio

@@ -1,0 +1,138 @@
+// Plans of data-parallel stages through a real server: the answer's stages, the plan options in the cache key,
+// their errors, and Simulate under PipeDream's cost model.
+#include <set>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "server/tests/test_util.h"
+
+namespace placement::server {
+namespace {
+
+namespace pb = ::placement::v1;
+using ::testing::HasSubstr;
+using testing::ContextWithin;
+using testing::PlaceRequestFor;
+using testing::StartReadyServer;
+using testing::StubFor;
+using testing::TempDir;
+using testing::TestOptions;
+
+absl::StatusOr<pb::PlaceResponse> Place(int port, const pb::PlaceRequest& request) { return testing::PlaceOn(port, request); }
+
+// A training step of a 12-operator chain, planned on 8 GPUs of two hosts.
+pb::PlaceRequest PlanRequest(const std::string& parallelism) {
+  pb::PlaceRequest r = PlaceRequestFor(testing::ChainGraph(12), "2x4xA100", "hybrid_dp");
+  r.set_objective(pb::OBJECTIVE_THROUGHPUT);
+  r.mutable_options()->set_training(true);
+  r.set_parallelism(parallelism);
+  r.set_budget_ms(20000);
+  return r;
+}
+
+TEST(PlacePlan, AnswerListsTheStagesAndTheOptionsKeyTheCache) {
+  TempDir dir;
+  auto server = StartReadyServer(TestOptions(dir.path()));
+  ASSERT_NE(server, nullptr);
+  const pb::PlaceRequest request = PlanRequest("hybrid");
+  absl::StatusOr<pb::PlaceResponse> first = Place(server->port(), request);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_GT(first->stages_size(), 0);
+  std::set<std::string> operators, devices;
+  for (const pb::Stage& stage : first->stages()) {
+    EXPECT_GT(stage.operators_size(), 0);
+    EXPECT_GT(stage.devices_size(), 0);
+    EXPECT_GT(stage.period_seconds(), 0);
+    operators.insert(stage.operators().begin(), stage.operators().end());
+    for (const std::string& d : stage.devices()) EXPECT_TRUE(devices.insert(d).second) << d << " in two groups";
+  }
+  EXPECT_EQ(static_cast<int>(operators.size()), first->num_operators());
+  EXPECT_EQ(first->schedule(), "1f1b");
+  EXPECT_EQ(first->cost_model(), "default");
+  EXPECT_GT(first->simulated_value(), 0);
+  EXPECT_GT(first->score().value(), 0);
+
+  absl::StatusOr<pb::PlaceResponse> again = Place(server->port(), request);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->cache_hit());
+  // Each plan option is its own answer.
+  pb::PlaceRequest pipedream = request;
+  pipedream.set_cost_model("pipedream");
+  absl::StatusOr<pb::PlaceResponse> theirs = Place(server->port(), pipedream);
+  ASSERT_TRUE(theirs.ok()) << theirs.status();
+  EXPECT_FALSE(theirs->cache_hit());
+  EXPECT_EQ(theirs->cost_model(), "pipedream");
+  pb::PlaceRequest batched = request;
+  batched.set_global_batch(8);
+  absl::StatusOr<pb::PlaceResponse> step = Place(server->port(), batched);
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_FALSE(step->cache_hit());
+  EXPECT_GT(step->step_time(), 0);
+}
+
+TEST(PlacePlan, BadPlanOptionsAreInvalidArgumentsNamingWhatIsWrong) {
+  TempDir dir;
+  auto server = StartReadyServer(TestOptions(dir.path()));
+  ASSERT_NE(server, nullptr);
+  pb::PlaceRequest sideways = PlanRequest("sideways");
+  absl::Status s = Place(server->port(), sideways).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("sideways"));
+
+  pb::PlaceRequest step_time = PlanRequest("hybrid");
+  step_time.set_objective(pb::OBJECTIVE_STEP_TIME);
+  EXPECT_TRUE(absl::IsInvalidArgument(Place(server->port(), step_time).status()));
+
+  pb::PlaceRequest gpipe = PlanRequest("hybrid");
+  gpipe.set_schedule("gpipe");
+  s = Place(server->port(), gpipe).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("global batch"));
+
+  pb::PlaceRequest small_batch = PlanRequest("data");
+  small_batch.set_global_batch(4);  // 8 replicas
+  s = Place(server->port(), small_batch).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("stage 1"));
+
+  pb::PlaceRequest operator_pipedream = PlaceRequestFor(testing::ChainGraph(12), "4xA100");
+  operator_pipedream.set_objective(pb::OBJECTIVE_THROUGHPUT);
+  operator_pipedream.set_cost_model("pipedream");
+  EXPECT_TRUE(absl::IsInvalidArgument(Place(server->port(), operator_pipedream).status()));
+}
+
+TEST(SimulatePlan, PlacementScoresUnderPipeDreamsCostModel) {
+  TempDir dir;
+  auto server = StartReadyServer(TestOptions(dir.path()));
+  ASSERT_NE(server, nullptr);
+  pb::SimulateRequest request;
+  *request.mutable_graph() = testing::ChainGraph(4);
+  request.mutable_topology()->set_shorthand("2xA100");
+  request.set_objective(pb::OBJECTIVE_THROUGHPUT);
+  for (int i = 0; i < 4; ++i) {
+    pb::Assignment* a = request.add_assignment();
+    a->set_op("op" + std::to_string(i));
+    a->set_device(i < 2 ? "gpu0" : "gpu1");
+  }
+  request.set_cost_model("pipedream");
+  auto context = ContextWithin();
+  pb::SimulateResponse response;
+  grpc::Status s = StubFor(server->port())->Simulate(context.get(), request, &response);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_GT(response.score().value(), 0);
+
+  request.set_objective(pb::OBJECTIVE_STEP_TIME);
+  auto again = ContextWithin();
+  s = StubFor(server->port())->Simulate(again.get(), request, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  request.set_cost_model("nonsense");
+  auto third = ContextWithin();
+  s = StubFor(server->port())->Simulate(third.get(), request, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("cost_model"));
+}
+
+}  // namespace
+}  // namespace placement::server

@@ -1,0 +1,40 @@
+// Internal to the simulator library: what the plan model (plan_model.h), PipeDream's model (pipedream_model.h)
+// and the plan simulation read about a plan's stages, gathered in one pass over the graph.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "graph/cost_model.h"
+#include "simulator/parallel_plan.h"
+
+namespace placement::plan_internal {
+
+struct StageFacts {
+  double forward = 0, backward = 0, update = 0;  // per micro-batch on the slowest replica (update: per sync)
+  double work = 0;                               // every operator's time on the first replica, summed
+  int64_t weight_bytes = 0, optimizer_bytes = 0, stash_bytes = 0, working_bytes = 0;
+};
+
+// Tensors stage `from` sends stage `to` per micro-batch, aggregated: those with a measured transfer time, and
+// the count and bytes of those whose time follows the path.
+struct StageTraffic {
+  int32_t from = 0, to = 0;
+  double measured_seconds = 0;
+  int32_t derived_count = 0;
+  double derived_bytes = 0;
+  double SecondsOn(const Path& path) const {
+    return measured_seconds + derived_count * path.latency + derived_bytes / path.bandwidth;
+  }
+};
+
+struct PlanFacts {
+  bool training = false;  // the graph has backward operators: stages all-reduce weight gradients
+  std::vector<StageFacts> stages;
+  std::vector<StageTraffic> traffic;  // sorted by (from, to)
+};
+
+// The plan must be valid (ValidatePlan).
+PlanFacts GatherPlanFacts(const CostModel& costs, const ParallelPlan& plan);
+
+}  // namespace placement::plan_internal

@@ -1,0 +1,124 @@
+// The plan simulation against the plan model's figures on small plans, where the model is exact.
+#include "simulator/plan_simulation.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "simulator/plan_model.h"
+#include "simulator/tests/test_support.h"
+
+namespace placement {
+namespace {
+
+using testing::Build;
+using testing::Costs;
+using testing::Gpu;
+using testing::Matrix;
+using testing::Op;
+
+std::vector<Device> Gpus(int n) {
+  std::vector<Device> out;
+  for (int i = 0; i < n; ++i) out.push_back(Gpu("gpu" + std::to_string(i)));
+  return out;
+}
+
+// Two layers of a training step: each a forward (1 s, weights) and a backward operator (2 s), colocated.
+Graph TwoLayers() {
+  GraphBuilder b;
+  for (const char* name : {"l1", "l2"}) {
+    OpSpec f = Op(name, 1.0, {100});
+    f.param_bytes = 1000;
+    f.colocation_group = name;
+    b.AddOp(std::move(f));
+    OpSpec g = Op(std::string(name) + "/grad", 2.0, {100});
+    g.is_backward = true;
+    g.colocation_group = name;
+    b.AddOp(std::move(g));
+  }
+  b.AddEdge("l1", 0, "l2");
+  b.AddEdge("l1", 0, "l1/grad");
+  b.AddEdge("l2", 0, "l2/grad");
+  b.AddEdge("l2/grad", 0, "l1/grad");
+  return Build(std::move(b));
+}
+
+ParallelPlan Plan(std::vector<std::vector<DeviceId>> groups) {
+  ParallelPlan p;
+  p.stage_of_op = groups.size() == 1 ? std::vector<int32_t>{0, 0, 0, 0} : std::vector<int32_t>{0, 0, 1, 1};
+  for (auto& g : groups) p.stages.push_back(PlanStage{std::move(g)});
+  return p;
+}
+
+void ExpectAgreement(const CostModel& c, const ParallelPlan& plan, double tolerance) {
+  absl::StatusOr<PlanEvaluation> model = EvaluatePlan(c, plan);
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<std::unique_ptr<PlanSimulation>> sim = SimulatePlan(c, plan);
+  ASSERT_TRUE(sim.ok()) << sim.status();
+  EXPECT_NEAR((*sim)->time_per_sample, model->time_per_sample, tolerance * model->time_per_sample)
+      << "simulated " << (*sim)->micro_batches << " micro-batches";
+  EXPECT_TRUE((*sim)->result.fits_memory);
+}
+
+// Two layers on two GPUs at 10,000 B/s.
+class TwoGpus : public ::testing::Test {
+ protected:
+  const Graph g_ = TwoLayers();
+  const Topology t_ = Matrix(Gpus(2), 1e4);
+  const CostModel c_ = Costs(g_, t_);
+};
+
+TEST(PlanSimulation, DataParallelStageMatchesTheModel) {
+  const Graph g = TwoLayers();
+  const Topology t = Matrix(Gpus(4), 1e4);
+  const CostModel c = Costs(g, t);
+  ExpectAgreement(c, Plan({{0, 1, 2, 3}}), 0.01);
+}
+
+TEST(PlanSimulation, HybridPipelineMatchesTheModel) {
+  const Graph g = TwoLayers();
+  const Topology t = Matrix(Gpus(4), 1e4);
+  const CostModel c = Costs(g, t);
+  ExpectAgreement(c, Plan({{0, 1}, {2, 3}}), 0.02);
+  ExpectAgreement(c, Plan({{0, 1, 2}, {3}}), 0.05);
+}
+
+TEST_F(TwoGpus, FlushedStepMatchesTheModel) {
+  const CostModel& c = c_;
+  ParallelPlan plan = Plan({{0, 1}});
+  plan.global_batch = 4;
+  absl::StatusOr<PlanEvaluation> model = EvaluatePlan(c, plan);
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<std::unique_ptr<PlanSimulation>> sim = SimulatePlan(c, plan);
+  ASSERT_TRUE(sim.ok()) << sim.status();
+  EXPECT_EQ((*sim)->micro_batches, 4);
+  // Two micro-batches of 6 s a replica, then the all-reduce of 2,000 bytes: 2 steps of 1,000 at 10,000 B/s.
+  EXPECT_NEAR((*sim)->step_time, 12.2, 1e-9);
+  EXPECT_NEAR(model->step_time, 12.2, 1e-9);
+}
+
+TEST_F(TwoGpus, AllReduceStepsUseTheLinksNotTheDevicesQueues) {
+  const CostModel& c = c_;
+  PlanSimulationOptions o;
+  o.micro_batches = 4;
+  absl::StatusOr<std::unique_ptr<PlanSimulation>> sim = SimulatePlan(c, Plan({{0, 1}}), o);
+  ASSERT_TRUE(sim.ok()) << sim.status();
+  EXPECT_EQ((*sim)->topology->num_devices(), 4);  // each device and its collective engine
+  int64_t steps_on_engines = 0;
+  for (OpId op = 0; op < (*sim)->graph->num_ops(); ++op) {
+    if ((*sim)->graph->name(op).find("allreduce") != absl::string_view::npos) {
+      EXPECT_GE((*sim)->placement.device[op], 2);
+      ++steps_on_engines;
+    }
+  }
+  EXPECT_GT(steps_on_engines, 0);
+  EXPECT_GT((*sim)->result.transfers, 0);
+}
+
+TEST_F(TwoGpus, RefusesAPlanTooLargeToUnroll) {
+  PlanSimulationOptions o;
+  o.max_operators = 10;
+  EXPECT_TRUE(absl::IsResourceExhausted(SimulatePlan(c_, Plan({{0, 1}}), o).status()));
+}
+
+}  // namespace
+}  // namespace placement
