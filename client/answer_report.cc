@@ -119,6 +119,7 @@ PlanSummary PlanFromAnswer(const pb::PlaceResponse& a) {
     StageRow row;
     row.operators.assign(s.operators().begin(), s.operators().end());
     row.devices.assign(s.devices().begin(), s.devices().end());
+    row.modules.assign(s.modules().begin(), s.modules().end());
     row.compute = s.compute_seconds();
     row.allreduce = s.allreduce_seconds();
     row.allreduce_kind = s.allreduce();

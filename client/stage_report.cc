@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "graph/module_map.h"
 #include "graph/units.h"
 #include "simulator/collectives.h"
 
@@ -10,10 +11,10 @@ namespace {
 
 std::string Time(double t, const std::string& unit) { return unit == "s" ? FormatSeconds(t) : absl::StrFormat("%.4g", t); }
 
-// "gpu0 .. gpu5" for a group, or its one device.
-std::string DeviceRange(const std::vector<std::string>& devices) {
-  if (devices.empty()) return "";
-  return devices.size() == 1 ? devices.front() : absl::StrCat(devices.front(), " .. ", devices.back());
+// "gpu0 .. gpu5" for a group, or its one device; "conv1 .. layer2.1" for a stage's modules.
+std::string FirstToLast(const std::vector<std::string>& names) {
+  if (names.empty()) return "";
+  return names.size() == 1 ? names.front() : absl::StrCat(names.front(), " .. ", names.back());
 }
 
 }  // namespace
@@ -30,9 +31,11 @@ PlanSummary SummarizePlan(const PlanAnswer& answer, const Graph& graph, const To
   out.bottleneck = ev.bottleneck;
   out.stages.resize(plan.num_stages());
   for (OpId op : graph.topo_order()) out.stages[plan.stage_of_op[op]].operators.emplace_back(graph.name(op));
+  std::vector<std::vector<std::string>> modules = StageModules(graph, plan.stage_of_op, plan.num_stages());
   for (int32_t s = 0; s < plan.num_stages(); ++s) {
     StageRow& row = out.stages[s];
     for (DeviceId d : plan.stages[s].devices) row.devices.push_back(topology.device(d).name);
+    row.modules = std::move(modules[s]);
     const StageScore& x = ev.stages[s];
     row.compute = x.forward + x.backward;
     row.allreduce = x.allreduce;
@@ -52,14 +55,19 @@ std::string PlanTable(const PlanSummary& plan, const std::string& unit) {
   if (plan.step_time > 0) absl::StrAppend(&out, "step         ", Time(plan.step_time, unit), "\n");
   if (!plan.bottleneck.empty()) absl::StrAppend(&out, "bottleneck   ", plan.bottleneck, "\n");
   if (plan.simulated_value > 0) absl::StrAppend(&out, "simulated    ", Time(plan.simulated_value, unit), " per sample\n");
-  absl::StrAppend(&out, absl::StrFormat("\n%-6s %8s %-30s %6s %11s %11s %11s %11s %9s\n", "stage", "replicas", "devices",
-                                        "ops", "compute", "allreduce", "period", "mem/device", "in flight"));
+  // The stage boundaries in the model's own terms, where the graph has module scopes.
+  bool has_modules = false;
+  for (const StageRow& r : plan.stages) has_modules = has_modules || !r.modules.empty();
+  absl::StrAppend(&out, absl::StrFormat("\n%-6s %8s %-30s %6s %11s %11s %11s %11s %9s", "stage", "replicas", "devices",
+                                        "ops", "compute", "allreduce", "period", "mem/device", "in flight"),
+                  has_modules ? "  modules\n" : "\n");
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     const StageRow& r = plan.stages[s];
-    absl::StrAppend(&out, absl::StrFormat("%-6d %8d %-30s %6d %11s %11s %11s %11s %9d\n", s + 1, r.devices.size(),
-                                          DeviceRange(r.devices), r.operators.size(), Time(r.compute, unit),
+    absl::StrAppend(&out, absl::StrFormat("%-6d %8d %-30s %6d %11s %11s %11s %11s %9d", s + 1, r.devices.size(),
+                                          FirstToLast(r.devices), r.operators.size(), Time(r.compute, unit),
                                           r.allreduce > 0 ? absl::StrCat(Time(r.allreduce, unit)) : "-",
-                                          Time(r.period, unit), FormatBytes(static_cast<double>(r.memory)), r.in_flight));
+                                          Time(r.period, unit), FormatBytes(static_cast<double>(r.memory)), r.in_flight),
+                    has_modules ? absl::StrCat("  ", FirstToLast(r.modules)) : "", "\n");
   }
   return out;
 }
@@ -75,6 +83,7 @@ void AddPlanJson(const PlanSummary& plan, nlohmann::ordered_json* out) {
   for (const StageRow& r : plan.stages) {
     stages.push_back({{"replicas", r.devices.size()},
                       {"devices", r.devices},
+                      {"modules", r.modules},
                       {"operators", r.operators},
                       {"compute", r.compute},
                       {"allreduce", r.allreduce},

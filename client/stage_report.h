@@ -15,6 +15,7 @@ namespace placement::cli {
 struct StageRow {
   std::vector<std::string> operators;
   std::vector<std::string> devices;
+  std::vector<std::string> modules;  // for graphs exported from PyTorch, in model order
   double compute = 0, allreduce = 0, period = 0;
   std::string allreduce_kind = "none";
   int64_t memory = 0;

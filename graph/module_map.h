@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "graph/graph.h"
 #include "graph/placement.h"
 #include "graph/topology.h"
@@ -29,10 +30,26 @@ struct ModuleDevice {
   std::string device;
 };
 
-// Module path -> device name, in the order the model runs its modules (a parent before its children). A module whose forward operators all run on one device is listed
-// alone (not its children); a module whose operators are split lists its children and, for the operators in its
-// own scope (an Add between two children), the device that runs most of their FLOPs. Backward and optimizer
+// Module path -> device name, in the order the model runs its modules (a parent before its children). A module
+// whose forward operators all run on one device is listed alone (not its children); a module whose operators
+// are split lists its children and, for the operators in its own scope (an Add between two children), the
+// device that runs most of their FLOPs. Backward and optimizer
 // operators follow their forward operators and are not counted. Empty when no operator has a module scope.
 std::vector<ModuleDevice> ModuleDeviceMap(const Graph& graph, const Placement& placement, const Topology& topology);
+
+// The same map over any grouping of the operators (a device, a pipeline stage; kNone: not counted).
+struct ModuleGroup {
+  std::string module;
+  int32_t group;
+  OpId first_op;  // where the entry starts: its subtree's first operator, or its own first for a split module
+};
+std::vector<ModuleGroup> ModuleGroupMap(const Graph& graph, absl::Span<const int32_t> group_of_op);
+
+// A parallel plan's stages in the model's own terms: the modules each stage runs, in the order the model runs
+// them (its first and last are the stage's boundaries). A module split across stages lists its children in
+// theirs (and itself in the stage that runs most of its own operators' FLOPs); empty when the graph has no
+// module scopes.
+std::vector<std::vector<std::string>> StageModules(const Graph& graph, absl::Span<const int32_t> stage_of_op,
+                                                   int32_t num_stages);
 
 }  // namespace placement

@@ -86,6 +86,10 @@ void FillPlan(const PlanAnswer& answer, const Graph& graph, const Topology& topo
     stages.push_back(stage);
   }
   for (OpId op : graph.topo_order()) stages[plan.stage_of_op[op]]->add_operators(std::string(graph.name(op)));
+  std::vector<std::vector<std::string>> modules = StageModules(graph, plan.stage_of_op, plan.num_stages());
+  for (int32_t s = 0; s < plan.num_stages(); ++s) {
+    for (std::string& m : modules[s]) stages[s]->add_modules(std::move(m));
+  }
   out->set_step_time(ev.step_time);
   out->set_schedule(std::string(ScheduleName(plan.schedule)));
   out->set_global_batch(plan.global_batch);

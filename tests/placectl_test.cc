@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -134,6 +135,27 @@ TEST(Placectl, OnnxModelImportsAndItsTrainingStepSimulates) {
   EXPECT_GE(j["ratio"].get<double>(), 1.0 - 1e-9);
   // The training step holds the weights three times over with Adam, plus activations.
   EXPECT_GT(j["devices"][0]["peak_memory"].get<double>(), 3 * 25e6 * 4);
+}
+
+TEST(Placectl, PipelineStagesOfAPyTorchExportAreNamedByModule) {
+  const std::string model = kSource + "/tests/data/torch_trace/resnet18_b1.onnx";
+  const std::string plan = "place " + model + " --devices 4xV100 --training --objective throughput --parallelism pipeline";
+  Result json = RunPlacectl(plan + " --output json");
+  Result table = RunPlacectl(plan);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  ASSERT_GE(j["stages"].size(), 2u);
+  std::set<std::string> seen;
+  for (const nlohmann::json& stage : j["stages"]) {
+    ASSERT_FALSE(stage["modules"].empty()) << stage.dump();
+    for (const nlohmann::json& m : stage["modules"]) EXPECT_TRUE(seen.insert(m.get<std::string>()).second) << m;
+  }
+  // The model runs conv1 first and fc last: the pipeline's outer boundaries.
+  EXPECT_EQ(j["stages"].front()["modules"].front(), "conv1");
+  EXPECT_EQ(j["stages"].back()["modules"].back(), "fc");
+  EXPECT_THAT(table.out, HasSubstr("modules"));
+  EXPECT_THAT(table.out, HasSubstr("conv1 .. "));
 }
 
 // NonZeroModel() in a file: the count of hits is the data's to say.

@@ -75,5 +75,19 @@ TEST(ModuleMap, GraphsWithoutScopesHaveNone) {
   EXPECT_TRUE(ModuleDeviceMap(g, Placement{{0, 1}}, *topology).empty());
 }
 
+TEST(ModuleMap, PipelineStagesAreNamedByTheirModules) {
+  const Graph g = Block({"/conv1/Conv", "/layer1/layer1.0/conv1/Conv", "/layer1/layer1.0/Add",
+                         "/layer1/layer1.1/conv1/Conv", "/layer2/layer2.0/conv1/Conv", "/Flatten", "/fc/Gemm"});
+  // Stage 0 runs conv1 and layer1.0; stage 1 the rest.
+  const std::vector<std::vector<std::string>> stages = StageModules(g, std::vector<int32_t>{0, 0, 0, 1, 1, 1, 1}, 2);
+  EXPECT_EQ(stages, (std::vector<std::vector<std::string>>{{"conv1", "layer1.0"},
+                                                           {"layer1.1", "layer2", "", "fc"}}));
+  // One stage: the whole model.
+  EXPECT_EQ(StageModules(g, std::vector<int32_t>(7, 0), 1), (std::vector<std::vector<std::string>>{{""}}));
+  // No module scopes: every stage without names.
+  EXPECT_EQ(StageModules(Block({"a", "b"}), std::vector<int32_t>{0, 1}, 2),
+            (std::vector<std::vector<std::string>>{{}, {}}));
+}
+
 }  // namespace
 }  // namespace placement

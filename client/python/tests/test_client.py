@@ -133,6 +133,11 @@ def test_measured_costs_and_bad_graph(address):
                                           parallelism="hybrid", budget_ms=10000))
         check(len(plan.stages) > 0 and all(len(s.devices) > 0 and len(s.operators) > 0 for s in plan.stages),
               f"a hybrid plan came back without its stages: {plan.stages}")
+        staged = client.place(place_request(os.path.join(traced, "resnet18_b1.onnx"), devices="4xV100",
+                                            objective="throughput", training=True, parallelism="pipeline"))
+        check(len(staged.stages) >= 2 and all(s.modules for s in staged.stages)
+              and staged.stages[0].modules[0] == "conv1" and staged.stages[-1].modules[-1] == "fc",
+              f"the stages of a PyTorch export are not named by module: {[list(s.modules) for s in staged.stages]}")
         bad = pb.PlaceRequest(graph_json='{"format": "placement.graph/v1", "operators": [{"name": 3}]}')
         bad.topology.shorthand = "2xA100"
         try:
