@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
 #include "policy/exact/chain_dp.h"
 #include "policy/exact/greedy_split.h"
 #include "policy/exact/ideal_set.h"
@@ -194,24 +195,12 @@ std::vector<std::vector<int32_t>> SeedOrders(const PipelineModel& m) {
 }
 
 
-absl::StatusOr<SearchOutcome> SearchModel(const PipelineModel& m, const Budget& budget, const SearchLimits& limits,
-                                          SearchCounters& counters) {
-  SearchOutcome out;
-  if (m.num_units == 0) {
-    out.has_split = true;
-    out.split.value = 0;
-    out.proven_optimal = true;
-    return out;
-  }
-  if (limits.enforce_memory) {
-    if (absl::Status s = CheckMemoryTotals(m); !s.ok()) return s;
-  }
-  const double lb = LowerBound(m);
-  const double tmax = LargestStepCost(m);
-  out.lower_bound = lb;
-  out.static_lower_bound = lb;
+namespace {
 
-  // Upper bound from the prefixes of two topological orders (one if two do not fit).
+// A first split from the prefixes of two topological orders (one if two do not fit): a greedy cut of the first
+// answers at once, the DP over their prefixes improves it. True when the budget ran out and `out` is final.
+absl::StatusOr<bool> SeedFromOrders(const PipelineModel& m, const Budget& budget, const SearchLimits& limits,
+                                    SearchCounters& counters, double lb, double tmax, SearchOutcome& out) {
   std::vector<std::vector<int32_t>> orders = SeedOrders(m);
   const int64_t per_order = (m.num_units + 1) * IdealSet::BytesPerIdeal(m);
   if (per_order > limits.max_lattice_bytes) {
@@ -220,7 +209,6 @@ absl::StatusOr<SearchOutcome> SearchModel(const PipelineModel& m, const Budget& 
                                                      " MiB allowed; use a heuristic placer"));
   }
   if (per_order * static_cast<int64_t>(orders.size()) > limits.max_lattice_bytes) orders.resize(1);
-  // A greedy cut of the first order answers at once (the DP over prefixes can be slow on large graphs).
   if (std::optional<Split> greedy = GreedySplit(m, orders[0], lb, tmax, budget)) {
     out.has_split = true;
     out.split = *std::move(greedy);
@@ -231,12 +219,16 @@ absl::StatusOr<SearchOutcome> SearchModel(const PipelineModel& m, const Budget& 
     out.has_split = true;
     out.split = ToSplit(m, prefixes, seed.found);
   }
-  if (seed.expired) {
-    if (!out.has_split) return budget.ExpiredStatus();
-    out.notes.push_back("not proven optimal: the budget ran out while seeding the search");
-    return out;
-  }
+  if (!seed.expired) return false;
+  if (!out.has_split) return budget.ExpiredStatus();
+  out.notes.push_back("not proven optimal: the budget ran out while seeding the search");
+  return true;
+}
 
+// The DP over every ideal of the unit DAG, below the seed's value: proves the seed optimal, finds better, or
+// says why it stopped.
+absl::StatusOr<SearchOutcome> SearchLattice(const PipelineModel& m, const Budget& budget, const SearchLimits& limits,
+                                            SearchCounters& counters, double lb, double tmax, SearchOutcome out) {
   absl::StatusOr<IdealSet> lattice = IdealSet::Enumerate(m, limits.max_ideals, limits.max_lattice_bytes, budget);
   if (!lattice.ok()) {
     if (!out.has_split) {
@@ -249,8 +241,7 @@ absl::StatusOr<SearchOutcome> SearchModel(const PipelineModel& m, const Budget& 
   }
   counters.ideals = lattice->size();
   const double upper = std::min(out.has_split ? out.split.value : kInf, limits.known_upper);
-  const double cap = std::isfinite(upper) ? upper : tmax;
-  const Gallop g = RunGallop(m, *lattice, lb, cap, limits, budget, counters);
+  const Gallop g = RunGallop(m, *lattice, lb, std::isfinite(upper) ? upper : tmax, limits, budget, counters);
   out.lower_bound = std::max(lb, g.lower);
   out.memory_pruned_any = g.memory_pruned_any;
   if (g.expired || g.too_large) {
@@ -280,6 +271,27 @@ absl::StatusOr<SearchOutcome> SearchModel(const PipelineModel& m, const Budget& 
   }
   if (!limits.enforce_memory) return absl::InternalError("pipeline_dp found no split even without memory limits");
   return MemoryShortfall(m, *lattice, budget, limits.max_dp_cells, counters);
+}
+
+}  // namespace
+
+absl::StatusOr<SearchOutcome> SearchModel(const PipelineModel& m, const Budget& budget, const SearchLimits& limits,
+                                          SearchCounters& counters) {
+  SearchOutcome out;
+  if (m.num_units == 0) {
+    out.has_split = true;
+    out.split.value = 0;
+    out.proven_optimal = true;
+    return out;
+  }
+  if (limits.enforce_memory) RETURN_IF_ERROR(CheckMemoryTotals(m));
+  const double lb = LowerBound(m);
+  const double tmax = LargestStepCost(m);
+  out.lower_bound = lb;
+  out.static_lower_bound = lb;
+  ASSIGN_OR_RETURN(const bool budget_spent, SeedFromOrders(m, budget, limits, counters, lb, tmax, out));
+  if (budget_spent) return out;
+  return SearchLattice(m, budget, limits, counters, lb, tmax, std::move(out));
 }
 
 }  // namespace placement::pipeline_internal
