@@ -39,6 +39,11 @@ const std::map<std::string, std::vector<Flags>, std::less<>>& Table() {
       {"generate", {{"ops", "seed", "batch", "width", "training"}}},
       {"presets", {}},
       {"calibrate", {{"threads", "kind", "output", "profiles", "measure_seconds"}}},
+      {"train", {kGraphLoading, {"devices", "topology", "seed", "threads", "init", "from_scratch", "out",
+                                 "validation_share", "time_limit", "iterations", "with_inference", "version_name",
+                                 "learning_rate"}}},
+      {"curve", {}},
+      {"reload", {kSecurity, {"server", "timeout", "output", "policy", "weights"}}},
       {"help", {}},
   };
   return *table;

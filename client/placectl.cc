@@ -3,6 +3,7 @@
 
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "client/convert_commands.h"
 #include "client/exit_codes.h"
 #include "client/bench_command.h"
+#include "client/lifecycle_commands.h"
 #include "client/place_command.h"
 #include "client/remote_commands.h"
 #include "client/server_channel.h"
@@ -26,8 +28,8 @@
 #include "graph/file_io.h"
 
 ABSL_FLAG(std::string, placement, "", "placement file: {\"assignment\": {op: device}} or a Tarnawski expert split");
-ABSL_FLAG(std::string, topology, "", "cluster description file (JSON, see docs/topology.md)");
-ABSL_FLAG(std::string, devices, "", "cluster shorthand, e.g. 4xA100 or 2x8xH100");
+ABSL_FLAG(std::string, topology, "", "cluster description file (JSON, see docs/topology.md); train: a comma list of them");
+ABSL_FLAG(std::string, devices, "", "cluster shorthand, e.g. 4xA100 or 2x8xH100; train: a comma list of them");
 ABSL_FLAG(std::string, objective, "step_time", "step_time | throughput | latency");
 ABSL_FLAG(std::string, output, "table", "table | json");
 ABSL_FLAG(std::string, priority, "topological", "simulator queue priority: topological | upward_rank");
@@ -48,7 +50,7 @@ ABSL_FLAG(std::string, costs_kind, "*",
 ABSL_FLAG(bool, training, false, "place one training step: backward ops, gradients and optimizer updates");
 ABSL_FLAG(std::string, optimizer, "adam", "training: sgd | momentum | adam (its state is in memory)");
 ABSL_FLAG(double, backward_multiplier, 2.0, "training: backward work as a multiple of the forward work");
-ABSL_FLAG(int32_t, threads, 1, "calibrate: the CPU threads LibTorch may use, as the measured runs will");
+ABSL_FLAG(int32_t, threads, 1, "calibrate, train: the CPU threads LibTorch may use (calibrate: as the measured runs will)");
 ABSL_FLAG(std::vector<std::string>, profiles, {},
           "calibrate: folders from scripts/profile_model.py whose measured operators refit the class efficiencies");
 ABSL_FLAG(double, measure_seconds, 0.05, "calibrate: how long each benchmark layer is repeated, best of three");
@@ -109,7 +111,15 @@ constexpr char kUsage[] =
     "  calibrate [--threads N] [--kind KIND] [--output FILE] [--profiles DIR,...]\n"
     "      measure this host with LibTorch (GEMM, memory, launch overhead, each operator class's share of the\n"
     "      roofline, forward and backward) and write a topology with one CPU device for --topology; with\n"
-    "      --profiles, the classes profiled models spend time in take their efficiency from those profiles\n\n"
+    "      --profiles, the classes profiled models spend time in take their efficiency from those profiles\n"
+    "  train GRAPH|FOLDER... (--devices SPEC[,SPEC...] | --topology FILE[,FILE...]) [--training [--with_inference]]\n"
+    "              [--out policy.pt] [--init FILE | --from_scratch] [--time_limit 30m | --iterations N]\n"
+    "              [--validation_share 0.2] [--seed S] [--threads N] [--version_name V] [--learning_rate R]\n"
+    "      train the learned policy on your graphs (any format; a folder's .onnx and .json files) and clusters, from\n"
+    "      the shipped weights by default; writes the weights and, beside them, a manifest (.json), the learning\n"
+    "      curve (.tsv) and its chart (.svg). Ctrl-C stops it, keeping the best checkpoint (docs/learned-policy.md)\n"
+    "  curve CURVE.tsv CHART.svg\n"
+    "      draw a learning curve (train's or train_policy's TSV) as an SVG chart\n\n"
     "with a server (--server HOST:PORT; submit and bench default to 127.0.0.1:50051):\n"
     "  submit GRAPH [--server HOST:PORT] [--topology FILE | --devices SPEC] [--objective ...] [--algorithm NAME|auto]\n"
     "               [--deadline 10s] [--training --batch N] [--output table|json] [--chart schedule.html]\n"
@@ -119,6 +129,9 @@ constexpr char kUsage[] =
     "  algorithms --server HOST:PORT                            the server's placers\n"
     "  info [--server HOST:PORT] [--output table|json]          version, policy, device and limits\n"
     "  health [--server HOST:PORT]                              liveness and readiness (exit 5 when not ready)\n"
+    "  reload [--server HOST:PORT] [--policy NAME] [--weights FILE]\n"
+    "      swap the server's learned-policy weights without a restart (needs its admin token); without --weights it\n"
+    "      re-reads its own files, as on SIGHUP\n"
     "  bench GRAPH... [--server HOST:PORT] [--concurrency N] [--duration 10s | --requests N]\n"
     "               [--unique_fraction F] [--output table|json]\n"
     "      load generator: latency percentiles, requests/s and errors by code\n"
@@ -358,6 +371,10 @@ int main(int argc, char** argv) {
     const std::string output = absl::GetFlag(FLAGS_output);
     o.output = output == "table" || output == "json" ? "" : output;
     return Print(command, placement::cli::RunCalibrateCommand(o, argv));
+  }
+  if (std::optional<int> code = placement::cli::RunLifecycleCommand(
+          command, std::vector<std::string>(args.begin() + 2, args.end()), LoadOptions(dims, costs), argv)) {
+    return *code;
   }
   if (command == "presets") {
     if (operands != 0) return Usage("presets takes no arguments");

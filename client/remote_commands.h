@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "client/graph_loader.h"
 #include "client/simulate_command.h"
+#include "placement/v1/placement.pb.h"
 
 namespace placement::cli {
 
@@ -46,6 +47,12 @@ absl::StatusOr<std::string> RunInfo(const std::string& server, const std::string
 
 // Liveness and readiness; UNAVAILABLE when the server is not ready (or cannot be reached).
 absl::StatusOr<std::string> RunHealth(const std::string& server, absl::Duration timeout);
+
+// A server's answer as JSON (field names as in the .proto, every field printed).
+absl::StatusOr<std::string> MessageJson(const google::protobuf::Message& message);
+
+// "policies       NAME (default): VERSION from FILE on DEVICE", a line per served policy.
+std::string DescribePolicies(const google::protobuf::RepeatedPtrField<placement::v1::ServedPolicy>& policies);
 
 // absl::ParseDuration, refusing what is not positive; `flag` names the option in the message.
 absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& flag, const std::string& text);
