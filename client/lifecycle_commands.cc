@@ -11,6 +11,7 @@
 #include "client/exit_codes.h"
 #include "client/learning_curve.h"
 #include "client/reload_command.h"
+#include "client/server_channel.h"
 #include "client/torch_commands.h"
 
 ABSL_FLAG(std::string, init, "", "train: the weights to start from (empty: the shipped ones)");
@@ -24,7 +25,9 @@ ABSL_FLAG(bool, with_inference, false, "train: with --training, each model's inf
 ABSL_FLAG(std::string, version_name, "", "train: the version stored in the weights (empty: the start's + -tuned)");
 ABSL_FLAG(double, learning_rate, 0, "train: Adam's learning rate (0: 3e-4 from existing weights, 1e-3 from scratch)");
 ABSL_FLAG(std::string, weights, "", "reload: a weights file sent to the server (empty: it re-reads its own files)");
-ABSL_FLAG(std::string, policy, "", "reload: the served policy to reload (empty: every one, or the default with --weights)");
+ABSL_FLAG(std::string, policy, "",
+          "submit, bench: the server's policy to answer with (empty: its default); reload: the one to reload (empty: "
+          "every one, or the default with --weights)");
 
 ABSL_DECLARE_FLAG(std::string, devices);
 ABSL_DECLARE_FLAG(std::string, topology);
@@ -93,7 +96,7 @@ std::optional<int> RunLifecycleCommand(const std::string& command, const std::ve
   if (command == "reload") {
     if (!operands.empty()) return UsageError("reload takes no arguments (--policy NAME, --weights FILE)");
     ReloadOptions o;
-    o.server = absl::GetFlag(FLAGS_server).empty() ? "127.0.0.1:50051" : absl::GetFlag(FLAGS_server);
+    o.server = absl::GetFlag(FLAGS_server).empty() ? kDefaultServer : absl::GetFlag(FLAGS_server);
     o.policy = absl::GetFlag(FLAGS_policy);
     o.weights = absl::GetFlag(FLAGS_weights);
     o.timeout = absl::GetFlag(FLAGS_timeout);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -74,6 +75,8 @@ ABSL_FLAG(int64_t, requests, 0, "bench: how many requests to send (0: run for --
 ABSL_FLAG(double, unique_fraction, 0, "bench: share of requests made new to the cache (a fresh seed)");
 ABSL_FLAG(bool, warmup, true, "bench: send each graph once, untimed, before measuring");
 
+ABSL_DECLARE_FLAG(std::string, policy);  // lifecycle_commands.cc
+
 namespace {
 
 using placement::cli::ExitCodeFor;
@@ -123,7 +126,7 @@ constexpr char kUsage[] =
     "with a server (--server HOST:PORT; submit and bench default to 127.0.0.1:50051):\n"
     "  submit GRAPH [--server HOST:PORT] [--topology FILE | --devices SPEC] [--objective ...] [--algorithm NAME|auto]\n"
     "               [--deadline 10s] [--training --batch N] [--output table|json] [--chart schedule.html]\n"
-    "               [--progress] [--skip_cache]\n"
+    "               [--progress] [--skip_cache] [--policy NAME]\n"
     "      place the graph on the server (PlaceStream), with a progress line on a terminal\n"
     "  simulate GRAPH --placement FILE --server HOST:PORT ...   score on the server (Simulate)\n"
     "  algorithms --server HOST:PORT                            the server's placers\n"
@@ -133,7 +136,7 @@ constexpr char kUsage[] =
     "      swap the server's learned-policy weights without a restart (needs its admin token); without --weights it\n"
     "      re-reads its own files, as on SIGHUP\n"
     "  bench GRAPH... [--server HOST:PORT] [--concurrency N] [--duration 10s | --requests N]\n"
-    "               [--unique_fraction F] [--output table|json]\n"
+    "               [--unique_fraction F] [--policy NAME] [--output table|json]\n"
     "      load generator: latency percentiles, requests/s and errors by code\n"
     "  security, for every server command: --tls, --tls_ca FILE, --tls_cert FILE --tls_key FILE (mutual TLS),\n"
     "      --tls_server_name NAME, --token_file FILE (else $PLACEMENT_AUTH_TOKEN) for the bearer token\n\n"
@@ -313,6 +316,7 @@ int main(int argc, char** argv) {
   if (command == "submit") {
     if (operands != 1) return Usage("submit takes exactly one GRAPH");
     placement::cli::SubmitOptions o;
+    o.policy = absl::GetFlag(FLAGS_policy);
     o.server = ServerOrDefault();
     o.graph_path = args[2];
     SetPlacingFlags(dims, costs, &o);
@@ -333,6 +337,7 @@ int main(int argc, char** argv) {
   if (command == "bench") {
     if (operands < 1) return Usage("bench takes one or more GRAPHs");
     placement::cli::BenchOptions o;
+    o.policy = absl::GetFlag(FLAGS_policy);
     o.server = ServerOrDefault();
     o.graph_paths.assign(args.begin() + 2, args.end());
     SetPlacingFlags(dims, costs, &o);

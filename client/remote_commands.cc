@@ -101,6 +101,7 @@ absl::StatusOr<std::string> RunSubmit(const SubmitOptions& o) {
   if (absl::Status s = SetTopology(o.topology_file, o.devices, request.mutable_topology()); !s.ok()) return s;
   request.set_objective(*objective);
   request.set_algorithm(o.algorithm);
+  request.set_policy(o.policy);
   request.set_budget_ms(absl::ToInt64Milliseconds(*budget));
   request.set_seed(o.seed);
   request.set_skip_cache(o.skip_cache);

@@ -23,6 +23,7 @@ struct SubmitOptions {
   std::string devices;
   std::string objective = "step_time";
   std::string algorithm = "auto";
+  std::string policy;            // the served policy to ask (PlaceRequest.policy); "" the default
   std::string deadline = "10s";  // the placer's budget; the call may take this plus transfer and decoding time
   std::string output = "table";  // table | json
   uint64_t seed = 1;

@@ -178,7 +178,7 @@ absl::StatusOr<std::string> RunTrain(const TrainOptions& o) {
   absl::StatusOr<learned::TrainingRunReport> report;
   {
     StopOnSignals signals;
-    report = learned::RunTraining(std::move(graphs), *topologies, *run);
+    report = learned::RunTraining(graphs, *topologies, *run);
   }
   bar.Finish();
   if (!report.ok()) return report.status();

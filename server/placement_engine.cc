@@ -95,6 +95,19 @@ CacheKeyParts KeyParts(const pb::PlaceRequest& request, const DecodedInput& inpu
   return parts;
 }
 
+// The answer to a Place request: the placer's result in the input's terms, with what the server adds.
+pb::PlaceResponse Answer(const PlacerResult& result, const DecodedInput& input, const std::string& graph_hash,
+                         const std::string& policy_version, const BudgetPlan& plan, double took) {
+  pb::PlaceResponse response = AnswerFromResult(result, input.graph, input.topology, input.time_unit);
+  response.set_graph_hash(graph_hash);
+  response.set_policy_version(policy_version);
+  for (const std::string& w : input.warnings) response.add_warnings(w);
+  if (!plan.warning.empty()) response.add_warnings(plan.warning);
+  SetCostSources(input.cost_sources, response.mutable_cost_sources());
+  response.set_compute_seconds(took);
+  return response;
+}
+
 }  // namespace
 
 BudgetPlan PlanBudget(int64_t budget_ms, const CallControl& control, const ServerLimits& limits, int64_t num_ops) {
@@ -203,11 +216,7 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   if (budget.Expired()) return budget.ExpiredStatus();
   absl::StatusOr<CostModel> costs = CostModel::Create(graph, input->topology);
   if (!costs.ok()) return costs.status();
-  PlacementProblem problem;
-  problem.costs = &*costs;
-  problem.objective = *objective;
-  problem.simulator = *simulator;
-  problem.seed = parts.seed;
+  const PlacementProblem problem{.costs = &*costs, .objective = *objective, .simulator = *simulator, .seed = parts.seed};
 
   std::optional<ImprovementRelay> relay;
   std::function<void(const PlacerResult&)> on_improved;
@@ -224,13 +233,7 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   if (!result.ok()) return result.status();
   if (!result->evaluation.fits_memory) return DoesNotFit(*result, input->topology);
 
-  pb::PlaceResponse response = AnswerFromResult(*result, graph, input->topology, input->time_unit);
-  response.set_graph_hash(graph_hash);
-  response.set_policy_version(policy_version);
-  for (const std::string& w : input->warnings) response.add_warnings(w);
-  if (!plan.warning.empty()) response.add_warnings(plan.warning);
-  SetCostSources(input->cost_sources, response.mutable_cost_sources());
-  response.set_compute_seconds(took);
+  pb::PlaceResponse response = Answer(*result, *input, graph_hash, policy_version, plan, took);
   metrics_->RatioToBound(result->evaluation.ratio);
   if (cache_ != nullptr && !plan.cut_by_client) {
     Store(key, response, control);

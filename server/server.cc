@@ -124,9 +124,12 @@ absl::Status PlacementServer::Open() {
   if (!credentials.ok()) return credentials.status();
   token_check_ = std::make_unique<BearerTokenCheck>(options_.security.auth_token);
   admin_check_ = std::make_unique<BearerTokenCheck>(AdminToken(options_.security));
-  ServiceDeps deps{pool_.get(), metrics_.get(), ticker_.get(), token_check_.get()};
-  deps.admin_check = admin_check_.get();
-  deps.reload = [this](const ReloadRequest& r) { return ReloadPolicies(r); };
+  ServiceDeps deps{.pool = pool_.get(),
+                   .metrics = metrics_.get(),
+                   .ticker = ticker_.get(),
+                   .token_check = token_check_.get(),
+                   .admin_check = admin_check_.get(),
+                   .reload = [this](const ReloadRequest& r) { return ReloadPolicies(r); }};
   service_ = std::make_unique<PlacementServiceImpl>(std::move(deps), info);
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -202,7 +205,10 @@ void PlacementServer::Publish(std::shared_ptr<const PolicySet> policies) {
 }
 
 absl::StatusOr<ReloadResult> PlacementServer::ReloadPolicies(const ReloadRequest& request) {
-  if (!ready()) return absl::UnavailableError("the server is starting: the policies are not loaded yet (retry)");
+  if (!ready()) {
+    LogLine("", "policy reload refused: the server is not ready yet");
+    return absl::UnavailableError("the server is starting: the policies are not loaded yet (retry)");
+  }
   absl::StatusOr<ReloadResult> result = catalog_->Reload(request);
   metrics_->PolicyReload(result.ok());
   if (!result.ok()) {

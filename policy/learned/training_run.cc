@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <utility>
@@ -113,29 +115,55 @@ TrainerOptions TrainerOptionsOf(const TrainingRunOptions& options) {
 
 }  // namespace
 
-absl::StatusOr<TrainingRunReport> RunTraining(std::vector<RunGraph> graphs, const std::vector<RunTopology>& topologies,
-                                              const TrainingRunOptions& options) {
-  if (topologies.empty()) return absl::InvalidArgumentError("no cluster to train on");
-  TrainingRunReport report;
-  const std::vector<bool> validates = ValidationDraw(graphs.size(), options.validation_share, options.seed);
+namespace {
+
+// The instances of every graph on the clusters that hold it, split by role; the report gets the sources and what
+// was skipped.
+struct Split {
   std::vector<std::unique_ptr<Instance>> instances;
   std::vector<const Instance*> train, validation;
+};
+
+absl::StatusOr<Split> SplitInstances(const std::vector<RunGraph>& graphs, const std::vector<RunTopology>& topologies,
+                                     const TrainingRunOptions& options, TrainingRunReport& report) {
+  Split split;
+  const std::vector<bool> validates = ValidationDraw(graphs.size(), options.validation_share, options.seed);
   for (size_t i = 0; i < graphs.size(); ++i) {
     std::vector<std::unique_ptr<Instance>> of = InstancesOf(graphs[i], topologies, options, report);
     if (of.empty()) continue;
     (validates[i] ? report.validation_sources : report.train_sources).push_back(graphs[i].source);
-    for (auto& x : of) (validates[i] ? validation : train).push_back(x.get());
-    std::move(of.begin(), of.end(), std::back_inserter(instances));
+    for (auto& x : of) (validates[i] ? split.validation : split.train).push_back(x.get());
+    std::move(of.begin(), of.end(), std::back_inserter(split.instances));
   }
-  if (train.empty()) return absl::InvalidArgumentError("no graph left to train on (every one was skipped or validates)");
-  if (options.validation_share <= 0) validation = train;  // no graph spared: the checkpoint is chosen on the training set
-  if (validation.empty()) {
+  if (split.train.empty()) return absl::InvalidArgumentError("no graph left to train on (every one was skipped or validates)");
+  if (options.validation_share <= 0) split.validation = split.train;  // no graph spared: chosen on the training set
+  if (split.validation.empty()) {
     return absl::InvalidArgumentError("no validation graph left (the ones drawn were skipped): add graphs, or "
                                       "--validation_share=0 to choose the checkpoint on the training graphs");
   }
-  report.train_instances = static_cast<int32_t>(train.size());
-  report.validation_instances = static_cast<int32_t>(validation.size());
+  report.train_instances = static_cast<int32_t>(split.train.size());
+  report.validation_instances = static_cast<int32_t>(split.validation.size());
+  return split;
+}
 
+// The run's figures from its curve.
+void Summarize(std::vector<CurvePoint> curve, TrainingRunReport& report) {
+  report.curve = std::move(curve);
+  if (report.curve.empty()) return;
+  report.iterations = report.curve.back().iteration;
+  report.seconds = report.curve.back().seconds;
+  report.start_validation = report.best_validation = report.curve.front().greedy_ratio;
+  for (const CurvePoint& p : report.curve) report.best_validation = std::min(report.best_validation, p.greedy_ratio);
+}
+
+}  // namespace
+
+absl::StatusOr<TrainingRunReport> RunTraining(const std::vector<RunGraph>& graphs, const std::vector<RunTopology>& topologies,
+                                              const TrainingRunOptions& options) {
+  if (topologies.empty()) return absl::InvalidArgumentError("no cluster to train on");
+  TrainingRunReport report;
+  absl::StatusOr<Split> split = SplitInstances(graphs, topologies, options, report);
+  if (!split.ok()) return split.status();
   absl::StatusOr<std::shared_ptr<LearnedPolicy>> policy = StartWeights(options);
   if (!policy.ok()) return policy.status();
   report.start_version = (*policy)->version();
@@ -144,20 +172,14 @@ absl::StatusOr<TrainingRunReport> RunTraining(std::vector<RunGraph> graphs, cons
   report.version = DefaultVersion(options, report.start_version);
   TrainerOptions trainer = TrainerOptionsOf(options);
   trainer.version = report.version;
-  absl::StatusOr<std::vector<CurvePoint>> curve = Train(**policy, train, validation, trainer);
+  absl::StatusOr<std::vector<CurvePoint>> curve = Train(**policy, split->train, split->validation, trainer);
   if (!curve.ok()) return curve.status();
-  report.curve = *std::move(curve);
+  Summarize(*std::move(curve), report);
   report.stopped = options.stop != nullptr && options.stop->load();
-  report.iterations = report.curve.empty() ? 0 : report.curve.back().iteration;
-  report.seconds = report.curve.empty() ? 0 : report.curve.back().seconds;
-  report.start_validation = report.curve.empty() ? 0 : report.curve.front().greedy_ratio;
-  report.best_validation = report.start_validation;
-  for (const CurvePoint& p : report.curve) report.best_validation = std::min(report.best_validation, p.greedy_ratio);
-
   absl::StatusOr<std::shared_ptr<const LearnedPolicy>> written = LearnedPolicy::Load(options.out, "cpu");
   if (!written.ok()) return written.status();
-  report.start_placer = MeasurePlacer(*std::move(start), validation);
-  report.new_placer = MeasurePlacer(*std::move(written), validation);
+  report.start_placer = MeasurePlacer(*std::move(start), split->validation);
+  report.new_placer = MeasurePlacer(*std::move(written), split->validation);
   return report;
 }
 

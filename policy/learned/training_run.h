@@ -75,7 +75,7 @@ struct TrainingRunReport {
 
 // INVALID_ARGUMENT when nothing is left to train or validate on (too few graphs, none a cluster can hold);
 // the init weights' load error; INTERNAL when LibTorch fails.
-absl::StatusOr<TrainingRunReport> RunTraining(std::vector<RunGraph> graphs, const std::vector<RunTopology>& topologies,
+absl::StatusOr<TrainingRunReport> RunTraining(const std::vector<RunGraph>& graphs, const std::vector<RunTopology>& topologies,
                                               const TrainingRunOptions& options);
 
 }  // namespace placement::learned

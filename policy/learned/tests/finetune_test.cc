@@ -93,8 +93,8 @@ TEST(PolicyFinetune, AutoRunsItInTheTimeItsSearchesLeaveAndIsNeverWorseForIt) {
   Fixture f = Layered(40, 2, false);
   PlacementProblem problem;
   problem.costs = f.costs.get();
-  const absl::StatusOr<PlacerResult> a = (*with->Find("auto"))->Place(problem, Budget::For(absl::Seconds(6)));
-  const absl::StatusOr<PlacerResult> b = (*without->Find("auto"))->Place(problem, Budget::For(absl::Seconds(6)));
+  const absl::StatusOr<PlacerResult> a = (*with->Find("auto"))->Place(problem, Budget::For(absl::Seconds(4)));
+  const absl::StatusOr<PlacerResult> b = (*without->Find("auto"))->Place(problem, Budget::For(absl::Seconds(4)));
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_LE(a->evaluation.value, b->evaluation.value * (1 + 1e-12));
   bool ran = false, gain = false;
