@@ -115,6 +115,9 @@ absl::StatusOr<learned::TrainingRunOptions> RunOptionsOf(const TrainOptions& o) 
   learned::TrainingRunOptions r;
   r.init = o.from_scratch ? "" : o.init.empty() ? learned::DefaultPolicyWeights() : o.init;
   if (o.from_scratch && !o.init.empty()) return absl::InvalidArgumentError("--init and --from_scratch exclude each other");
+  if (o.with_inference && !o.load.training) {
+    return absl::InvalidArgumentError("--with_inference adds the inference graphs to the training steps: give --training too");
+  }
   r.out = o.out;
   r.validation_share = o.validation_share;
   if (!(o.validation_share >= 0 && o.validation_share < 1)) {

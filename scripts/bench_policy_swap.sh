@@ -4,9 +4,10 @@
 # placectl bench at concurrency 16 on four small graphs with --algorithm policy for SECONDS (default 40). Every
 # answer is cached after its first, so the load is mostly cheap cached answers; each swap changes the cache keys,
 # so the first request of each graph after it is computed again on the new weights. Meanwhile ten swaps, evenly
-# spread: odd ones through the admin RPC (placectl reload --weights), even ones by copying the weights over
-# serving.pt and sending SIGHUP, alternating two weights files (the shipped ones and weights placectl train makes
-# here in seconds); the sixth sends a corrupt file, which must be refused with the old weights kept serving.
+# spread, alternating two weights files (the shipped ones and weights placectl train makes here in seconds), each
+# copied over serving.pt and then read through the admin RPC (placectl reload, odd swaps) or SIGHUP (even ones);
+# the sixth instead sends a corrupt file's bytes (placectl reload --weights), which must be refused with the old
+# weights kept serving.
 # Prints the bench report (requests/s, errors by code, answers by policy version, answers mixing versions) and the
 # server's own count of swaps.
 #   scripts/bench_policy_swap.sh BUILD [SECONDS]
@@ -45,22 +46,26 @@ echo "placement_server on $ADDRESS ($(nproc) cores), $("$PLACECTL" info --server
 swaps() {  # ten swaps spread over the load, after a tenth of it
   local gap
   gap="$(awk -v s="$SECONDS_OF_LOAD" 'BEGIN { printf "%.2f", s / 12 }')"
+  local n=0
   sleep "$gap"
   for i in $(seq 1 10); do
     sleep "$gap"
-    local file="$A"
-    [ $((i % 4)) -lt 2 ] && file="$B"
     if [ "$i" -eq 6 ]; then
       if "$PLACECTL" reload --server "$ADDRESS" --weights "$WORK/corrupt.pt" > "$WORK/reload_$i.log" 2>&1; then
         echo "swap $i: the corrupt file was accepted" >&2
       else
-        echo "swap $i (rpc, corrupt file): refused, exit $? ($(tail -n 1 "$WORK/reload_$i.log" | cut -c1-100))"
+        echo "swap $i (rpc, a corrupt file sent): refused, exit $? ($(tail -n 1 "$WORK/reload_$i.log" | cut -c1-110)...)"
       fi
-    elif [ $((i % 2)) -eq 1 ]; then
-      "$PLACECTL" reload --server "$ADDRESS" --weights "$file" > "$WORK/reload_$i.log" 2>&1
+      continue
+    fi
+    n=$((n + 1))
+    local file="$A"
+    [ $((n % 2)) -eq 1 ] && file="$B"
+    cp "$file" "$WORK/serving.pt.new" && mv "$WORK/serving.pt.new" "$WORK/serving.pt"
+    if [ $((i % 2)) -eq 1 ]; then
+      "$PLACECTL" reload --server "$ADDRESS" > "$WORK/reload_$i.log" 2>&1
       echo "swap $i (rpc, $(basename "$file")): $(sed -n 's/^policies *//p' "$WORK/reload_$i.log")"
     else
-      cp "$file" "$WORK/serving.pt.new" && mv "$WORK/serving.pt.new" "$WORK/serving.pt"
       kill -HUP "$PID"
       echo "swap $i (SIGHUP, $(basename "$file"))"
     fi

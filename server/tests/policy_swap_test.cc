@@ -17,6 +17,7 @@
 #include "policy/learned/learned_policy.h"
 #include "policy/learned/weights_path.h"
 #include "server/policy_setup.h"
+#include "tests/placectl_run.h"
 #include "server/tests/server_process.h"
 #include "server/tests/test_util.h"
 
@@ -232,6 +233,32 @@ TEST(PolicySwap, NamedPoliciesServeSideBySide) {
   EXPECT_TRUE(info.policies(0).is_default());
   EXPECT_EQ(info.policies(1).name(), "tuned");
   EXPECT_EQ(info.policies(1).weights(), b);
+}
+
+// placectl reload sends a weights file's bytes; placectl info and bench then name the new version.
+TEST(PolicySwap, PlacectlReloadSwapsAndInfoAndBenchNameTheNewVersion) {
+  TempDir dir;
+  const std::string a = WeightsNamed(dir, "swap-a"), b = WeightsNamed(dir, "swap-b");
+  auto server = StartWithPolicy(dir, a, {{"second", a}});
+  ASSERT_NE(server, nullptr);
+  const std::string address = "--server 127.0.0.1:" + std::to_string(server->port());
+  ::setenv("PLACEMENT_AUTH_TOKEN", kToken, 1);
+  const placement::testing::PlacectlResult reload =
+      placement::testing::RunPlacectl("reload " + address + " --policy second --weights " + b);
+  const placement::testing::PlacectlResult info = placement::testing::RunPlacectl("info " + address);
+  const std::string graph = dir.path() + "/g.json";
+  std::ofstream(graph) << placement::testing::RunPlacectl("generate layered --ops 40").out;
+  const placement::testing::PlacectlResult bench = placement::testing::RunPlacectl(
+      "bench " + graph + " " + address + " --devices 2xV100 --algorithm policy --policy second --requests 20");
+  ::unsetenv("PLACEMENT_AUTH_TOKEN");
+  ASSERT_EQ(reload.exit_code, 0) << reload.err;
+  EXPECT_NE(reload.out.find("reloaded       second"), std::string::npos) << reload.out;
+  EXPECT_NE(info.out.find("default (default): swap-a+"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("second: swap-b+"), std::string::npos) << info.out;
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  EXPECT_NE(bench.out.find("20 from placers-"), std::string::npos) << bench.out;
+  EXPECT_NE(bench.out.find("/learned-swap-b+"), std::string::npos) << bench.out;
+  EXPECT_NE(bench.out.find("mixed        0 answers"), std::string::npos) << bench.out;
 }
 
 TEST(PolicySwap, SighupReloadsTheRealServerFromItsFile) {
