@@ -204,7 +204,11 @@ class Session {
     const std::vector<Objective> objectives = (*placer)->objectives();
     if (std::find(objectives.begin(), objectives.end(), problem_.objective) == objectives.end()) return;
     const absl::Duration left = budget_.deadline - absl::Now();
-    if (left < kMinFinetune || Settled(GlobalBound(problem_, outcomes_)) || budget_.Expired()) {
+    if (Settled(GlobalBound(problem_, outcomes_))) {
+      notes_.push_back(absl::StrCat(kFinetunePlacer, ": not run, the best answer meets a proven bound"));
+      return;
+    }
+    if (left < kMinFinetune || budget_.Expired()) {
       notes_.push_back(absl::StrCat(kFinetunePlacer, ": not run, ", absl::FormatDuration(left), " left after the searches"));
       return;
     }

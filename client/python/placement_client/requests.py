@@ -93,13 +93,14 @@ def place_request(graph_path: str, *, devices: Optional[str] = None, topology_js
                   objective: str = "step_time", algorithm: str = "auto", budget_ms: int = 0, training: bool = False,
                   batch_size: int = 0, seed: int = 0, skip_cache: bool = False,
                   dims: Optional[Mapping[str, int]] = None, costs_path: Optional[str] = None,
-                  costs_kind: str = "*") -> pb.PlaceRequest:
+                  costs_kind: str = "*", policy: str = "") -> pb.PlaceRequest:
     """A PlaceRequest for a graph file (ONNX, JSON or a PipeDream profile), sent as the file's bytes. `dims` maps a
     dimension's symbol, or "TENSOR:AXIS" for a size the data decides, to its value (ONNX only). `costs_path` is a
-    costs file or a profiler trace of measured times, `costs_kind` the device kind a trace was recorded on."""
+    costs file or a profiler trace of measured times, `costs_kind` the device kind a trace was recorded on.
+    `policy` names one of the server's learned policies ("" its default; `info().policies` lists them)."""
     data, is_json = read_graph(graph_path)
     request = pb.PlaceRequest(objective=objective_value(objective), algorithm=algorithm, budget_ms=budget_ms,
-                              seed=seed, skip_cache=skip_cache)
+                              seed=seed, skip_cache=skip_cache, policy=policy)
     set_graph(request, data, is_json)
     set_topology(request, devices, topology_json)
     set_options(request.options, training, batch_size, dims, costs_path, costs_kind)
