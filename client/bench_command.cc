@@ -39,7 +39,31 @@ struct SlotStats {
   std::string first_error;
   int64_t cache_hits = 0;
   int64_t unique = 0;
+  std::map<std::string, int64_t> versions;  // answers by policy version
+  int64_t mixed = 0;  // answers whose notes name weights other than those of their policy version
 };
+
+// The weights' version an answer's policy version names ("placers-V/learned-<weights>").
+absl::string_view LearnedVersion(absl::string_view policy_version) {
+  const size_t at = policy_version.find("/learned-");
+  return at == absl::string_view::npos ? absl::string_view() : policy_version.substr(at + 9);
+}
+
+// Whether a note of the answer names a policy ("policy <weights> on <device>", the learned placers' first note,
+// "<weights>/tuned" for a fine-tuned copy) other than the one its policy version says: an answer computed on two
+// sets of weights, or labelled with the wrong one.
+bool MixesVersions(const pb::PlaceResponse& r) {
+  const absl::string_view version = LearnedVersion(r.policy_version());
+  for (absl::string_view note : r.notes()) {
+    for (size_t at = note.find("policy "); at != absl::string_view::npos; at = note.find("policy ", at + 1)) {
+      const absl::string_view rest = note.substr(at + 7);
+      const absl::string_view word = rest.substr(0, rest.find(' '));
+      if (word.find('+') == absl::string_view::npos || rest.substr(word.size(), 4) != " on ") continue;
+      if (word.substr(0, word.find('/')) != version) return true;
+    }
+  }
+  return false;
+}
 
 class LoadGenerator {
  public:
@@ -104,6 +128,8 @@ class LoadGenerator {
       if (status.ok()) {
         slot->stats.latencies_us.push_back(us);
         if (slot->response.cache_hit()) ++slot->stats.cache_hits;
+        ++slot->stats.versions[slot->response.policy_version()];
+        if (MixesVersions(slot->response)) ++slot->stats.mixed;
       } else {
         ++slot->stats.errors[CodeName(status.error_code())];
         if (slot->stats.first_error.empty()) slot->stats.first_error = status.error_message();
@@ -149,59 +175,16 @@ absl::Status Validate(const BenchOptions& o) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<std::string> RunBench(const BenchOptions& o) {
-  if (absl::Status s = Validate(o); !s.ok()) return s;
-  absl::StatusOr<absl::Duration> budget = ParsePositiveDuration("deadline", o.deadline);
-  if (!budget.ok()) return budget.status();
-  absl::StatusOr<absl::Duration> duration = ParsePositiveDuration("duration", o.duration);
-  if (!duration.ok()) return duration.status();
-  absl::StatusOr<pb::Objective> objective = ObjectiveFromFlag(o.objective);
-  if (!objective.ok()) return objective.status();
-
-  std::vector<Prepared> prepared;
-  for (const std::string& path : o.graph_paths) {
-    absl::StatusOr<GraphPayload> payload = ReadGraphPayload(path);
-    if (!payload.ok()) return payload.status();
-    Prepared p;
-    SetGraph(*payload, o.load, &p.request);
-    if (absl::Status s = SetTopology(o.topology_file, o.devices, p.request.mutable_topology()); !s.ok()) return s;
-    p.request.set_objective(*objective);
-    p.request.set_cost_model(o.cost_model);
-    p.request.set_algorithm(o.algorithm);
-    SetPlanRequest(o.plan, &p.request);
-    p.request.set_budget_ms(absl::ToInt64Milliseconds(*budget));
-    p.graph_hash = payload->sha256;
-    prepared.push_back(std::move(p));
-  }
-
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = MakeServerChannel(o.server);
-  if (!channel.ok()) return channel.status();
-  std::unique_ptr<pb::PlacementService::Stub> stub = pb::PlacementService::NewStub(*channel);
-  if (o.warmup) {
-    // Untimed: fills the cache for the repeated requests, and fails fast when the server is not there.
-    for (const Prepared& p : prepared) {
-      grpc::ClientContext context;
-      context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(*budget + kCallAllowance));
-      context.AddMetadata(kGraphHashHeader, p.graph_hash);
-      pb::PlaceResponse response;
-      const grpc::Status status = stub->Place(&context, p.request, &response);
-      if (!status.ok()) return FromGrpc(status, o.server);
-    }
-  }
-
-  // Seeds for unique requests start at a random point so that a second run is uncached too.
-  std::mt19937_64 random(std::random_device{}());
-  const uint64_t salt = (random() | (uint64_t{1} << 62)) & ~uint64_t{0xFFFFFFFF};
-  LoadGenerator generator(stub.get(), prepared, o, *budget, salt);
-  const double wall = absl::ToDoubleSeconds(generator.Run(*duration));
-
+// The report of a run: latency percentiles, requests/s, errors by code, answers by policy version.
+std::string Report(const BenchOptions& o, double wall, std::vector<SlotStats> stats) {
   std::vector<double> latencies;
   std::map<std::string, int64_t> errors;
   std::string first_error;
-  int64_t hits = 0, unique = 0, failed = 0;
-  for (SlotStats& s : generator.TakeStats()) {
+  std::map<std::string, int64_t> versions;
+  int64_t hits = 0, unique = 0, failed = 0, mixed = 0;
+  for (SlotStats& s : stats) {
+    for (const auto& [version, n] : s.versions) versions[version] += n;
+    mixed += s.mixed;
     latencies.insert(latencies.end(), s.latencies_us.begin(), s.latencies_us.end());
     for (const auto& [code, n] : s.errors) {
       errors[code] += n;
@@ -232,6 +215,8 @@ absl::StatusOr<std::string> RunBench(const BenchOptions& o) {
     out["latency_ms"] = {{"p50", p50 / 1e3}, {"p90", p90 / 1e3}, {"p99", p99 / 1e3}, {"max", max / 1e3}};
     out["errors"] = errors;
     if (!first_error.empty()) out["first_error"] = first_error;
+    out["policy_versions"] = versions;
+    out["answers_mixing_versions"] = mixed;
     return out.dump(2) + "\n";
   }
   std::string out;
@@ -247,7 +232,61 @@ absl::StatusOr<std::string> RunBench(const BenchOptions& o) {
     for (const auto& [code, n] : errors) absl::StrAppend(&out, "errors       ", code, ": ", n, "\n");
     absl::StrAppend(&out, "first error  ", first_error, "\n");
   }
+  for (const auto& [version, n] : versions) absl::StrAppend(&out, "answers      ", n, " from ", version, "\n");
+  absl::StrAppend(&out, "mixed        ", mixed, " answers name weights other than their policy version's\n");
   return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RunBench(const BenchOptions& o) {
+  if (absl::Status s = Validate(o); !s.ok()) return s;
+  absl::StatusOr<absl::Duration> budget = ParsePositiveDuration("deadline", o.deadline);
+  if (!budget.ok()) return budget.status();
+  absl::StatusOr<absl::Duration> duration = ParsePositiveDuration("duration", o.duration);
+  if (!duration.ok()) return duration.status();
+  absl::StatusOr<pb::Objective> objective = ObjectiveFromFlag(o.objective);
+  if (!objective.ok()) return objective.status();
+
+  std::vector<Prepared> prepared;
+  for (const std::string& path : o.graph_paths) {
+    absl::StatusOr<GraphPayload> payload = ReadGraphPayload(path);
+    if (!payload.ok()) return payload.status();
+    Prepared p;
+    SetGraph(*payload, o.load, &p.request);
+    if (absl::Status s = SetTopology(o.topology_file, o.devices, p.request.mutable_topology()); !s.ok()) return s;
+    p.request.set_objective(*objective);
+    p.request.set_cost_model(o.cost_model);
+    p.request.set_algorithm(o.algorithm);
+    SetPlanRequest(o.plan, &p.request);
+    p.request.set_policy(o.policy);
+    p.request.set_budget_ms(absl::ToInt64Milliseconds(*budget));
+    p.graph_hash = payload->sha256;
+    prepared.push_back(std::move(p));
+  }
+
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = MakeServerChannel(o.server);
+  if (!channel.ok()) return channel.status();
+  std::unique_ptr<pb::PlacementService::Stub> stub = pb::PlacementService::NewStub(*channel);
+  if (o.warmup) {
+    // Untimed: fills the cache for the repeated requests, and fails fast when the server is not there.
+    for (const Prepared& p : prepared) {
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(*budget + kCallAllowance));
+      context.AddMetadata(kGraphHashHeader, p.graph_hash);
+      pb::PlaceResponse response;
+      const grpc::Status status = stub->Place(&context, p.request, &response);
+      if (!status.ok()) return FromGrpc(status, o.server);
+    }
+  }
+
+  // Seeds for unique requests start at a random point so that a second run is uncached too.
+  std::mt19937_64 random(std::random_device{}());
+  const uint64_t salt = (random() | (uint64_t{1} << 62)) & ~uint64_t{0xFFFFFFFF};
+  LoadGenerator generator(stub.get(), prepared, o, *budget, salt);
+  const double wall = absl::ToDoubleSeconds(generator.Run(*duration));
+
+  return Report(o, wall, generator.TakeStats());
 }
 
 }  // namespace placement::cli

@@ -26,6 +26,7 @@ struct BenchOptions {
   std::string objective = "step_time";
   std::string cost_model = "default";
   std::string algorithm = "auto";
+  std::string policy;            // the served policy to ask (PlaceRequest.policy); "" the default
   std::string deadline = "10s";  // each request's placer budget
   int32_t concurrency = 1;
   std::string duration = "10s";  // used when requests == 0

@@ -30,9 +30,9 @@ const std::map<std::string, std::vector<Flags>, std::less<>>& Table() {
       {"simulate", {kGraphLoading, kSecurity, {"placement", "topology", "devices", "objective", "cost_model", "output", "priority",
                                                "simulator", "local", "server", "timeout", "chart"}}},
       {"place", {kGraphLoading, kPlacing, kPolicy, {"seed", "local", "chart"}}},
-      {"submit", {kGraphLoading, kPlacing, kSecurity, {"server", "seed", "skip_cache", "progress", "chart"}}},
+      {"submit", {kGraphLoading, kPlacing, kSecurity, {"server", "seed", "skip_cache", "progress", "chart", "policy"}}},
       {"bench", {kGraphLoading, kPlacing, kSecurity,
-                 {"server", "concurrency", "duration", "requests", "unique_fraction", "warmup"}}},
+                 {"server", "concurrency", "duration", "requests", "unique_fraction", "warmup", "policy"}}},
       {"algorithms", {kPolicy, kSecurity, {"server", "timeout", "local"}}},
       {"info", {kSecurity, {"server", "output", "timeout"}}},
       {"health", {kSecurity, {"server", "timeout"}}},
@@ -40,6 +40,11 @@ const std::map<std::string, std::vector<Flags>, std::less<>>& Table() {
       {"generate", {{"ops", "seed", "batch", "width", "training"}}},
       {"presets", {}},
       {"calibrate", {{"threads", "kind", "output", "profiles", "measure_seconds"}}},
+      {"train", {kGraphLoading, {"devices", "topology", "seed", "threads", "init", "from_scratch", "out",
+                                 "validation_share", "time_limit", "iterations", "with_inference", "version_name",
+                                 "learning_rate"}}},
+      {"curve", {}},
+      {"reload", {kSecurity, {"server", "timeout", "output", "policy", "weights"}}},
       {"help", {}},
   };
   return *table;

@@ -3,9 +3,11 @@
 
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -15,6 +17,7 @@
 #include "client/convert_commands.h"
 #include "client/exit_codes.h"
 #include "client/bench_command.h"
+#include "client/lifecycle_commands.h"
 #include "client/place_command.h"
 #include "client/remote_commands.h"
 #include "client/server_channel.h"
@@ -26,8 +29,8 @@
 #include "graph/file_io.h"
 
 ABSL_FLAG(std::string, placement, "", "placement file: {\"assignment\": {op: device}} or a Tarnawski expert split");
-ABSL_FLAG(std::string, topology, "", "cluster description file (JSON, see docs/topology.md)");
-ABSL_FLAG(std::string, devices, "", "cluster shorthand, e.g. 4xA100 or 2x8xH100");
+ABSL_FLAG(std::string, topology, "", "cluster description file (JSON, see docs/topology.md); train: a comma list of them");
+ABSL_FLAG(std::string, devices, "", "cluster shorthand, e.g. 4xA100 or 2x8xH100; train: a comma list of them");
 ABSL_FLAG(std::string, objective, "step_time", "step_time | throughput | latency");
 ABSL_FLAG(std::string, cost_model, "default",
           "default | tarnawski | pipedream: how the objective is computed (tarnawski: latency as Tarnawski et al. "
@@ -51,7 +54,7 @@ ABSL_FLAG(std::string, costs_kind, "*",
 ABSL_FLAG(bool, training, false, "place one training step: backward ops, gradients and optimizer updates");
 ABSL_FLAG(std::string, optimizer, "adam", "training: sgd | momentum | adam (its state is in memory)");
 ABSL_FLAG(double, backward_multiplier, 2.0, "training: backward work as a multiple of the forward work");
-ABSL_FLAG(int32_t, threads, 1, "calibrate: the CPU threads LibTorch may use, as the measured runs will");
+ABSL_FLAG(int32_t, threads, 1, "calibrate, train: the CPU threads LibTorch may use (calibrate: as the measured runs will)");
 ABSL_FLAG(std::vector<std::string>, profiles, {},
           "calibrate: folders from scripts/profile_model.py whose measured operators refit the class efficiencies");
 ABSL_FLAG(double, measure_seconds, 0.05, "calibrate: how long each benchmark layer is repeated, best of three");
@@ -78,6 +81,8 @@ ABSL_FLAG(std::string, duration, "10s", "bench: how long to run (unless --reques
 ABSL_FLAG(int64_t, requests, 0, "bench: how many requests to send (0: run for --duration)");
 ABSL_FLAG(double, unique_fraction, 0, "bench: share of requests made new to the cache (a fresh seed)");
 ABSL_FLAG(bool, warmup, true, "bench: send each graph once, untimed, before measuring");
+
+ABSL_DECLARE_FLAG(std::string, policy);  // lifecycle_commands.cc
 
 namespace {
 
@@ -122,19 +127,31 @@ constexpr char kUsage[] =
     "  calibrate [--threads N] [--kind KIND] [--output FILE] [--profiles DIR,...]\n"
     "      measure this host with LibTorch (GEMM, memory, launch overhead, each operator class's share of the\n"
     "      roofline, forward and backward) and write a topology with one CPU device for --topology; with\n"
-    "      --profiles, the classes profiled models spend time in take their efficiency from those profiles\n\n"
+    "      --profiles, the classes profiled models spend time in take their efficiency from those profiles\n"
+    "  train GRAPH|FOLDER... (--devices SPEC[,SPEC...] | --topology FILE[,FILE...]) [--training [--with_inference]]\n"
+    "              [--out policy.pt] [--init FILE | --from_scratch] [--time_limit 30m | --iterations N]\n"
+    "              [--validation_share 0.2] [--seed S] [--threads N] [--version_name V] [--learning_rate R]\n"
+    "      train the learned policy on your graphs (any format; a folder's .onnx and .json files) and clusters, from\n"
+    "      the shipped weights by default; writes the weights and, beside them, a manifest (.json), the learning\n"
+    "      curve (.tsv) and its chart (.svg). Ctrl-C stops it, keeping the best checkpoint (docs/learned-policy.md)\n"
+    "  curve CURVE.tsv CHART.svg\n"
+    "      draw a learning curve (train's or train_policy's TSV) as an SVG chart\n\n"
     "with a server (--server HOST:PORT; submit and bench default to 127.0.0.1:50051):\n"
     "  submit GRAPH [--server HOST:PORT] [--topology FILE | --devices SPEC] [--objective ...] [--cost_model ...]\n"
     "               [--algorithm NAME|auto]\n"
     "               [--deadline 10s] [--training --batch N] [--output table|json] [--chart schedule.html]\n"
-    "               [--progress] [--skip_cache] [--parallelism ... --cost_model ... --schedule ... --global_batch N]\n"
+    "               [--progress] [--skip_cache] [--policy NAME]\n"
+    "               [--parallelism ... --schedule ... --global_batch N]\n"
     "      place the graph on the server (PlaceStream), with a progress line on a terminal\n"
     "  simulate GRAPH --placement FILE --server HOST:PORT ...   score on the server (Simulate)\n"
     "  algorithms --server HOST:PORT                            the server's placers\n"
     "  info [--server HOST:PORT] [--output table|json]          version, policy, device and limits\n"
     "  health [--server HOST:PORT]                              liveness and readiness (exit 5 when not ready)\n"
+    "  reload [--server HOST:PORT] [--policy NAME] [--weights FILE]\n"
+    "      swap the server's learned-policy weights without a restart (needs its admin token); without --weights it\n"
+    "      re-reads its own files, as on SIGHUP\n"
     "  bench GRAPH... [--server HOST:PORT] [--concurrency N] [--duration 10s | --requests N]\n"
-    "               [--unique_fraction F] [--output table|json]\n"
+    "               [--unique_fraction F] [--policy NAME] [--output table|json]\n"
     "      load generator: latency percentiles, requests/s and errors by code\n"
     "  security, for every server command: --tls, --tls_ca FILE, --tls_cert FILE --tls_key FILE (mutual TLS),\n"
     "      --tls_server_name NAME, --token_file FILE (else $PLACEMENT_AUTH_TOKEN) for the bearer token\n\n"
@@ -319,6 +336,7 @@ int main(int argc, char** argv) {
   if (command == "submit") {
     if (operands != 1) return Usage("submit takes exactly one GRAPH");
     placement::cli::SubmitOptions o;
+    o.policy = absl::GetFlag(FLAGS_policy);
     o.server = ServerOrDefault();
     o.graph_path = args[2];
     SetPlacingFlags(dims, costs, &o);
@@ -339,6 +357,7 @@ int main(int argc, char** argv) {
   if (command == "bench") {
     if (operands < 1) return Usage("bench takes one or more GRAPHs");
     placement::cli::BenchOptions o;
+    o.policy = absl::GetFlag(FLAGS_policy);
     o.server = ServerOrDefault();
     o.graph_paths.assign(args.begin() + 2, args.end());
     SetPlacingFlags(dims, costs, &o);
@@ -377,6 +396,10 @@ int main(int argc, char** argv) {
     const std::string output = absl::GetFlag(FLAGS_output);
     o.output = output == "table" || output == "json" ? "" : output;
     return Print(command, placement::cli::RunCalibrateCommand(o, argv));
+  }
+  if (std::optional<int> code = placement::cli::RunLifecycleCommand(
+          command, std::vector<std::string>(args.begin() + 2, args.end()), LoadOptions(dims, costs), argv)) {
+    return *code;
   }
   if (command == "presets") {
     if (operands != 0) return Usage("presets takes no arguments");

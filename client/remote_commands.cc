@@ -106,6 +106,7 @@ absl::StatusOr<std::string> RunSubmit(const SubmitOptions& o) {
   request.set_cost_model(o.cost_model);
   request.set_algorithm(o.algorithm);
   SetPlanRequest(o.plan, &request);
+  request.set_policy(o.policy);
   request.set_budget_ms(absl::ToInt64Milliseconds(*budget));
   request.set_seed(o.seed);
   request.set_skip_cache(o.skip_cache);
@@ -204,6 +205,27 @@ absl::StatusOr<std::string> RunRemoteAlgorithms(const std::string& server, absl:
   return out;
 }
 
+absl::StatusOr<std::string> MessageJson(const google::protobuf::Message& message) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  if (!google::protobuf::util::MessageToJsonString(message, &json, options).ok()) {
+    return absl::InternalError("cannot render the server's answer as JSON");
+  }
+  return json;
+}
+
+std::string DescribePolicies(const google::protobuf::RepeatedPtrField<pb::ServedPolicy>& policies) {
+  std::string out;
+  for (const pb::ServedPolicy& p : policies) {
+    absl::StrAppend(&out, out.empty() ? "policies       " : "               ", p.name(), p.is_default() ? " (default)" : "",
+                    ": ", p.version(), " from ", p.weights(), " on ", p.device(), "\n");
+  }
+  return out;
+}
+
 absl::StatusOr<std::string> RunInfo(const std::string& server, const std::string& output, absl::Duration timeout) {
   if (absl::Status s = CheckOutput(output); !s.ok()) return s;
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = MakeServerChannel(server);
@@ -214,17 +236,7 @@ absl::StatusOr<std::string> RunInfo(const std::string& server, const std::string
   pb::GetServerInfoResponse info;
   const grpc::Status status = stub->GetServerInfo(&context, pb::GetServerInfoRequest(), &info);
   if (!status.ok()) return FromGrpc(status, server);
-  if (output == "json") {
-    std::string json;
-    google::protobuf::util::JsonPrintOptions options;
-    options.add_whitespace = true;
-    options.preserve_proto_field_names = true;
-    options.always_print_primitive_fields = true;
-    if (!google::protobuf::util::MessageToJsonString(info, &json, options).ok()) {
-      return absl::InternalError("cannot render the server's info as JSON");
-    }
-    return json;
-  }
+  if (output == "json") return MessageJson(info);
   const pb::ServerLimits& l = info.limits();
   std::string out;
   absl::StrAppend(&out, "server         ", server, "\n");
@@ -238,6 +250,7 @@ absl::StatusOr<std::string> RunInfo(const std::string& server, const std::string
                   " devices, ", FormatBytes(static_cast<double>(l.max_message_bytes())), " per message\n");
   absl::StrAppend(&out, "budget         ", l.default_budget_ms(), " ms by default, at most ", l.max_budget_ms(), " ms\n");
   absl::StrAppend(&out, "workers        ", l.worker_threads(), " threads, up to ", l.max_queued_requests(), " queued\n");
+  absl::StrAppend(&out, DescribePolicies(info.policies()));
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "client/graph_loader.h"
 #include "client/place_command.h"
 #include "client/simulate_command.h"
+#include "placement/v1/placement.pb.h"
 
 namespace placement::cli {
 
@@ -24,6 +25,7 @@ struct SubmitOptions {
   std::string objective = "step_time";
   std::string cost_model = "default";  // sent as it is; the server checks it
   std::string algorithm = "auto";
+  std::string policy;            // the served policy to ask (PlaceRequest.policy); "" the default
   std::string deadline = "10s";  // the placer's budget; the call may take this plus transfer and decoding time
   std::string output = "table";  // table | json
   uint64_t seed = 1;
@@ -49,6 +51,12 @@ absl::StatusOr<std::string> RunInfo(const std::string& server, const std::string
 
 // Liveness and readiness; UNAVAILABLE when the server is not ready (or cannot be reached).
 absl::StatusOr<std::string> RunHealth(const std::string& server, absl::Duration timeout);
+
+// A server's answer as JSON (field names as in the .proto, every field printed).
+absl::StatusOr<std::string> MessageJson(const google::protobuf::Message& message);
+
+// "policies       NAME (default): VERSION from FILE on DEVICE", a line per served policy.
+std::string DescribePolicies(const google::protobuf::RepeatedPtrField<placement::v1::ServedPolicy>& policies);
 
 // absl::ParseDuration, refusing what is not positive; `flag` names the option in the message.
 absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& flag, const std::string& text);

@@ -1,4 +1,4 @@
-// The commands that need LibTorch (the learned policy run in this process, the host calibration) and how each
+// The commands that need LibTorch (the learned policy run in this process, the host calibration, training) and how each
 // binary reaches them. placectl-torch links LibTorch and runs them itself (torch_commands_in_process.cc).
 // placectl does not link it, so that everything else starts in milliseconds (LibTorch's start-up alone is half
 // a second); asked for one of them, it hands its whole command line to placectl-torch beside it (exec), so the
@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "client/calibrate_command.h"
+#include "client/train_command.h"
 #include "policy/registry.h"
 
 namespace placement::cli {
@@ -29,5 +30,8 @@ absl::StatusOr<const PlacerRegistry*> LoadLearnedRegistry(const PolicyFlags& fla
 absl::StatusOr<std::string> ListAlgorithmsWithPolicy(const PolicyFlags& flags);
 
 absl::StatusOr<std::string> RunCalibrateCommand(const CalibrateOptions& options, char** argv);
+
+// placectl train (train_command.h).
+absl::StatusOr<std::string> RunTrainCommand(const TrainOptions& options, char** argv);
 
 }  // namespace placement::cli

@@ -66,3 +66,11 @@ absl::StatusOr<std::string> RunCalibrateCommand(const CalibrateOptions& /*option
 }
 
 }  // namespace placement::cli
+
+namespace placement::cli {
+
+absl::StatusOr<std::string> RunTrainCommand(const TrainOptions& /*options*/, char** argv) {
+  return HandOff(argv, "train");
+}
+
+}  // namespace placement::cli

@@ -33,4 +33,6 @@ absl::StatusOr<std::string> RunCalibrateCommand(const CalibrateOptions& options,
   return RunCalibrate(options);
 }
 
+absl::StatusOr<std::string> RunTrainCommand(const TrainOptions& options, char** /*argv*/) { return RunTrain(options); }
+
 }  // namespace placement::cli

@@ -3,6 +3,9 @@
 #   scripts/bench.sh BUILD [NAME] [google-benchmark flags...]   NAME: simulator_bench, onnx_import_bench, ...
 #   scripts/bench.sh BUILD server [SECONDS]   the service under load (scripts/bench_server.sh; not pinned: the
 #                                             server and the load generator share the machine's cores)
+#   scripts/bench.sh BUILD policy-swap [SECONDS]   weights swapped under load (scripts/bench_policy_swap.sh)
+#   scripts/bench.sh BUILD own-graphs [STEP...]    the learned policy trained on torchvision models
+#                                                   (scripts/bench_own_graphs.sh; about an hour and a half)
 #   scripts/bench.sh BUILD fidelity [FLAGS]   predicted against measured step times (bench/fidelity/fidelity.py;
 #                                             needs python3-torch and python3-torchvision; not pinned: it
 #                                             measures one and two threads)
@@ -16,6 +19,14 @@ shift || true
 if [ "${1:-}" = server ]; then
   shift
   exec "$ROOT/scripts/bench_server.sh" "$BUILD" "$@"
+fi
+if [ "${1:-}" = policy-swap ]; then
+  shift
+  exec "$ROOT/scripts/bench_policy_swap.sh" "$BUILD" "$@"
+fi
+if [ "${1:-}" = own-graphs ]; then
+  shift
+  exec "$ROOT/scripts/bench_own_graphs.sh" "$BUILD" "$@"
 fi
 if [ "${1:-}" = fidelity ]; then
   shift

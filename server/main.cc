@@ -25,7 +25,8 @@ constexpr char kUsage[] =
     "placement_server [--config FILE] [--listen HOST:PORT] [--metrics_listen HOST:PORT] [--data_dir DIR] ...\n\n"
     "Serves placement.v1.PlacementService over gRPC (with grpc.health.v1 and server reflection) and Prometheus\n"
     "metrics over HTTP. SIGTERM or SIGINT stops it: calls in flight get --grace_period to finish, the cache is\n"
-    "closed, and the exit status is 0. --config FILE reads flags from FILE, one --flag=value per line.\n"
+    "closed, and the exit status is 0. SIGHUP reloads the learned policies' weights from their files without a\n"
+    "restart. --config FILE reads flags from FILE, one --flag=value per line.\n"
     "See docs/server.md.";
 
 // "127.0.0.1:0" with port 50123 -> "127.0.0.1:50123": the line tests and scripts read to find the server.
@@ -38,7 +39,7 @@ std::string WithPort(const std::string& address, int port) {
 
 int main(int argc, char** argv) {
   // Before any thread exists, so every thread inherits the mask and only sigwait below sees the signals.
-  placement::server::BlockTerminationSignals();
+  placement::server::BlockServerSignals();
   absl::SetProgramUsageMessage(kUsage);
   absl::FlagsUsageConfig usage;
   // --help lists the server's own flags, which live in server_flags.cc rather than next to main.
@@ -58,8 +59,7 @@ int main(int argc, char** argv) {
   }
   // The policy loads here, before the server starts, so that missing or corrupt weights stop the start with a
   // clear error (or, with --policy_fallback, a logged fall-back to AUTO without the policy).
-  placement::server::PolicyHolder policy;
-  if (absl::Status s = placement::server::SetUpPolicy(&*options, &policy); !s.ok()) {
+  if (absl::Status s = placement::server::SetUpPolicy(&*options); !s.ok()) {
     std::cerr << "placement_server: " << s.message() << "\n";
     return 1;
   }
@@ -78,7 +78,13 @@ int main(int argc, char** argv) {
     std::cout << "metrics on " << WithPort(metrics, (*server)->metrics_port()) << std::endl;
   }
 
-  const int signal_number = placement::server::WaitForTerminationSignal();
+  // SIGHUP reloads the learned policies from their files (a bad file keeps the old weights, and says so in the
+  // log); SIGTERM and SIGINT stop the server.
+  int signal_number = placement::server::WaitForServerSignal();
+  for (; signal_number == SIGHUP; signal_number = placement::server::WaitForServerSignal()) {
+    placement::server::LogLine("", "received SIGHUP: reloading the learned policies from their files");
+    (void)(*server)->ReloadPolicies(placement::server::ReloadRequest{});  // logs its outcome
+  }
   const absl::Duration grace = placement::server::GracePeriodFromFlags();
   placement::server::LogLine("", absl::StrCat("received ", strsignal(signal_number), ": draining for up to ",
                                               absl::FormatDuration(grace)));

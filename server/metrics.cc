@@ -100,6 +100,13 @@ Metrics::Metrics(absl::string_view version) : registry_(std::make_shared<prometh
   graph_hash_header_[2] = &header.Add({{"result", "mismatch"}});
   invalid_entries_->Add({{"reason", "corrupt"}});
   invalid_entries_->Add({{"reason", "other_version"}});
+  auto& reloads = BuildCounter()
+                      .Name("placement_policy_reloads_total")
+                      .Help("Learned-policy weight swaps (ReloadPolicy, SIGHUP) by outcome: swapped, or refused (a bad "
+                            "file, the old weights kept serving)")
+                      .Register(*registry_);
+  reloads_[0] = &reloads.Add({{"outcome", "refused"}});
+  reloads_[1] = &reloads.Add({{"outcome", "swapped"}});
 }
 
 Metrics::~Metrics() = default;
@@ -146,6 +153,8 @@ void Metrics::CacheInvalidEntry(absl::string_view reason) {
   invalid_entries_->Add({{"reason", std::string(reason)}}).Increment();
   cache_misses_->Increment();
 }
+
+void Metrics::PolicyReload(bool swapped) { reloads_[swapped ? 1 : 0]->Increment(); }
 
 void Metrics::GraphHashHeaderChecked(GraphHashHeader result) {
   graph_hash_header_[static_cast<int>(result)]->Increment();

@@ -68,6 +68,7 @@ class Metrics {
   void GraphOperators(int64_t operators);
   void RatioToBound(double ratio);
   void PolicyInference(double seconds);
+  void PolicyReload(bool swapped);
   void InflightChanged(int delta);
   // A Place request's x-graph-hash metadata against the SHA-256 of its graph payload.
   enum class GraphHashHeader { kAbsent, kMatch, kMismatch };
@@ -97,6 +98,7 @@ class Metrics {
   prometheus::Gauge* inflight_ = nullptr;
   prometheus::Counter* graph_hash_header_[3] = {};  // by GraphHashHeader
   prometheus::Gauge* ready_ = nullptr;
+  prometheus::Counter* reloads_[2] = {};  // refused, swapped
   prometheus::Gauge* storage_[4] = {};  // cache bytes, cache limit, disk available, disk size
   mutable absl::Mutex storage_mu_;
   std::function<StorageFigures()> storage_source_ ABSL_GUARDED_BY(storage_mu_);

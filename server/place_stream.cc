@@ -21,13 +21,13 @@ class PlaceStreamReactor final : public grpc::ServerWriteReactor<pb::PlaceProgre
   PlaceStreamReactor(grpc::CallbackServerContext* context, const pb::PlaceRequest* request, const ServiceDeps& deps)
       : scope_(context, deps.metrics, "PlaceStream", deps.token_check), deps_(deps), request_(request) {}
 
-  void Start(const PlacementEngine* engine) {
+  void Start(std::shared_ptr<const PlacementEngine> engine) {
     if (!scope_.admission().ok()) return Complete(scope_.admission());
     if (engine == nullptr) {
       return Complete(absl::UnavailableError("the server is starting: the placers and policy are not loaded yet (retry)"));
     }
     scope_.set_algorithm_label(engine->AlgorithmLabel(request_->algorithm()));
-    engine_ = engine;
+    engine_ = std::move(engine);
     if (!deps_.pool->TrySubmit([this] { Run(); })) {
       Complete(absl::ResourceExhaustedError(absl::StrCat(
           "the server is busy: ", deps_.pool->max_queued(), " requests are waiting for a worker (--max_queued_requests)")));
@@ -136,7 +136,7 @@ class PlaceStreamReactor final : public grpc::ServerWriteReactor<pb::PlaceProgre
   CallScope scope_;
   const ServiceDeps deps_;
   const pb::PlaceRequest* request_;
-  const PlacementEngine* engine_ = nullptr;
+  std::shared_ptr<const PlacementEngine> engine_;  // the one the call started with, until it ends
 
   absl::Mutex mu_;
   std::deque<pb::PlaceProgress> queue_ ABSL_GUARDED_BY(mu_);
@@ -152,9 +152,9 @@ class PlaceStreamReactor final : public grpc::ServerWriteReactor<pb::PlaceProgre
 
 grpc::ServerWriteReactor<pb::PlaceProgress>* StartPlaceStream(grpc::CallbackServerContext* context,
                                                               const pb::PlaceRequest* request, const ServiceDeps& deps,
-                                                              const PlacementEngine* engine) {
+                                                              std::shared_ptr<const PlacementEngine> engine) {
   auto* reactor = new PlaceStreamReactor(context, request, deps);
-  reactor->Start(engine);
+  reactor->Start(std::move(engine));
   return reactor;
 }
 

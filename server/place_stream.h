@@ -8,6 +8,8 @@
 // waits. A broken stream drops what is queued and the work is cancelled through the call's cancelled flag.
 #pragma once
 
+#include <memory>
+
 #include <grpcpp/grpcpp.h>
 
 #include "placement/v1/placement.pb.h"
@@ -16,10 +18,10 @@
 
 namespace placement::server {
 
-// `engine` null: the server is not ready and the stream ends with UNAVAILABLE.
+// `engine` null: the server is not ready and the stream ends with UNAVAILABLE. The stream holds it until it ends.
 grpc::ServerWriteReactor<placement::v1::PlaceProgress>* StartPlaceStream(grpc::CallbackServerContext* context,
                                                                          const placement::v1::PlaceRequest* request,
                                                                          const ServiceDeps& deps,
-                                                                         const PlacementEngine* engine);
+                                                                         std::shared_ptr<const PlacementEngine> engine);
 
 }  // namespace placement::server

@@ -17,6 +17,7 @@
 #include "server/request_decoder.h"
 #include "server/request_key.h"
 #include "server/request_log.h"
+#include "server/server.h"
 
 namespace placement::server {
 namespace {
@@ -118,6 +119,19 @@ CacheKeyParts KeyParts(const pb::PlaceRequest& request, const DecodedInput& inpu
   return parts;
 }
 
+// The answer to a Place request: the placer's result in the input's terms, with what the server adds.
+pb::PlaceResponse Answer(const PlacerResult& result, const DecodedInput& input, const std::string& graph_hash,
+                         const std::string& policy_version, const BudgetPlan& plan, double took) {
+  pb::PlaceResponse response = AnswerFromResult(result, input.graph, input.topology, input.time_unit);
+  response.set_graph_hash(graph_hash);
+  response.set_policy_version(policy_version);
+  for (const std::string& w : input.warnings) response.add_warnings(w);
+  if (!plan.warning.empty()) response.add_warnings(plan.warning);
+  SetCostSources(input.cost_sources, response.mutable_cost_sources());
+  response.set_compute_seconds(took);
+  return response;
+}
+
 }  // namespace
 
 BudgetPlan PlanBudget(int64_t budget_ms, const CallControl& control, const ServerLimits& limits, int64_t num_ops) {
@@ -146,8 +160,26 @@ BudgetPlan PlanBudget(int64_t budget_ms, const CallControl& control, const Serve
   return plan;
 }
 
-PlacementEngine::PlacementEngine(const PlacerRegistry& registry, AnswerCache* cache, Metrics* metrics, EngineConfig config)
-    : registry_(registry), cache_(cache), metrics_(metrics), config_(std::move(config)) {}
+PlacementEngine::PlacementEngine(const PlacerRegistry& classic, std::shared_ptr<const PolicySet> policies,
+                                 AnswerCache* cache, Metrics* metrics, EngineConfig config)
+    : policies_(policies != nullptr ? std::move(policies) : std::make_shared<const PolicySet>()),
+      cache_(cache),
+      metrics_(metrics),
+      config_(std::move(config)) {
+  for (const auto& p : policies_->policies) serving_.push_back(Serving{p->name, p->registry.get(), PolicyVersion(p->version)});
+  if (serving_.empty()) serving_.push_back(Serving{"", &classic, PolicyVersion()});
+}
+
+absl::StatusOr<const PlacementEngine::Serving*> PlacementEngine::Resolve(absl::string_view name) const {
+  if (name.empty()) return &serving_.front();
+  for (const Serving& s : serving_) {
+    if (s.name == name) return &s;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("policy: '", name, "' is not served here (",
+                                                 policies_->policies.empty() ? "no learned policy is"
+                                                                             : absl::StrCat("served: ", policies_->Names()),
+                                                 ")"));
+}
 
 absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest& request, const CallControl& control) const {
   if (request.budget_ms() < 0) {
@@ -161,7 +193,11 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   absl::StatusOr<Scoring> scoring = ScoringOf(request.objective(), request.cost_model(), request.simulator());
   if (!scoring.ok()) return scoring.status();
   const std::string algorithm = request.algorithm().empty() ? kDefaultAlgorithm : request.algorithm();
-  absl::StatusOr<const Placer*> placer = FindPlacer(registry_, algorithm, scoring->objective, scoring->cost_model);
+  absl::StatusOr<const Serving*> serving = Resolve(request.policy());
+  if (!serving.ok()) return serving.status();
+  const std::string& policy_version = (*serving)->policy_version;
+  absl::StatusOr<const Placer*> placer =
+      FindPlacer(*(*serving)->registry, algorithm, scoring->objective, scoring->cost_model);
   if (!placer.ok()) return placer.status();
   PlacementProblem options_only;  // the plan options are checked before the graph is decoded
   options_only.objective = scoring->objective;
@@ -171,7 +207,7 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   // tens of milliseconds, the lookup tens of microseconds. The nominal budget does not depend on the graph.
   const bool use_cache = cache_ != nullptr && !request.skip_cache();
   const std::string request_key =
-      !control.request_key.empty() ? control.request_key : RequestKey(request, algorithm, control);
+      !control.request_key.empty() ? control.request_key : RequestKey(request, algorithm, policy_version, control);
   if (use_cache) {
     if (std::optional<pb::PlaceResponse> hit = Cached(request_key, control, /*count_miss=*/false)) return *std::move(hit);
   }
@@ -187,7 +223,7 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
 
   const BudgetPlan plan = PlanBudget(request.budget_ms(), control, config_.limits, graph.num_ops());
   const std::string graph_hash = GraphHash(graph);
-  CacheKeyParts parts = KeyParts(request, *input, scoring->objective, scoring->cost_model, algorithm, plan, config_.policy_version);
+  CacheKeyParts parts = KeyParts(request, *input, scoring->objective, scoring->cost_model, algorithm, plan, policy_version);
   parts.graph_hash = graph_hash;
   const std::string key = AnswerCache::Key(parts);
   if (use_cache) {
@@ -229,13 +265,7 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   if (!result.ok()) return result.status();
   if (!result->evaluation.fits_memory) return DoesNotFit(*result, input->topology);
 
-  pb::PlaceResponse response = AnswerFromResult(*result, graph, input->topology, input->time_unit);
-  response.set_graph_hash(graph_hash);
-  response.set_policy_version(config_.policy_version);
-  for (const std::string& w : input->warnings) response.add_warnings(w);
-  if (!plan.warning.empty()) response.add_warnings(plan.warning);
-  SetCostSources(input->cost_sources, response.mutable_cost_sources());
-  response.set_compute_seconds(took);
+  pb::PlaceResponse response = Answer(*result, *input, graph_hash, policy_version, plan, took);
   metrics_->RatioToBound(result->evaluation.ratio);
   if (cache_ != nullptr && !plan.cut_by_client) {
     Store(key, response, control);
@@ -246,13 +276,13 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
 }
 
 std::string PlacementEngine::RequestKey(const pb::PlaceRequest& request, const std::string& algorithm,
-                                        const CallControl& control) const {
+                                        const std::string& policy_version, const CallControl& control) const {
   const std::string payload_hash = PayloadHash(request);
   metrics_->GraphHashHeaderChecked(control.graph_hash_header.empty()    ? Metrics::GraphHashHeader::kAbsent
                                    : control.graph_hash_header == payload_hash ? Metrics::GraphHashHeader::kMatch
                                                                               : Metrics::GraphHashHeader::kMismatch);
   return RequestCacheKey(request, payload_hash, algorithm,
-                         PlanBudget(request.budget_ms(), control, config_.limits, 0).nominal_ms, config_.policy_version);
+                         PlanBudget(request.budget_ms(), control, config_.limits, 0).nominal_ms, policy_version);
 }
 
 void PlacementEngine::Store(const std::string& key, const pb::PlaceResponse& response, const CallControl& control) const {
@@ -265,7 +295,9 @@ std::optional<pb::PlaceResponse> PlacementEngine::PlaceFromMemory(const pb::Plac
   if (cache_ == nullptr || request.skip_cache() || request.budget_ms() < 0) return std::nullopt;
   if (request.ByteSizeLong() > kMaxInlinePayloadBytes) return std::nullopt;
   const std::string algorithm = request.algorithm().empty() ? kDefaultAlgorithm : request.algorithm();
-  control->request_key = RequestKey(request, algorithm, *control);
+  absl::StatusOr<const Serving*> serving = Resolve(request.policy());
+  if (!serving.ok()) return std::nullopt;  // Place gives the error
+  control->request_key = RequestKey(request, algorithm, (*serving)->policy_version, *control);
   std::optional<pb::PlaceResponse> response = cache_->LookupRecent(control->request_key);
   if (!response.has_value()) return std::nullopt;
   metrics_->CacheHit();
@@ -326,7 +358,7 @@ absl::StatusOr<pb::SimulateResponse> PlacementEngine::Simulate(const pb::Simulat
 
 pb::ListAlgorithmsResponse PlacementEngine::ListAlgorithms() const {
   pb::ListAlgorithmsResponse response;
-  for (const Placer* p : registry_.All()) {
+  for (const Placer* p : serving_.front().registry->All()) {
     pb::AlgorithmInfo* info = response.add_algorithms();
     info->set_name(std::string(p->name()));
     info->set_description(std::string(p->description()));
@@ -339,7 +371,7 @@ pb::ListAlgorithmsResponse PlacementEngine::ListAlgorithms() const {
 
 std::string PlacementEngine::AlgorithmLabel(absl::string_view requested) const {
   if (requested.empty()) return kDefaultAlgorithm;
-  return registry_.Find(requested).ok() ? std::string(requested) : "unknown";
+  return serving_.front().registry->Find(requested).ok() ? std::string(requested) : "unknown";
 }
 
 }  // namespace placement::server

@@ -5,8 +5,10 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -16,13 +18,13 @@
 #include "server/cache.h"
 #include "server/limits.h"
 #include "server/metrics.h"
+#include "server/policy_catalog.h"
 
 namespace placement::server {
 
 struct EngineConfig {
   ServerLimits limits;
-  std::string version;         // of the server build
-  std::string policy_version;  // in every answer and every cache key
+  std::string version;  // of the server build
 };
 
 // What the RPC layer knows about one call.
@@ -52,10 +54,15 @@ struct BudgetPlan {
 
 BudgetPlan PlanBudget(int64_t budget_ms, const CallControl& control, const ServerLimits& limits, int64_t num_ops);
 
+// Immutable: a policy swap makes a new engine (server.h), and a call keeps the one it started with. Each request
+// is answered by one served policy (PlaceRequest.policy, "" the default): its registry places, and its version
+// (PolicyVersion) is in the answer and in the cache key.
 class PlacementEngine {
  public:
-  // `cache` may be null (no caching). `registry`, `cache` and `metrics` must outlive the engine.
-  PlacementEngine(const PlacerRegistry& registry, AnswerCache* cache, Metrics* metrics, EngineConfig config);
+  // `classic` serves when `policies` has none (null or empty). `cache` may be null (no caching). `classic`,
+  // `cache` and `metrics` must outlive the engine; it holds `policies`.
+  PlacementEngine(const PlacerRegistry& classic, std::shared_ptr<const PolicySet> policies, AnswerCache* cache,
+                  Metrics* metrics, EngineConfig config);
 
   absl::StatusOr<placement::v1::PlaceResponse> Place(const placement::v1::PlaceRequest& request,
                                                      const CallControl& control) const;
@@ -74,19 +81,32 @@ class PlacementEngine {
   std::string AlgorithmLabel(absl::string_view requested) const;
 
   const EngineConfig& config() const { return config_; }
+  const PolicySet& policies() const { return *policies_; }
+  // What an answer of the default policy carries.
+  const std::string& DefaultPolicyVersion() const { return serving_.front().policy_version; }
 
  private:
+  // A served policy as requests see it.
+  struct Serving {
+    std::string name;
+    const PlacerRegistry* registry = nullptr;
+    std::string policy_version;  // PolicyVersion(its weights' version)
+  };
+  // The policy `name` names ("" the default); INVALID_ARGUMENT listing the served ones when none is so named.
+  absl::StatusOr<const Serving*> Resolve(absl::string_view name) const;
+
   // The cached answer for `key`, marked as a hit, with the metrics of the lookup counted (an absent key only
   // when `count_miss`: a request is one miss however many keys it tries).
   std::optional<placement::v1::PlaceResponse> Cached(const std::string& key, const CallControl& control,
                                                      bool count_miss) const;
   // The request's cache key; counts how its x-graph-hash metadata compares with the payload's hash.
   std::string RequestKey(const placement::v1::PlaceRequest& request, const std::string& algorithm,
-                         const CallControl& control) const;
+                         const std::string& policy_version, const CallControl& control) const;
   // Best effort: a failed write is logged.
   void Store(const std::string& key, const placement::v1::PlaceResponse& response, const CallControl& control) const;
 
-  const PlacerRegistry& registry_;
+  std::shared_ptr<const PolicySet> policies_;
+  std::vector<Serving> serving_;  // as policies_->policies, or the classic registry alone
   AnswerCache* cache_;
   Metrics* metrics_;
   EngineConfig config_;

@@ -28,6 +28,28 @@ std::string Describe(const pb::SimulateResponse& r) {
   return absl::StrFormat("value=%g%s", r.score().value(), r.score().time_unit());
 }
 
+std::string Describe(const pb::ReloadPolicyResponse& r) {
+  std::string out = "reloaded";
+  for (const std::string& name : r.reloaded()) absl::StrAppend(&out, " ", name);
+  return out;
+}
+
+}  // namespace
+
+void ServedPoliciesToProto(const PolicySet& set, google::protobuf::RepeatedPtrField<pb::ServedPolicy>* policies) {
+  for (const auto& p : set.policies) {
+    pb::ServedPolicy* out = policies->Add();
+    out->set_name(p->name);
+    out->set_version(p->version);
+    out->set_weights(p->weights);
+    out->set_device(p->device);
+    out->set_is_default(p.get() == set.Find(""));
+    out->set_loaded_unix_ms(absl::ToUnixMillis(p->loaded));
+  }
+}
+
+namespace {
+
 // A unary call whose work runs on the pool. Lives until gRPC calls OnDone, which comes after Finish; Finish is
 // the last thing the work does, so nothing touches the reactor after it.
 template <typename Request, typename Response>
@@ -41,10 +63,12 @@ class PooledUnaryReactor final : public grpc::ServerUnaryReactor {
                      const Request* request, Response* response)
       : scope_(context, deps.metrics, method, deps.token_check), pool_(deps.pool), request_(request), response_(response) {}
 
-  void Start(const PlacementEngine* engine, std::string algorithm_label, Work work, InlineWork inline_work = nullptr) {
+  // `ready`: the server has an engine (else UNAVAILABLE). The work holds what it needs (the engine it started
+  // with) until it ends.
+  void Start(bool ready, std::string algorithm_label, Work work, InlineWork inline_work = nullptr) {
     if (!scope_.admission().ok()) return Done(scope_.admission());
     scope_.set_algorithm_label(std::move(algorithm_label));
-    if (engine == nullptr) return Done(NotReady());
+    if (!ready) return Done(NotReady());
     if (inline_work) {
       if (std::optional<Response> ready = inline_work(*request_, &scope_.control())) return Done(*std::move(ready));
     }
@@ -54,6 +78,9 @@ class PooledUnaryReactor final : public grpc::ServerUnaryReactor {
                                                      " requests are waiting for a worker (--max_queued_requests)")));
     }
   }
+
+  // Ends the call with `status` without doing the work.
+  void Refuse(const absl::Status& status) { Done(status); }
 
   void OnCancel() override { scope_.Cancel(); }
   void OnDone() override { delete this; }
@@ -78,22 +105,25 @@ class PooledUnaryReactor final : public grpc::ServerUnaryReactor {
 }  // namespace
 
 PlacementServiceImpl::PlacementServiceImpl(ServiceDeps deps, pb::GetServerInfoResponse info)
-    : deps_(deps), info_(std::move(info)) {}
+    : deps_(std::move(deps)), info_(std::move(info)) {}
 
-void PlacementServiceImpl::SetReady(const PlacementEngine* engine, pb::GetServerInfoResponse info) {
-  {
-    absl::MutexLock lock(&info_mu_);
-    info_ = std::move(info);
-    info_.set_ready(true);
-  }
-  engine_.store(engine, std::memory_order_release);
+void PlacementServiceImpl::SetEngine(std::shared_ptr<const PlacementEngine> engine, pb::GetServerInfoResponse info) {
+  info.set_ready(true);
+  absl::MutexLock lock(&mu_);
+  engine_ = std::move(engine);
+  info_ = std::move(info);
+}
+
+std::shared_ptr<const PlacementEngine> PlacementServiceImpl::engine() const {
+  absl::MutexLock lock(&mu_);
+  return engine_;
 }
 
 grpc::ServerUnaryReactor* PlacementServiceImpl::Place(grpc::CallbackServerContext* context, const pb::PlaceRequest* request,
                                                       pb::PlaceResponse* response) {
   auto* reactor = new PooledUnaryReactor<pb::PlaceRequest, pb::PlaceResponse>(context, deps_, "Place", request, response);
-  const PlacementEngine* engine = this->engine();
-  reactor->Start(engine, engine != nullptr ? engine->AlgorithmLabel(request->algorithm()) : "none",
+  std::shared_ptr<const PlacementEngine> engine = this->engine();
+  reactor->Start(engine != nullptr, engine != nullptr ? engine->AlgorithmLabel(request->algorithm()) : "none",
                  [engine](const pb::PlaceRequest& r, const CallControl& c) { return engine->Place(r, c); },
                  [engine](const pb::PlaceRequest& r, CallControl* c) { return engine->PlaceFromMemory(r, c); });
   return reactor;
@@ -108,9 +138,33 @@ grpc::ServerUnaryReactor* PlacementServiceImpl::Simulate(grpc::CallbackServerCon
                                                          const pb::SimulateRequest* request, pb::SimulateResponse* response) {
   auto* reactor =
       new PooledUnaryReactor<pb::SimulateRequest, pb::SimulateResponse>(context, deps_, "Simulate", request, response);
-  const PlacementEngine* engine = this->engine();
-  reactor->Start(engine, "none",
+  std::shared_ptr<const PlacementEngine> engine = this->engine();
+  reactor->Start(engine != nullptr, "none",
                  [engine](const pb::SimulateRequest& r, const CallControl& c) { return engine->Simulate(r, c); });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* PlacementServiceImpl::ReloadPolicy(grpc::CallbackServerContext* context,
+                                                             const pb::ReloadPolicyRequest* request,
+                                                             pb::ReloadPolicyResponse* response) {
+  ServiceDeps admin = deps_;
+  admin.token_check = deps_.admin_check;
+  auto* reactor = new PooledUnaryReactor<pb::ReloadPolicyRequest, pb::ReloadPolicyResponse>(context, admin, "ReloadPolicy",
+                                                                                            request, response);
+  if (deps_.admin_check == nullptr || !deps_.admin_check->required() || !deps_.reload) {
+    reactor->Refuse(absl::PermissionDeniedError(
+        "this server takes no ReloadPolicy without a token (--admin_token_file or --auth_token_file); SIGHUP reloads "
+        "its policies from their files"));
+    return reactor;
+  }
+  reactor->Start(engine() != nullptr, "none", [reload = deps_.reload](const pb::ReloadPolicyRequest& r, const CallControl&) {
+    absl::StatusOr<ReloadResult> result = reload(ReloadRequest{r.name(), r.weights_path(), r.weights()});
+    if (!result.ok()) return absl::StatusOr<pb::ReloadPolicyResponse>(result.status());
+    pb::ReloadPolicyResponse out;
+    for (const std::string& name : result->reloaded) out.add_reloaded(name);
+    ServedPoliciesToProto(*result->set, out.mutable_policies());
+    return absl::StatusOr<pb::ReloadPolicyResponse>(std::move(out));
+  });
   return reactor;
 }
 
@@ -119,7 +173,7 @@ grpc::ServerUnaryReactor* PlacementServiceImpl::ListAlgorithms(grpc::CallbackSer
                                                                pb::ListAlgorithmsResponse* response) {
   CallScope scope(context, deps_.metrics, "ListAlgorithms", deps_.token_check);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  const PlacementEngine* engine = this->engine();
+  std::shared_ptr<const PlacementEngine> engine = this->engine();
   if (!scope.admission().ok()) {
     reactor->Finish(scope.Finish(scope.admission()));
     return reactor;
@@ -143,7 +197,7 @@ grpc::ServerUnaryReactor* PlacementServiceImpl::GetServerInfo(grpc::CallbackServ
     return reactor;
   }
   {
-    absl::MutexLock lock(&info_mu_);
+    absl::MutexLock lock(&mu_);
     *response = info_;
   }
   reactor->Finish(scope.Finish(absl::OkStatus(), response->ready() ? "ready" : "not ready"));

@@ -5,11 +5,12 @@
 
 namespace placement::server {
 
-absl::Status SetUpPolicy(ServerOptions* options, PolicyHolder* /*holder*/) {
-  if (options->policy_device == "cpu" || options->policy_device == "cuda") {
+absl::Status SetUpPolicy(ServerOptions* options) {
+  if (options->policy_device == "cpu" || options->policy_device == "cuda" || !options->named_policies.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "--policy_device=", options->policy_device, ": this placement_server is built without the learned policy "
-        "(no LibTorch); run the full image for it, or --policy_device=none"));
+        options->named_policies.empty() ? absl::StrCat("--policy_device=", options->policy_device) : "--policy",
+        ": this placement_server is built without the learned policy (no LibTorch); run the full image for it, or "
+        "--policy_device=none"));
   }
   if (options->policy_device != "none") LogLine("", "built without the learned policy: serving the classical placers");
   options->policy_device = "none";

@@ -57,19 +57,19 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(c
   return grpc::SslServerCredentials(ssl);
 }
 
-absl::StatusOr<std::string> ReadAuthTokenFile(const std::string& path) {
+absl::StatusOr<std::string> ReadAuthTokenFile(const std::string& path, absl::string_view flag) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    return absl::FailedPreconditionError(absl::StrCat("--auth_token_file: cannot read '", path, "'"));
+    return absl::FailedPreconditionError(absl::StrCat("--", flag, ": cannot read '", path, "'"));
   }
   if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    return absl::FailedPreconditionError(absl::StrCat("--auth_token_file: '", path,
+    return absl::FailedPreconditionError(absl::StrCat("--", flag, ": '", path,
                                                       "' may be read by others; make it private (chmod 600)"));
   }
   absl::StatusOr<std::string> text = ReadWholeFile(path);
-  if (!text.ok()) return absl::FailedPreconditionError(absl::StrCat("--auth_token_file: cannot read '", path, "'"));
+  if (!text.ok()) return absl::FailedPreconditionError(absl::StrCat("--", flag, ": cannot read '", path, "'"));
   std::string token(absl::StripAsciiWhitespace(*text));
-  if (token.empty()) return absl::FailedPreconditionError(absl::StrCat("--auth_token_file: '", path, "' is empty"));
+  if (token.empty()) return absl::FailedPreconditionError(absl::StrCat("--", flag, ": '", path, "' is empty"));
   return token;
 }
 

@@ -27,6 +27,9 @@ struct ServerSecurityOptions {
   std::string tls_client_ca_file;
   // The bearer token placement.v1 calls must present ("authorization: Bearer <token>"); empty: none required.
   std::string auth_token;
+  // The token ReloadPolicy must present (it swaps the weights every client is answered with); empty: auth_token.
+  // With neither, ReloadPolicy is refused (SIGHUP still reloads).
+  std::string admin_token;
 };
 
 // INVALID_ARGUMENT when the options are half given (a certificate without its key, a client CA without TLS);
@@ -35,7 +38,8 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(c
 
 // Reads a token file: its content less surrounding whitespace. Refuses an empty token and a file others may
 // read (the token is a password).
-absl::StatusOr<std::string> ReadAuthTokenFile(const std::string& path);
+// `flag` names the option in messages.
+absl::StatusOr<std::string> ReadAuthTokenFile(const std::string& path, absl::string_view flag = "auth_token_file");
 
 // Checks the bearer token of a call. Compares SHA-256 digests in constant time, so neither the token's
 // content nor its length leaks through timing; never logs or echoes what it is given.

@@ -72,13 +72,27 @@ Metrics::StorageFigures StorageFiguresOf(const AnswerCache& cache, const ServerO
   return f;
 }
 
+pb::GetServerInfoResponse BaseInfo(const ServerOptions& o, const ThreadPool& pool) {
+  pb::GetServerInfoResponse info;
+  info.set_version(ServerVersion());
+  info.set_policy_version(PolicyVersion());
+  *info.mutable_limits() = LimitsToProto(o, pool);
+  info.set_cache_capacity_bytes(o.cache_max_bytes);
+  return info;
+}
+
+// ReloadPolicy's token: the admin token when one is set, else the token every call carries; "" refuses it.
+std::string AdminToken(const ServerSecurityOptions& s) { return !s.admin_token.empty() ? s.admin_token : s.auth_token; }
+
 }  // namespace
 
 std::string ServerVersion() { return PLACEMENT_VERSION; }
 
-// The placers are built into the server, so their version is the build's; a learned policy adds its own
-// manifest version here when one is loaded.
-std::string PolicyVersion() { return absl::StrCat("placers-", PLACEMENT_VERSION, "/learned-none"); }
+// The placers are built into the server, so their version is the build's; a learned policy adds its weights'
+// version.
+std::string PolicyVersion(absl::string_view learned_version) {
+  return absl::StrCat("placers-", PLACEMENT_VERSION, "/learned-", learned_version.empty() ? "none" : learned_version);
+}
 
 PlacementServer::PlacementServer(ServerOptions options) : options_(std::move(options)) {}
 
@@ -105,16 +119,18 @@ absl::Status PlacementServer::Open() {
   pool_ = std::make_unique<ThreadPool>(options_.worker_threads, options_.max_queued_requests);
   ticker_ = std::make_unique<Ticker>(options_.heartbeat_period);
 
-  pb::GetServerInfoResponse info;
-  info.set_version(ServerVersion());
-  info.set_policy_version(PolicyVersion());
-  *info.mutable_limits() = LimitsToProto(options_, *pool_);
-  info.set_cache_capacity_bytes(options_.cache_max_bytes);
+  const pb::GetServerInfoResponse info = BaseInfo(options_, *pool_);
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeServerCredentials(options_.security);
   if (!credentials.ok()) return credentials.status();
   token_check_ = std::make_unique<BearerTokenCheck>(options_.security.auth_token);
-  service_ = std::make_unique<PlacementServiceImpl>(
-      ServiceDeps{pool_.get(), metrics_.get(), ticker_.get(), token_check_.get()}, info);
+  admin_check_ = std::make_unique<BearerTokenCheck>(AdminToken(options_.security));
+  ServiceDeps deps{.pool = pool_.get(),
+                   .metrics = metrics_.get(),
+                   .ticker = ticker_.get(),
+                   .token_check = token_check_.get(),
+                   .admin_check = admin_check_.get(),
+                   .reload = [this](const ReloadRequest& r) { return ReloadPolicies(r); }};
+  service_ = std::make_unique<PlacementServiceImpl>(std::move(deps), info);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -145,13 +161,7 @@ absl::Status PlacementServer::Open() {
 }
 
 void PlacementServer::Load() {
-  const PlacerRegistry* registry = options_.registry != nullptr ? options_.registry : &PlacerRegistry::Default();
-  std::string policy_version = PolicyVersion();
-  pb::GetServerInfoResponse info;
-  info.set_version(ServerVersion());
-  info.set_policy_version(PolicyVersion());
-  *info.mutable_limits() = LimitsToProto(options_, *pool_);
-  info.set_cache_capacity_bytes(options_.cache_max_bytes);
+  classic_ = options_.registry != nullptr ? options_.registry : &PlacerRegistry::Default();
   if (options_.policy_device != "none" && options_.policy_loader) {
     absl::StatusOr<PolicyRuntime> runtime = options_.policy_loader(options_.policy_device);
     if (!runtime.ok()) {
@@ -160,32 +170,61 @@ void PlacementServer::Load() {
       loaded_.Notify();
       return;
     }
-    info.set_policy_device(runtime->device);
-    info.set_torch_version(runtime->torch_version);
-    // A loaded policy names its weights in the version (and so in every cache key) and brings its placers.
-    if (!runtime->version.empty()) policy_version = absl::StrCat("placers-", PLACEMENT_VERSION, "/learned-", runtime->version);
-    if (runtime->registry != nullptr) registry = runtime->registry;
-    info.set_policy_version(policy_version);
+    runtime_ = *std::move(runtime);
   }
+  catalog_ = std::make_unique<PolicyCatalog>(options_.policy_specs, options_.policies, options_.policy_file_loader,
+                                             options_.data_dir + "/policies");
   if (options_.before_ready) options_.before_ready();
-
-  EngineConfig config;
-  config.limits = options_.limits;
-  config.version = ServerVersion();
-  config.policy_version = policy_version;
   {
     absl::MutexLock lock(&lifecycle_mu_);
     if (!shut_down_.load()) {
-      engine_ = std::make_unique<PlacementEngine>(*registry, cache_.get(), metrics_.get(), std::move(config));
-      service_->SetReady(engine_.get(), info);
+      Publish(catalog_->current());
       ready_.store(true, std::memory_order_release);
       server_->GetHealthCheckService()->SetServingStatus(kServiceName, true);
       metrics_->SetReady(true);
-      LogLine("", absl::StrCat("ready: ", registry->All().size(), " algorithms, policy device '", info.policy_device(),
-                               "', policy version ", info.policy_version()));
+      LogLine("", absl::StrCat("ready: ", engine_->ListAlgorithms().algorithms_size(), " algorithms, policy device '",
+                               runtime_.device, "', policy version ", engine_->DefaultPolicyVersion()));
     }
   }
   loaded_.Notify();
+}
+
+void PlacementServer::Publish(std::shared_ptr<const PolicySet> policies) {
+  EngineConfig config;
+  config.limits = options_.limits;
+  config.version = ServerVersion();
+  auto engine = std::make_shared<const PlacementEngine>(*classic_, std::move(policies), cache_.get(), metrics_.get(),
+                                                        std::move(config));
+  pb::GetServerInfoResponse info = BaseInfo(options_, *pool_);
+  info.set_policy_device(runtime_.device);
+  info.set_torch_version(runtime_.torch_version);
+  info.set_policy_version(engine->DefaultPolicyVersion());
+  ServedPoliciesToProto(engine->policies(), info.mutable_policies());
+  engine_ = engine;
+  service_->SetEngine(std::move(engine), std::move(info));
+}
+
+absl::StatusOr<ReloadResult> PlacementServer::ReloadPolicies(const ReloadRequest& request) {
+  if (!ready()) {
+    LogLine("", "policy reload refused: the server is not ready yet");
+    return absl::UnavailableError("the server is starting: the policies are not loaded yet (retry)");
+  }
+  absl::StatusOr<ReloadResult> result = catalog_->Reload(request);
+  metrics_->PolicyReload(result.ok());
+  if (!result.ok()) {
+    LogLine("", absl::StrCat("policy reload refused: ", result.status().message()));
+    return result;
+  }
+  absl::MutexLock lock(&lifecycle_mu_);
+  if (shut_down_.load()) return absl::UnavailableError("the server is stopping");
+  Publish(result->set);
+  std::string versions;
+  for (const std::string& name : result->reloaded) {
+    absl::StrAppend(&versions, versions.empty() ? "" : ", ", name, " ", result->set->Find(name)->version, " from ",
+                    result->set->Find(name)->weights);
+  }
+  LogLine("", absl::StrCat("policy reloaded: ", versions, "; answers from now on carry ", engine_->DefaultPolicyVersion()));
+  return result;
 }
 
 int PlacementServer::metrics_port() const { return metrics_ != nullptr ? metrics_->port() : 0; }

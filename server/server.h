@@ -13,13 +13,16 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "policy/registry.h"
 #include "server/limits.h"
+#include "server/policy_catalog.h"
 #include "server/security.h"
 
 namespace grpc {
@@ -39,8 +42,6 @@ class Ticker;
 struct PolicyRuntime {
   std::string device;         // "cuda:0", "cpu"
   std::string torch_version;
-  std::string version;        // the loaded weights' version; empty: no policy (AUTO runs without it)
-  const PlacerRegistry* registry = nullptr;  // with the learned placers; must outlive the server
 };
 
 // Loads the learned policy's runtime for a device preference ("auto", "cpu" or "cuda"). The binary passes one
@@ -60,15 +61,23 @@ struct ServerOptions {
   absl::Duration heartbeat_period = absl::Seconds(1);  // PlaceStream
   std::string policy_device = "auto";  // where the learned policy runs: auto, cpu, cuda, or none (skip it)
   PolicyLoader policy_loader;          // null: this build has no learned-policy runtime (as with "none")
-  std::string policy_weights;          // for the binary's loader: the weights file ("" the shipped one)
+  std::string policy_weights;          // for the binary's loader: the default policy's file ("" the shipped one)
+  std::vector<PolicySpec> named_policies;  // for the binary's loader: more policies served beside the default
   bool policy_fallback = false;        // for the binary's loader: serve without the policy when it cannot load
+  // The learned policies (policy_setup.h fills these): those loaded at start, the default first (null or empty:
+  // none, AUTO runs without); every one configured, also those that failed to load (a reload tries them again);
+  // and the loader reloads read files with (null: this server cannot load weights).
+  std::shared_ptr<const PolicySet> policies;
+  std::vector<PolicySpec> policy_specs;
+  PolicyFileLoader policy_file_loader;
   const PlacerRegistry* registry = nullptr;  // PlacerRegistry::Default() when null
   // Runs on the loading thread just before the server turns ready (tests hold readiness back with it).
   std::function<void()> before_ready;
 };
 
-// The version of the placers and policy this build answers with; part of every cache key.
-std::string PolicyVersion();
+// The version of the placers and of the learned policy's weights an answer comes from ("" for none): in every
+// answer and every cache key.
+std::string PolicyVersion(absl::string_view learned_version = "");
 // The server's build version.
 std::string ServerVersion();
 
@@ -91,10 +100,17 @@ class PlacementServer {
 
   Metrics& metrics() { return *metrics_; }
 
+  // Swaps learned-policy weights while serving (ReloadPolicy and SIGHUP): the new files are read and checked
+  // first, and only then do calls that arrive use them; calls in flight finish on theirs. On error the weights
+  // serving stay as they were. Logs the outcome either way.
+  absl::StatusOr<ReloadResult> ReloadPolicies(const ReloadRequest& request);
+
  private:
   explicit PlacementServer(ServerOptions options);
   absl::Status Open();
   void Load();  // on loader_
+  // The engine for `policies`, and the server info that goes with it, made current.
+  void Publish(std::shared_ptr<const PolicySet> policies) ABSL_EXCLUSIVE_LOCKS_REQUIRED(lifecycle_mu_);
 
   ServerOptions options_;
   std::unique_ptr<Metrics> metrics_;
@@ -102,8 +118,12 @@ class PlacementServer {
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<Ticker> ticker_;
   std::unique_ptr<BearerTokenCheck> token_check_;
+  std::unique_ptr<BearerTokenCheck> admin_check_;  // ReloadPolicy
   std::unique_ptr<PlacementServiceImpl> service_;
-  std::unique_ptr<PlacementEngine> engine_;
+  std::shared_ptr<const PlacementEngine> engine_;  // the current one; calls in flight may hold older ones
+  std::unique_ptr<PolicyCatalog> catalog_;
+  const PlacerRegistry* classic_ = nullptr;  // what serves without a learned policy
+  PolicyRuntime runtime_;
   std::unique_ptr<grpc::Server> server_;
   std::thread loader_;
   absl::Mutex lifecycle_mu_;  // orders the readiness flip against Shutdown's health change

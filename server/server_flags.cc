@@ -1,13 +1,17 @@
 #include "server/server_flags.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
@@ -40,6 +44,12 @@ ABSL_FLAG(std::string, auth_token_file, "",
 ABSL_FLAG(std::string, policy_weights, "",
           "the learned policy's weights; empty: the shipped models/placement_policy.pt (working directory, install "
           "prefix, then source tree)");
+ABSL_FLAG(std::vector<std::string>, policy, {},
+          "more learned policies served beside the default one (--policy_weights): NAME=FILE, repeatable or a comma "
+          "list; a request picks one by name (PlaceRequest.policy), placectl info lists them");
+ABSL_FLAG(std::string, admin_token_file, "",
+          "a private file (mode 600) holding the token ReloadPolicy (placectl reload) must carry; empty: the bearer "
+          "token of --auth_token_file; with neither, ReloadPolicy is refused and only SIGHUP reloads");
 ABSL_FLAG(bool, policy_fallback, false,
           "when the weights are missing or unreadable, log it and serve AUTO without the policy instead of refusing "
           "to start");
@@ -51,6 +61,9 @@ namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 
+// The default policy's name (--policy_weights); --policy may not take it.
+constexpr char kDefaultPolicyName[] = "default";
+
 absl::Status Positive(absl::string_view flag, int64_t value) {
   if (value > 0) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat("--", flag, " must be positive (got ", value, ")"));
@@ -58,8 +71,31 @@ absl::Status Positive(absl::string_view flag, int64_t value) {
 
 }  // namespace
 
+absl::StatusOr<std::vector<PolicySpec>> ParsePolicySpecs(const std::vector<std::string>& items) {
+  std::vector<PolicySpec> specs;
+  for (const std::string& item : items) {
+    const size_t eq = item.find('=');
+    PolicySpec spec{item.substr(0, eq), eq == std::string::npos ? "" : item.substr(eq + 1)};
+    const bool name_ok = !spec.name.empty() && std::all_of(spec.name.begin(), spec.name.end(), [](char c) {
+      return absl::ascii_isalnum(c) || c == '_' || c == '-' || c == '.';
+    });
+    if (!name_ok || spec.weights.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("--policy '", item, "' is not NAME=FILE (a name of letters, digits, _ - .)"));
+    }
+    if (spec.name == kDefaultPolicyName) {
+      return absl::InvalidArgumentError("--policy: 'default' is the policy of --policy_weights; name this one otherwise");
+    }
+    for (const PolicySpec& other : specs) {
+      if (other.name == spec.name) return absl::InvalidArgumentError(absl::StrCat("--policy: '", spec.name, "' given twice"));
+    }
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
 std::vector<char*> ExpandConfigFlag(int argc, char** argv, std::vector<std::string>* storage) {
   std::vector<std::string> configs;
+  std::vector<std::string> policies;  // --policy given several times: absl would keep the last, so they are joined
   std::vector<int> rest;
   for (int i = 1; i < argc; ++i) {
     const absl::string_view arg = argv[i];
@@ -67,7 +103,11 @@ std::vector<char*> ExpandConfigFlag(int argc, char** argv, std::vector<std::stri
       for (int j = i; j < argc; ++j) rest.push_back(j);
       break;
     }
-    if (absl::StartsWith(arg, "--config=") || absl::StartsWith(arg, "-config=")) {
+    if (absl::StartsWith(arg, "--policy=") || absl::StartsWith(arg, "-policy=")) {
+      policies.emplace_back(arg.substr(arg.find('=') + 1));
+    } else if ((arg == "--policy" || arg == "-policy") && i + 1 < argc) {
+      policies.emplace_back(argv[++i]);
+    } else if (absl::StartsWith(arg, "--config=") || absl::StartsWith(arg, "-config=")) {
       configs.emplace_back(arg.substr(arg.find('=') + 1));
     } else if ((arg == "--config" || arg == "-config") && i + 1 < argc) {
       configs.emplace_back(argv[++i]);
@@ -76,8 +116,9 @@ std::vector<char*> ExpandConfigFlag(int argc, char** argv, std::vector<std::stri
     }
   }
   storage->clear();
-  storage->reserve(configs.size());
+  storage->reserve(configs.size() + 1);
   for (const std::string& c : configs) storage->push_back(absl::StrCat("--flagfile=", c));
+  if (!policies.empty()) storage->push_back(absl::StrCat("--policy=", absl::StrJoin(policies, ",")));
   std::vector<char*> out;
   out.push_back(argv[0]);
   for (std::string& s : *storage) out.push_back(s.data());
@@ -125,7 +166,15 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   } else if (const char* env = std::getenv(kAuthTokenEnv); env != nullptr) {
     o.security.auth_token = std::string(absl::StripAsciiWhitespace(env));
   }
+  if (const std::string admin_file = absl::GetFlag(FLAGS_admin_token_file); !admin_file.empty()) {
+    absl::StatusOr<std::string> token = ReadAuthTokenFile(admin_file, "admin_token_file");
+    if (!token.ok()) return token.status();
+    o.security.admin_token = *std::move(token);
+  }
   o.policy_weights = absl::GetFlag(FLAGS_policy_weights);
+  absl::StatusOr<std::vector<PolicySpec>> named = ParsePolicySpecs(absl::GetFlag(FLAGS_policy));
+  if (!named.ok()) return named.status();
+  o.named_policies = *std::move(named);
   o.policy_fallback = absl::GetFlag(FLAGS_policy_fallback);
   return o;
 }

@@ -18,6 +18,10 @@ std::vector<char*> ExpandConfigFlag(int argc, char** argv, std::vector<std::stri
 // The options the parsed flags describe; INVALID_ARGUMENT for values out of range.
 absl::StatusOr<ServerOptions> OptionsFromFlags();
 
+// --policy's NAME=FILE items; INVALID_ARGUMENT naming an item that is not one, a name given twice, or "default"
+// (the --policy_weights policy's name).
+absl::StatusOr<std::vector<PolicySpec>> ParsePolicySpecs(const std::vector<std::string>& items);
+
 // --grace_period: how long SIGTERM/SIGINT lets calls in flight finish.
 absl::Duration GracePeriodFromFlags();
 

@@ -6,24 +6,25 @@
 namespace placement::server {
 namespace {
 
-sigset_t TerminationSet() {
+sigset_t ServerSignals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
   return set;
 }
 
 }  // namespace
 
-void BlockTerminationSignals() {
-  const sigset_t set = TerminationSet();
+void BlockServerSignals() {
+  const sigset_t set = ServerSignals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 }
 
-int WaitForTerminationSignal() {
-  const sigset_t set = TerminationSet();
+int WaitForServerSignal() {
+  const sigset_t set = ServerSignals();
   int signal_number = 0;
   while (sigwait(&set, &signal_number) != 0) {
   }

@@ -207,6 +207,18 @@ TEST_F(PlacectlServer, BenchReportsFiguresForRepeatsAndTheUniqueShare) {
   EXPECT_THAT(timed.out, HasSubstr("errors       none"));
 }
 
+TEST_F(PlacectlServer, ReloadIsRefusedWithoutATokenAndAnUnknownPolicyIsABadInput) {
+  Result reload = RunPlacectl("reload " + Server());
+  EXPECT_EQ(reload.exit_code, 6) << reload.err;
+  EXPECT_THAT(reload.err, HasSubstr("SIGHUP"));
+  Result missing = RunPlacectl("reload " + Server() + " --weights /nonexistent/policy.pt");
+  EXPECT_EQ(missing.exit_code, 3) << missing.err;
+  EXPECT_THAT(missing.err, HasSubstr("/nonexistent/policy.pt"));
+  Result unknown = RunPlacectl("submit " + kVgg + " " + Server() + " --devices 2xV100 --algorithm heft --policy mine");
+  EXPECT_EQ(unknown.exit_code, 3) << unknown.err;
+  EXPECT_THAT(unknown.err, HasSubstr("'mine' is not served here"));
+}
+
 // A port nothing listens on: bound, then closed.
 int ClosedPort() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -259,8 +271,12 @@ TEST(PlacectlSecurity, TokenFromFileOrEnvironmentIsSentAndAMissingOneIsRefused) 
   EXPECT_EQ(with_env.exit_code, 6) << with_env.err;
   ::setenv("PLACEMENT_AUTH_TOKEN", "placectl-test-token-5e4d", 1);
   with_env = RunPlacectl("info " + address + " --output json");
+  // With the token, reload reaches the server, which has no learned policy to reload (exit 4).
+  Result reload = RunPlacectl("reload " + address);
   ::unsetenv("PLACEMENT_AUTH_TOKEN");
   EXPECT_EQ(with_env.exit_code, 0) << with_env.err;
+  EXPECT_EQ(reload.exit_code, 4) << reload.err;
+  EXPECT_THAT(reload.err, HasSubstr("without the learned policy"));
 }
 
 }  // namespace

@@ -24,6 +24,11 @@ namespace {
 
 constexpr char kName[] = "auto";
 constexpr size_t kSearchStarts = 3;
+// policy_finetune runs in the time the searches leave when at least this much is left; its answer then gets
+// kFinetuneSearchShare of that time for a search from it.
+constexpr char kFinetunePlacer[] = "policy_finetune";
+constexpr absl::Duration kMinFinetune = absl::Seconds(2);
+constexpr double kFinetuneSearchShare = 0.25;
 // Placers whose best_bound holds for every placement (not only for the placements they consider), so that
 // AUTO may report it. pipeline_dp's bound covers contiguous splits only.
 constexpr const char* kGlobalBounds[] = {"ilp_throughput"};
@@ -192,6 +197,50 @@ class Session {
     }
   }
 
+  // policy_finetune (the learned policy tuned on this graph) in the time the searches left: AUTO without it
+  // would have answered already, so it can only add to the answer. Runs when the registry has it for the
+  // objective, the deadline is finite and leaves kMinFinetune, and the best is not proven optimal; then a search
+  // from its answer when that is new. The notes say what it gained.
+  void RunFinetune() {
+    absl::StatusOr<const Placer*> placer = registry_.Find(kFinetunePlacer);
+    if (!placer.ok() || budget_.deadline == absl::InfiniteFuture()) return;
+    const std::vector<Objective> objectives = (*placer)->objectives();
+    if (std::find(objectives.begin(), objectives.end(), problem_.objective) == objectives.end()) return;
+    const std::vector<CostModelKind> models = (*placer)->cost_models();
+    if (std::find(models.begin(), models.end(), problem_.cost_model) == models.end()) return;
+    const absl::Duration left = budget_.deadline - absl::Now();
+    if (Settled(GlobalBound(problem_, outcomes_))) {
+      notes_.push_back(absl::StrCat(kFinetunePlacer, ": not run, the best answer meets a proven bound"));
+      return;
+    }
+    if (left < kMinFinetune || budget_.Expired()) {
+      notes_.push_back(absl::StrCat(kFinetunePlacer, ": not run, ", absl::FormatDuration(left), " left after the searches"));
+      return;
+    }
+    const double before = best_ ? outcomes_[*best_].result->evaluation.value : std::numeric_limits<double>::infinity();
+    PlacementProblem fresh = problem_;
+    fresh.start = nullptr;
+    Budget share = budget_;
+    share.deadline = absl::Now() + left * (1 - kFinetuneSearchShare);
+    Record(Run(**placer, fresh, Listened(share)), "");
+    const size_t tuned = outcomes_.size() - 1;
+    if (!Feasible(outcomes_[tuned])) return;
+    const double value = outcomes_[tuned].result->evaluation.value;
+    notes_.push_back(value < before ? absl::StrFormat("%s gained %.2f%% over the best answer before it", kFinetunePlacer,
+                                                      100 * (1 - value / before))
+                                    : absl::StrFormat("%s gained nothing over the best answer before it (%.6g)",
+                                                      kFinetunePlacer, before));
+    const bool seen = std::any_of(outcomes_.begin(), outcomes_.end() - 1, [&](const Outcome& o) {
+      return Feasible(o) && o.result->placement.device == outcomes_[tuned].result->placement.device;
+    });
+    absl::StatusOr<const Placer*> search = registry_.Find(search_placer_);
+    if (seen || !search.ok() || budget_.Expired()) return;
+    PlacementProblem from = problem_;
+    from.start = &outcomes_[tuned].result->placement;
+    Outcome searched = Run(**search, from, Listened(budget_));
+    Record(std::move(searched), absl::StrCat(" (from ", kFinetunePlacer, ")"));
+  }
+
   absl::StatusOr<PlacerResult> Finish(std::vector<std::string> notes, std::vector<PortfolioRun>* runs) {
     if (runs != nullptr) {
       for (const Outcome& o : outcomes_) {
@@ -322,6 +371,7 @@ absl::StatusOr<PlacerResult> RunAuto(const PlacementProblem& problem, const Budg
   Session session(problem, budget, registry);
   session.RunCandidates(plan, options.search_fraction);
   if (plan.search) session.RunSearches(plan.search_placer);
+  session.RunFinetune();
   return session.Finish(plan.skipped, runs);
 }
 

@@ -3,6 +3,10 @@
 // fits memory, so it is never worse than any placer it ran; PlacerResult.algorithm is "auto:<winner>" and the
 // notes list every placer with its value and time.
 //
+// When the registry has the learned policy's policy_finetune and the deadline leaves time after the searches
+// (they stop early once converged), it runs in that time, then a search from its answer: AUTO without it would
+// have answered already, so it only ever adds to the answer; the notes say what it gained.
+//
 // With no deadline every candidate runs to its end (exact methods within their size limits, portfolio.h).
 //
 // Candidates run in sequence on one thread: the answer then depends only on what each placer returns, and

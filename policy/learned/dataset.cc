@@ -13,23 +13,50 @@
 
 namespace placement::learned {
 
+namespace {
+
+// Coarsens the instance's graph and derives its features and bound; its costs, objective and simulator are set.
+absl::Status Prepare(Instance& x, const CoarseningOptions& coarsening) {
+  absl::StatusOr<Coarsening> groups = Coarsen(*x.costs, coarsening);
+  if (!groups.ok()) return absl::Status(groups.status().code(), absl::StrCat(x.name, ": ", groups.status().message()));
+  x.groups = *std::move(groups);
+  x.input = BuildPolicyInput(*x.costs, x.groups);
+  x.bound = ComputeLowerBound(*x.costs, x.objective).value;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Instance>> MakeInstance(std::string name, std::string family, Graph graph,
                                                        const std::string& topology, const CoarseningOptions& coarsening) {
+  absl::StatusOr<Topology> topo = ParseTopologyShorthand(topology);
+  if (!topo.ok()) return topo.status();
+  return MakeInstanceOn(std::move(name), std::move(family), std::move(graph), *std::move(topo), coarsening);
+}
+
+absl::StatusOr<std::unique_ptr<Instance>> MakeInstanceOn(std::string name, std::string family, Graph graph,
+                                                         Topology topology, const CoarseningOptions& coarsening) {
   auto x = std::make_unique<Instance>();
   x->name = std::move(name);
   x->family = std::move(family);
   x->graph = std::move(graph);
-  absl::StatusOr<Topology> topo = ParseTopologyShorthand(topology);
-  if (!topo.ok()) return topo.status();
-  x->topology = *std::move(topo);
+  x->topology = std::move(topology);
   absl::StatusOr<CostModel> costs = CostModel::Create(x->graph, x->topology);
   if (!costs.ok()) return absl::Status(costs.status().code(), absl::StrCat(x->name, ": ", costs.status().message()));
-  x->costs = std::make_unique<CostModel>(*std::move(costs));
-  absl::StatusOr<Coarsening> groups = Coarsen(*x->costs, coarsening);
-  if (!groups.ok()) return absl::Status(groups.status().code(), absl::StrCat(x->name, ": ", groups.status().message()));
-  x->groups = *std::move(groups);
-  x->input = BuildPolicyInput(*x->costs, x->groups);
-  x->bound = ComputeLowerBound(*x->costs, Objective::kStepTime).value;
+  x->costs = std::make_shared<const CostModel>(*std::move(costs));
+  if (absl::Status s = Prepare(*x, coarsening); !s.ok()) return s;
+  return x;
+}
+
+absl::StatusOr<std::unique_ptr<Instance>> InstanceOfProblem(std::string name, const CostModel& costs, Objective objective,
+                                                            const SimulatorConfig& simulator,
+                                                            const CoarseningOptions& coarsening) {
+  auto x = std::make_unique<Instance>();
+  x->name = std::move(name);
+  x->costs = std::shared_ptr<const CostModel>(&costs, [](const CostModel*) {});  // not owned
+  x->objective = objective;
+  x->simulator = simulator;
+  if (absl::Status s = Prepare(*x, coarsening); !s.ok()) return s;
   return x;
 }
 

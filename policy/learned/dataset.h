@@ -15,6 +15,8 @@
 #include "graph/topology.h"
 #include "policy/learned/coarsen.h"
 #include "policy/learned/features.h"
+#include "simulator/objectives.h"
+#include "simulator/simulator.h"
 
 namespace placement::learned {
 
@@ -23,10 +25,14 @@ struct Instance {
   std::string family;  // a synthetic family or the corpus model's file stem
   Graph graph;
   Topology topology;
-  std::unique_ptr<CostModel> costs;  // over graph and topology above (the instance does not move after Make)
+  // Over graph and topology above (the instance does not move after Make), or over a problem's own graph and
+  // cluster (InstanceOfProblem), which the instance then does not own.
+  std::shared_ptr<const CostModel> costs;
+  Objective objective = Objective::kStepTime;  // what placements are scored by (STEP_TIME or LATENCY)
+  SimulatorConfig simulator;
   Coarsening groups;
   PolicyInput input;
-  double bound = 0;  // STEP_TIME lower bound
+  double bound = 0;  // the objective's lower bound
 };
 
 struct DatasetOptions {
@@ -49,5 +55,12 @@ absl::StatusOr<std::vector<std::unique_ptr<Instance>>> MakeDataset(const Dataset
 // One instance from a graph and a topology shorthand.
 absl::StatusOr<std::unique_ptr<Instance>> MakeInstance(std::string name, std::string family, Graph graph,
                                                        const std::string& topology, const CoarseningOptions& coarsening);
+// The same with a topology already parsed (a file's).
+absl::StatusOr<std::unique_ptr<Instance>> MakeInstanceOn(std::string name, std::string family, Graph graph,
+                                                         Topology topology, const CoarseningOptions& coarsening);
+// An instance over a problem's own cost model, objective and simulator (not copied: `costs` must outlive it).
+absl::StatusOr<std::unique_ptr<Instance>> InstanceOfProblem(std::string name, const CostModel& costs, Objective objective,
+                                                            const SimulatorConfig& simulator,
+                                                            const CoarseningOptions& coarsening);
 
 }  // namespace placement::learned

@@ -38,7 +38,7 @@ std::vector<int32_t> GroupDevices(const Instance& x, const Placement& placement)
 }
 
 double StepTime(const Instance& x, const std::vector<int32_t>& group_device) {
-  absl::StatusOr<Evaluation> e = Evaluate(*x.costs, x.groups.Expand(group_device), Objective::kStepTime);
+  absl::StatusOr<Evaluation> e = Evaluate(*x.costs, x.groups.Expand(group_device), x.objective, x.simulator);
   return e.ok() ? e->value : std::numeric_limits<double>::infinity();
 }
 

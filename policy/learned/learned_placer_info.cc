@@ -14,6 +14,10 @@ const std::vector<LearnedPlacerInfo>& LearnedPlacerInfos() {
        {Objective::kStepTime, Objective::kLatency}},
       {"policy_search", "learned GNN policy's single-shot answer improved by local search",
        {Objective::kStepTime, Objective::kLatency}},
+      {"policy_finetune",
+       "learned GNN policy fine-tuned on this graph for the budget (reinforcement on a private copy of the served "
+       "weights); never worse than the single shot",
+       {Objective::kStepTime, Objective::kLatency}},
   };
   return *infos;
 }

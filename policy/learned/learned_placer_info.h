@@ -16,7 +16,7 @@ struct LearnedPlacerInfo {
   std::vector<Objective> objectives;
 };
 
-enum class LearnedPlacerKind : int { kSingleShot = 0, kIterative = 1, kSearch = 2 };
+enum class LearnedPlacerKind : int { kSingleShot = 0, kIterative = 1, kSearch = 2, kFinetune = 3 };
 
 // In registration order, indexed by LearnedPlacerKind.
 const std::vector<LearnedPlacerInfo>& LearnedPlacerInfos();

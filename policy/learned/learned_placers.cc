@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "policy/heuristics/heft.h"
 #include "policy/learned/decode.h"
+#include "policy/learned/finetune_placer.h"
 #include "policy/learned/scheduled.h"
 #include "policy/search/local_search.h"
 #include "policy/search/memory_repair.h"
@@ -217,11 +218,16 @@ absl::StatusOr<PolicyAnswer> RunPolicy(const LearnedPolicy& policy, const CostMo
   return answer;
 }
 
+std::unique_ptr<Placer> MakePolicyPlacer(std::shared_ptr<const LearnedPolicy> policy, const LearnedPlacerOptions& options) {
+  return std::make_unique<PolicyPlacer>(Mode::kSingleShot, std::move(policy), options);
+}
+
 void RegisterLearnedPlacers(PlacerRegistry& registry, std::shared_ptr<const LearnedPolicy> policy,
                             const LearnedPlacerOptions& options) {
   for (Mode mode : {Mode::kSingleShot, Mode::kIterative, Mode::kSearch}) {
     registry.Register(std::make_unique<PolicyPlacer>(mode, policy, options));
   }
+  if (options.register_finetune) registry.Register(MakeFinetunePlacer(policy, options));
 }
 
 std::unique_ptr<PlacerRegistry> MakeRegistryWithPolicy(std::shared_ptr<const LearnedPolicy> policy,

@@ -7,6 +7,8 @@
 //   policy_iterative  from the single-shot answer, sweeps operator group by group in topological order over the
 //                     current placement (Placeto), keeping the best simulated sweep
 //   policy_search     the single-shot answer improved by local search for the rest of the budget
+//   policy_finetune   the network fine-tuned on the request's own graph for the budget, on a private copy of the
+//                     weights (finetune_placer.h)
 // Each repairs memory the way local search does when its answer overflows a device, and names the policy
 // version in its notes.
 #pragma once
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "policy/learned/coarsen.h"
 #include "policy/learned/learned_placer_info.h"
 #include "policy/learned/learned_policy.h"
@@ -22,6 +25,16 @@
 #include "policy/registry.h"
 
 namespace placement::learned {
+
+// policy_finetune: reinforcement on the one graph, as train_policy's scheduled training (trainer.h).
+struct FinetuneOptions {
+  absl::Duration budget_without_deadline = absl::Seconds(10);  // the tuning time when the request sets no deadline
+  double learning_rate = 1e-3;
+  double entropy_bonus = 0.005;
+  int32_t graphs_per_batch = 2;   // the one graph, sampled this many times per iteration
+  int32_t samples_per_graph = 8;
+  double schedule_weight = 4;     // the weight the shipped network was trained at
+};
 
 struct LearnedPlacerOptions {
   CoarseningOptions coarsening;
@@ -43,10 +56,15 @@ struct LearnedPlacerOptions {
   // Sampled scheduled decodings at the first weight (scheduled.h with the placer's seeded generator: the
   // distribution the network was trained on); none past many_ops. 0: none.
   int scheduled_samples = 8;
+  FinetuneOptions finetune;
+  bool register_finetune = true;  // RegisterLearnedPlacers adds policy_finetune (AUTO then runs it when time is left)
 };
 
 void RegisterLearnedPlacers(PlacerRegistry& registry, std::shared_ptr<const LearnedPolicy> policy,
                             const LearnedPlacerOptions& options = {});
+
+// The single-shot placer ("policy") alone, on `policy`.
+std::unique_ptr<Placer> MakePolicyPlacer(std::shared_ptr<const LearnedPolicy> policy, const LearnedPlacerOptions& options = {});
 
 // The classical families, the learned placers, and AUTO over all of them.
 std::unique_ptr<PlacerRegistry> MakeRegistryWithPolicy(std::shared_ptr<const LearnedPolicy> policy,

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -88,6 +89,30 @@ absl::StatusOr<std::shared_ptr<LearnedPolicy>> LearnedPolicy::LoadForTraining(co
     return absl::DataLossError(absl::StrCat("policy weights '", path, "' cannot be read: ", e.what_without_backtrace()));
   } catch (const std::exception& e) {
     return absl::DataLossError(absl::StrCat("policy weights '", path, "' cannot be read: ", e.what()));
+  }
+}
+
+absl::StatusOr<std::shared_ptr<LearnedPolicy>> LearnedPolicy::CopyForTraining(const std::string& version) const {
+  try {
+    // Through the archive format rather than Module::clone, which needs every submodule to be Cloneable.
+    std::stringstream bytes;
+    {
+      torch::serialize::OutputArchive out;
+      impl_->net->save(out);
+      out.save_to(bytes);
+    }
+    auto impl = std::make_unique<Impl>(PolicyNet(impl_->net->options()));
+    torch::serialize::InputArchive in;
+    in.load_from(bytes, impl_->device);
+    impl->net->load(in);
+    impl->device = impl_->device;
+    impl->device_name = impl_->device_name;
+    impl->net->to(impl->device);
+    impl->net->eval();
+    impl->version = version;
+    return std::make_shared<LearnedPolicy>(std::move(impl));
+  } catch (const c10::Error& e) {
+    return absl::InternalError(absl::StrCat("cannot copy the policy: ", e.what_without_backtrace()));
   }
 }
 

@@ -48,6 +48,10 @@ class LearnedPolicy {
   explicit LearnedPolicy(std::unique_ptr<Impl> impl);
   ~LearnedPolicy();
 
+  // A writable copy of these weights on the same device, named `version` (fine-tuning trains it; this policy
+  // and every placer that shares it never change).
+  absl::StatusOr<std::shared_ptr<LearnedPolicy>> CopyForTraining(const std::string& version) const;
+
   // Writes the weights with the version string inside.
   absl::Status Save(const std::string& path, const std::string& version) const;
 

@@ -10,17 +10,38 @@
 // CPU kernels with a fixed thread count are deterministic for these ops).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "graph/placement.h"
 #include "policy/learned/dataset.h"
 #include "policy/learned/learned_policy.h"
 
 namespace placement::learned {
+
+// The best placement the samples of a run found (fine-tuning answers with it): its cost as PlacementCost counts
+// (step time / bound, plus the penalty when it overflows memory), and the operator placement.
+struct BestSample {
+  double cost = std::numeric_limits<double>::infinity();
+  Placement placement;
+  int64_t iteration = 0;  // the iteration that drew it
+};
+
+// Where a run stands, after every iteration.
+struct TrainerProgress {
+  int64_t iteration = 0;    // iterations done
+  double seconds = 0;
+  double fraction = 0;      // of the run's limit (iterations or time, whichever is nearer)
+  double start_validation = 0;  // the first curve point's validation ratio
+  double best_validation = 0;   // the best so far (what the checkpoint holds)
+  double last_validation = 0;   // the latest point's
+};
 
 struct TrainerOptions {
   uint64_t seed = 1;
@@ -53,6 +74,17 @@ struct TrainerOptions {
   // Only validation ratios below this one are checkpointed (what an earlier phase already saved).
   double checkpoint_to_beat = std::numeric_limits<double>::infinity();
   std::string version = "gnn";     // stored with the checkpoint
+  // Set from outside (a signal): the run ends after the iteration in progress, as at its limit; the checkpoint
+  // keeps the best validation weights so far. May be null.
+  const std::atomic<bool>* stop = nullptr;
+  // With max_seconds: the entropy bonus decays over the share of the time spent when that is ahead of the share
+  // of iterations, so that a run bounded by time anneals within it (off: the schedule follows iterations alone,
+  // as every run made before the option existed).
+  bool schedule_by_time = false;
+  // When set, the best placement any sample draws (scheduled, guided or single-shot) is kept here.
+  BestSample* best_sample = nullptr;
+  // Called after every iteration (may be empty): progress bars.
+  std::function<void(const TrainerProgress&)> on_iteration;
 };
 
 struct CurvePoint {

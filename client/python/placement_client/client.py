@@ -178,6 +178,16 @@ class PlacementClient:
         return cast(pb.GetServerInfoResponse, self._with_retries(
             lambda t: self.stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=t, metadata=metadata), timeout))
 
+    def reload_policy(self, name: str = "", weights: Optional[bytes] = None,
+                      timeout: Optional[float] = None) -> pb.ReloadPolicyResponse:
+        """Swaps the server's learned-policy weights while it serves (needs its admin token): `weights` (a weights
+        file's bytes) for the policy `name` ("" the default one), or without them every policy (or the one named)
+        read again from its file. A bad file raises with DATA_LOSS and leaves the old weights serving."""
+        request = pb.ReloadPolicyRequest(name=name, weights=weights or b"")
+        metadata = self._metadata()
+        return cast(pb.ReloadPolicyResponse, self._with_retries(
+            lambda t: self.stub.ReloadPolicy(request, timeout=t, metadata=metadata), timeout))
+
     # ---- health -----------------------------------------------------------------------------------------------
 
     def health(self, service: str = READINESS_SERVICE, timeout: Optional[float] = None) -> str:

@@ -229,6 +229,37 @@ def test_tokens():
                 check(len(client.place(request).assignment) > 0, "the call with the token got no placement")
 
 
+def test_policies():
+    """Named learned policies and ReloadPolicy: the real weights, a corrupt file refused, an unknown name."""
+    shipped = os.path.join(ARGS.source, "models", "placement_policy.pt")
+    with tempfile.TemporaryDirectory() as tmp:
+        token_file = os.path.join(tmp, "token")
+        with open(os.open(token_file, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+            f.write("python-admin-token-31\n")
+        with Server("--policy_device=cpu", f"--policy=second={shipped}", f"--auth_token_file={token_file}") as server:
+            with PlacementClient(server.address, timeout=60, token="python-admin-token-31") as client:
+                client.wait_until_ready(timeout=30)
+                names = [p.name for p in client.info().policies]
+                check(names == ["default", "second"], f"served policies {names}")
+                request = place_request(model(), devices="2xA100", algorithm="policy", policy="second")
+                answer = client.place(request)
+                check("/learned-gnn-3+" in answer.policy_version, f"policy version {answer.policy_version}")
+                with open(shipped, "rb") as f:
+                    reloaded = client.reload_policy("second", weights=f.read())
+                check(list(reloaded.reloaded) == ["second"], f"reloaded {list(reloaded.reloaded)}")
+                try:
+                    client.reload_policy("", weights=b"not weights")
+                    fail("corrupt weights were accepted")
+                except grpc.RpcError as e:
+                    check(e.code() == grpc.StatusCode.DATA_LOSS, f"corrupt weights gave {e.code()}")
+                request.policy = "nonesuch"
+                try:
+                    client.place(request)
+                    fail("an unknown policy was answered")
+                except grpc.RpcError as e:
+                    check(e.code() == grpc.StatusCode.INVALID_ARGUMENT and "second" in e.details(), f"{e.details()}")
+
+
 def make_certificates(d):
     with open(os.path.join(d, "server.ext"), "w") as f:
         f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
@@ -273,6 +304,7 @@ def main():
         test_command(server.address)
     test_retries_and_deadlines()
     test_tokens()
+    test_policies()
     test_tls()
     print("PASSED")
     return 0
