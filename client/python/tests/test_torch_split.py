@@ -185,6 +185,23 @@ def test_folded_modules_follow_their_operator():
     check(on_gpu1 == ["layer1_0_bn1", "layer1_0_conv1"], f"gpu1 runs {on_gpu1}, not conv1 with its folded bn1")
 
 
+def test_glue_operations_follow_their_operands():
+    """A ViT's own operations (the class token it prepends, the token it reads out after the encoder) are in the
+    model's scope, which the answer lists on gpu0 where most of their FLOPs run: the read-out runs with the encoder
+    output on gpu1, so two stages make two parts, not a trip back to gpu0 and out again."""
+    torch.manual_seed(0)
+    model = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
+                                                 hidden_dim=16, mlp_dim=32, num_classes=10).eval()
+    inputs = (torch.randn(2, 3, 32, 32),)
+    answer = {"": "gpu0", "conv_proj": "gpu0", "encoder": "gpu0", "encoder.layers.encoder_layer_0": "gpu0",
+              "encoder.layers.encoder_layer_1": "gpu1", "encoder.ln": "gpu1", "heads": "gpu1"}
+    parts = split(model, answer, inputs)
+    check([d for d, _ in parts.parts] == ["gpu0", "gpu1"], f"parts {[d for d, _ in parts.parts]}, not gpu0 then gpu1")
+    with torch.no_grad():
+        difference = max_difference(parts(*inputs), model(*inputs))
+    check(difference <= TOLERANCE, f"the split ViT differs by {difference}")
+
+
 def test_pipeline_runs_the_stages_as_processes(work):
     """Two stages of a pipeline answer as two processes over gloo, micro-batches through them: the outputs are the
     model's, and the run is timed."""
@@ -246,6 +263,7 @@ def main():
         test_pipeline_runs_the_stages_as_processes(work)
     test_mismatched_answers()
     test_folded_modules_follow_their_operator()
+    test_glue_operations_follow_their_operands()
     test_placed_parts_and_a_server_answer()
     print("PASSED")
     return 0

@@ -60,6 +60,11 @@ class ModuleMap:
         """Whether `entry` (from covering) names `path` itself or a module the answer does not divide."""
         return entry == segments(path) or not self.has_children.get(entry, False)
 
+    def is_divided_here(self, entry: Tuple[str, ...], path: str) -> bool:
+        """Whether `entry` (from covering) names `path` itself and the answer lists modules below it: an operation
+        in `path`'s own scope, between children the answer may put on different devices."""
+        return entry == segments(path) and self.has_children.get(entry, False)
+
     def first_within(self, path: str) -> str | None:
         """The device of the first entry at or below `path`, in the answer's (the model's running) order."""
         key = segments(path)

@@ -34,15 +34,24 @@ class Crossing:
 def _node_devices(gm: GraphModule, placed: ModuleMap) -> Dict[Node, str]:
     """The device of every computing node: its module's entry (or its nearest listed ancestor's); for a module
     kept whole that the answer splits, where the answer runs its first part; for a module the exporter folded away
-    (a BatchNorm in a module the answer divides), the device of the node it reads from, else of its first user."""
+    (a BatchNorm in a module the answer divides), the device of the node it reads from, else of its first user.
+    The operations in the own scope of a module the answer divides (a residual Add, the class token a ViT prepends,
+    the token it reads out at the end) run on the module's entry where one of their operands is, else with their
+    operands: the entry names where most of the module's own FLOPs run, and a cheap operation sent there alone
+    would carry tensors back and forth between devices."""
     device: Dict[Node, str] = {}
     follow: List[Node] = []
+    preferred: Dict[Node, str] = {}
     for node in gm.graph.nodes:
         if node.op in ("placeholder", "get_attr", "output"):
             continue
         path = module_key(node)
         folded = node.op == "call_module" and isinstance(gm.get_submodule(node.target), FOLDED_TYPES)
         key = placed.covering(path)
+        if key is not None and node.op != "call_module" and placed.is_divided_here(key, path):
+            follow.append(node)  # an operation of a module the answer divides: it runs with its operands,
+            preferred[node] = placed.device[key]  # on the module's own device where an operand is there
+            continue
         if key is not None and (not folded or placed.is_exact_or_undivided(key, path)):
             whole = placed.first_within(path) if node.op == "call_module" else None
             device[node] = placed.device[key] if whole is None else whole
@@ -54,18 +63,20 @@ def _node_devices(gm: GraphModule, placed: ModuleMap) -> Dict[Node, str]:
             raise AnswerMismatch(f"the answer leaves module '{path}' unplaced (neither it nor a module around it "
                                  "has an entry in the answer's module map): is the answer for this model?")
         follow.append(node)
-    _follow_neighbours(follow, device, placed)
+    _follow_neighbours(follow, device, placed, preferred)
     return device
 
 
-def _follow_neighbours(nodes: List[Node], device: Dict[Node, str], placed: ModuleMap) -> None:
-    """Nodes no entry places (folded modules, size computations) run where what they read runs, else where their
-    first placed user runs."""
+def _follow_neighbours(nodes: List[Node], device: Dict[Node, str], placed: ModuleMap,
+                       preferred: Dict[Node, str]) -> None:
+    """Nodes no entry places (folded modules, size computations, a divided module's own operations) run where what
+    they read runs (on their `preferred` device when one of their operands is there, else where the first is),
+    else where their first placed user runs."""
     pending = []
     for node in nodes:
-        producers = [a for a in node.all_input_nodes if a in device]
-        if producers:
-            device[node] = device[producers[0]]
+        sources = [device[a] for a in node.all_input_nodes if a in device]
+        if sources:
+            device[node] = preferred[node] if preferred.get(node) in sources else sources[0]
         else:
             pending.append(node)
     for node in reversed(pending):
