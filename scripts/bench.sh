@@ -34,7 +34,8 @@ if [ "${1:-}" = fidelity ]; then
     echo "bench fidelity: needs Debian's python3-torch, python3-torchvision and python3-onnx" >&2
     exit 1
   fi
-  exec /usr/bin/python3 "$ROOT/bench/fidelity/fidelity.py" --placectl "$BUILD/client/placectl" "$@"
+  exec env PYTHONPATH="$ROOT/client/python" /usr/bin/python3 "$ROOT/bench/fidelity/fidelity.py" \
+    --placectl "$BUILD/client/placectl" "$@"
 fi
 if [ "${1:-}" = pipeline ]; then
   shift

@@ -78,7 +78,19 @@ def annotate(model):
     return handles, calls
 
 
+def keep_freed_memory():
+    """Profiles with glibc's malloc keeping freed memory, as placement_client.torch's pipeline() runs stages (else
+    each step faults its large activations in again, which no placement changes); where the package is at hand."""
+    sys.path.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "client", "python"))
+    try:
+        from placement_client.torch._pipeline import rerun_with_allocator_environment
+    except ImportError:
+        return
+    rerun_with_allocator_environment()
+
+
 def main():
+    keep_freed_memory()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model")
     parser.add_argument("--batch", type=int, default=1)

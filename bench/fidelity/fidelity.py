@@ -9,7 +9,9 @@ For each thread count it runs `placectl calibrate --threads N` once (microbenchm
 model of the list is run or fitted), then for each model exports the graph PyTorch runs (BatchNorm as its own
 operator, the model's own mode), asks `placectl place --algorithm single_device` for the predicted step time on
 the calibrated device, and times the same model in torch on that many threads: the median of repeated steps
-after warm-up. Prints one row per case and the median and worst relative error per mode; writes results.tsv.
+after warm-up (with glibc's malloc keeping freed memory, as placement_client.torch runs stages and
+scripts/profile_model.py profiles). Prints one row per case and the median and worst relative error per mode;
+writes results.tsv.
 """
 
 import argparse
@@ -84,6 +86,8 @@ def predict(placectl, onnx_path, topology, training):
 
 
 def main():
+    from placement_client.torch._pipeline import rerun_with_allocator_environment
+    rerun_with_allocator_environment()  # timed as profiles are recorded and pipeline() runs stages
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--placectl", required=True)
     p.add_argument("--models", default=DEFAULT_MODELS)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import tempfile
 import time
 from contextlib import contextmanager
@@ -160,6 +161,15 @@ def _stage_environment() -> Iterator[None]:
     finally:
         for k in added:
             del os.environ[k]
+
+
+def rerun_with_allocator_environment() -> None:
+    """Starts this Python program again with ALLOCATOR_ENVIRONMENT where the environment lacks it (glibc reads it
+    only at a process's start), so that a script profiles or times a model as pipeline() runs it."""
+    missing = {k: v for k, v in ALLOCATOR_ENVIRONMENT.items() if k not in os.environ}
+    if missing:
+        sys.stdout.flush()
+        os.execve(sys.executable, [sys.executable] + sys.orig_argv[1:], {**os.environ, **missing})
 
 
 def _free_port() -> int:
