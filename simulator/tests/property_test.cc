@@ -126,44 +126,70 @@ Placement RandomPlacement(std::mt19937_64& rng, const Graph& g, int32_t num_devi
   return p;
 }
 
-// Checks the schedule against the rules of the model, and recounts each device's peak memory from the
-// timeline with the brute force the simulator avoids: every buffer's interval, summed at every instant.
-void CheckSchedule(const CostModel& costs, const Placement& p, const SimulatorConfig& config, const SimulationResult& r) {
-  const Graph& g = costs.graph();
-  const Topology& t = costs.topology();
-  std::vector<const TimelineEntry*> op(g.num_ops(), nullptr);
-  std::vector<std::vector<const TimelineEntry*>> sent(g.num_tensors(), std::vector<const TimelineEntry*>(t.num_devices()));
+// The timeline indexed: each operator's entry and each tensor's transfer to each device (null: none).
+struct Timeline {
+  std::vector<const TimelineEntry*> op;
+  std::vector<std::vector<const TimelineEntry*>> sent;  // [tensor][device]
+  bool once = true;  // no operator ran twice, no tensor went twice to one device
+};
+
+Timeline IndexTimeline(const Graph& g, const Topology& t, const SimulationResult& r) {
+  Timeline x{std::vector<const TimelineEntry*>(g.num_ops(), nullptr),
+             std::vector<std::vector<const TimelineEntry*>>(g.num_tensors(),
+                                                            std::vector<const TimelineEntry*>(t.num_devices()))};
   for (const TimelineEntry& e : r.timeline) {
     if (e.kind == Kind::kOp) {
-      ASSERT_EQ(op[e.id], nullptr) << "operator " << e.id << " ran twice";
-      op[e.id] = &e;
+      if (x.op[e.id] != nullptr) ADD_FAILURE() << "operator " << e.id << " ran twice";
+      x.once = x.once && x.op[e.id] == nullptr;
+      x.op[e.id] = &e;
     } else {
-      ASSERT_EQ(sent[e.id][e.peer], nullptr) << "tensor " << e.id << " sent twice to device " << e.peer;
-      sent[e.id][e.peer] = &e;
+      if (x.sent[e.id][e.peer] != nullptr) ADD_FAILURE() << "tensor " << e.id << " sent twice to device " << e.peer;
+      x.once = x.once && x.sent[e.id][e.peer] == nullptr;
+      x.sent[e.id][e.peer] = &e;
     }
   }
+  return x;
+}
+
+// Every operator ran, on its device, for its time, after its inputs were there. False when one never ran or
+// read a tensor that never arrived (nothing further can be checked then).
+bool CheckDependencies(const CostModel& costs, const Placement& p, const SimulationResult& r, const Timeline& x) {
+  const Graph& g = costs.graph();
   double makespan = 0;
   for (OpId v = 0; v < g.num_ops(); ++v) {
-    ASSERT_NE(op[v], nullptr) << "operator " << v << " never ran";
-    EXPECT_EQ(op[v]->device, p.device[v]);
-    EXPECT_EQ(op[v]->end, op[v]->start + costs.op_time(v, p.device[v]));
-    makespan = std::max(makespan, op[v]->end);
+    if (x.op[v] == nullptr) {
+      ADD_FAILURE() << "operator " << v << " never ran";
+      return false;
+    }
+    EXPECT_EQ(x.op[v]->device, p.device[v]);
+    EXPECT_EQ(x.op[v]->end, x.op[v]->start + costs.op_time(v, p.device[v]));
+    makespan = std::max(makespan, x.op[v]->end);
     for (EdgeId e : g.in_edges(v)) {
       const OpId u = g.edge(e).src;
-      const TimelineEntry* x = sent[g.edge_tensor(e)][p.device[v]];
+      const TimelineEntry* sent = x.sent[g.edge_tensor(e)][p.device[v]];
       if (p.device[u] == p.device[v]) {
-        EXPECT_GE(op[v]->start, op[u]->end);
+        EXPECT_GE(x.op[v]->start, x.op[u]->end);
       } else {
-        ASSERT_NE(x, nullptr) << "operator " << v << " read a tensor that never arrived";
-        EXPECT_GE(x->start, op[u]->end);
-        EXPECT_EQ(x->end, x->start + costs.transfer_time(g.edge_tensor(e), p.device[u], p.device[v]));
-        EXPECT_GE(op[v]->start, x->end);
+        if (sent == nullptr) {
+          ADD_FAILURE() << "operator " << v << " read a tensor that never arrived";
+          return false;
+        }
+        EXPECT_GE(sent->start, x.op[u]->end);
+        EXPECT_EQ(sent->end, sent->start + costs.transfer_time(g.edge_tensor(e), p.device[u], p.device[v]));
+        EXPECT_GE(x.op[v]->start, sent->end);
       }
     }
   }
   EXPECT_EQ(r.makespan, makespan);
-  // One operator at a time per device, resting op_gap after each; one transfer at a time per link.
-  std::vector<std::vector<std::pair<double, double>>> busy(t.num_devices()), link(t.num_resources());
+  return true;
+}
+
+using Spells = std::vector<std::vector<std::pair<double, double>>>;  // per device or link: [from, to) sorted
+
+// One operator at a time per device, resting op_gap after each; one transfer at a time per link. Returns the
+// devices' busy spells.
+Spells CheckExclusiveUse(const Topology& t, const SimulatorConfig& config, const SimulationResult& r) {
+  Spells busy(t.num_devices()), link(t.num_resources());
   for (const TimelineEntry& e : r.timeline) {
     if (e.kind == Kind::kOp) {
       busy[e.device].push_back({e.start, e.end + config.op_gap});
@@ -179,16 +205,12 @@ void CheckSchedule(const CostModel& costs, const Placement& p, const SimulatorCo
       }
     }
   }
+  return busy;
+}
 
-  // List scheduling: a device never idles while an operator waits for it, and the one it picks has the
-  // highest priority among those waiting at that moment.
-  std::vector<double> ready(g.num_ops(), 0);
-  for (OpId v = 0; v < g.num_ops(); ++v) {
-    for (EdgeId e : g.in_edges(v)) {
-      const OpId u = g.edge(e).src;
-      ready[v] = std::max(ready[v], p.device[u] == p.device[v] ? op[u]->end : sent[g.edge_tensor(e)][p.device[v]]->end);
-    }
-  }
+// Each operator's upward rank: its time plus the longest path after it, transfers included.
+std::vector<double> UpwardRanks(const CostModel& costs, const Placement& p) {
+  const Graph& g = costs.graph();
   std::vector<double> rank(g.num_ops(), 0);
   for (auto it = g.topo_order().rbegin(); it != g.topo_order().rend(); ++it) {
     const OpId v = *it;
@@ -199,6 +221,22 @@ void CheckSchedule(const CostModel& costs, const Placement& p, const SimulatorCo
     }
     rank[v] = costs.op_time(v, p.device[v]) + after;
   }
+  return rank;
+}
+
+// List scheduling: a device never idles while an operator waits for it, and the one it picks has the
+// highest priority among those waiting at that moment.
+void CheckListScheduling(const CostModel& costs, const Placement& p, const SimulatorConfig& config,
+                         const Timeline& x, const Spells& busy) {
+  const Graph& g = costs.graph();
+  std::vector<double> ready(g.num_ops(), 0);
+  for (OpId v = 0; v < g.num_ops(); ++v) {
+    for (EdgeId e : g.in_edges(v)) {
+      const OpId u = g.edge(e).src;
+      ready[v] = std::max(ready[v], p.device[u] == p.device[v] ? x.op[u]->end : x.sent[g.edge_tensor(e)][p.device[v]]->end);
+    }
+  }
+  const std::vector<double> rank = UpwardRanks(costs, p);
   auto runs_first = [&](OpId a, OpId b) {
     if (config.priority == QueuePriority::kTopological) return g.topo_rank(a) < g.topo_rank(b);
     return rank[a] > rank[b] || (rank[a] == rank[b] && a < b);
@@ -208,80 +246,100 @@ void CheckSchedule(const CostModel& costs, const Placement& p, const SimulatorCo
     // Walk the device's busy spells from v's ready time to its start: they must leave no gap.
     double covered = ready[v];
     for (const auto& [from, to] : busy[d]) {
-      if (from <= covered && to > covered) covered = std::min(to, op[v]->start);
+      if (from <= covered && to > covered) covered = std::min(to, x.op[v]->start);
     }
-    EXPECT_GE(covered, op[v]->start) << "device " << d << " idled while operator " << v << " was ready";
+    EXPECT_GE(covered, x.op[v]->start) << "device " << d << " idled while operator " << v << " was ready";
     for (OpId w = 0; w < g.num_ops(); ++w) {
-      if (w != v && p.device[w] == d && ready[w] <= op[v]->start && op[w]->start > op[v]->start) {
+      if (w != v && p.device[w] == d && ready[w] <= x.op[v]->start && x.op[w]->start > x.op[v]->start) {
         EXPECT_TRUE(runs_first(v, w)) << "operator " << v << " ran before the higher-priority " << w;
       }
     }
   }
+}
 
-  // Memory: [start, end) intervals of every buffer, as documented in simulator.h.
-  struct Buffer {
-    DeviceId device;
-    double from, to;
-    int64_t bytes;
-  };
+// A buffer's [from, to) on a device, as documented in simulator.h.
+struct Buffer {
+  DeviceId device;
+  double from, to;
+  int64_t bytes;
+};
+
+std::vector<Buffer> Buffers(const Graph& g, const Topology& t, const Placement& p, const Timeline& x) {
   std::vector<Buffer> buffers;
   for (OpId v = 0; v < g.num_ops(); ++v) {
-    buffers.push_back({p.device[v], op[v]->start, op[v]->end, g.temp_bytes(v)});
+    buffers.push_back({p.device[v], x.op[v]->start, x.op[v]->end, g.temp_bytes(v)});
     for (TensorId tensor = g.first_output(v); tensor < g.first_output(v + 1); ++tensor) {
-      double until = op[v]->end;
+      double until = x.op[v]->end;
       for (const Edge& e : g.out_edges(v)) {
-        if (g.first_output(v) + e.src_output == tensor && p.device[e.dst] == p.device[v]) until = std::max(until, op[e.dst]->end);
+        if (g.first_output(v) + e.src_output == tensor && p.device[e.dst] == p.device[v]) until = std::max(until, x.op[e.dst]->end);
       }
       for (DeviceId d = 0; d < t.num_devices(); ++d) {
-        const TimelineEntry* x = sent[tensor][d];
-        if (x == nullptr) continue;
-        until = std::max(until, x->end);
-        double last_reader = x->end;
+        const TimelineEntry* sent = x.sent[tensor][d];
+        if (sent == nullptr) continue;
+        until = std::max(until, sent->end);
+        double last_reader = sent->end;
         for (const Edge& e : g.out_edges(v)) {
-          if (g.first_output(v) + e.src_output == tensor && p.device[e.dst] == d) last_reader = std::max(last_reader, op[e.dst]->end);
+          if (g.first_output(v) + e.src_output == tensor && p.device[e.dst] == d) last_reader = std::max(last_reader, x.op[e.dst]->end);
         }
-        buffers.push_back({d, x->start, last_reader, g.tensor(tensor).bytes});
+        buffers.push_back({d, sent->start, last_reader, g.tensor(tensor).bytes});
       }
-      buffers.push_back({p.device[v], op[v]->start, until, g.tensor(tensor).bytes});
+      buffers.push_back({p.device[v], x.op[v]->start, until, g.tensor(tensor).bytes});
     }
   }
-  for (DeviceId d = 0; d < t.num_devices(); ++d) {
-    int64_t params = 0;
-    for (OpId v = 0; v < g.num_ops(); ++v) params += p.device[v] == d ? g.param_bytes(v) : 0;
-    int64_t peak = params;
-    for (const Buffer& at : buffers) {
-      if (at.device != d || !(at.from < at.to)) continue;
-      int64_t live = params;
-      for (const Buffer& b : buffers) {
-        if (b.device == d && b.from <= at.from && at.from < b.to) live += b.bytes;
-      }
-      peak = std::max(peak, live);
-    }
-    EXPECT_EQ(r.devices[d].peak_memory, peak) << "device " << d;
-    EXPECT_EQ(r.devices[d].oom, t.device(d).memory_bytes > 0 && peak > t.device(d).memory_bytes);
+  return buffers;
+}
 
-    // The recorded step function starts at 0, strictly increases in time, and at every time a buffer
-    // comes or goes holds what the buffers above add up to.
-    ASSERT_EQ(r.memory.size(), static_cast<size_t>(t.num_devices()));
-    const std::vector<MemorySample>& samples = r.memory[d];
-    ASSERT_FALSE(samples.empty());
-    EXPECT_EQ(samples.front().time, 0);
-    for (size_t i = 1; i < samples.size(); ++i) EXPECT_LT(samples[i - 1].time, samples[i].time);
-    std::vector<double> changes = {0};
-    for (const Buffer& b : buffers) {
-      if (b.device == d) changes.insert(changes.end(), {b.from, b.to});
-    }
-    for (double at : changes) {
-      int64_t live = params;
-      for (const Buffer& b : buffers) {
-        if (b.device == d && b.from <= at && at < b.to) live += b.bytes;
-      }
-      auto after = std::upper_bound(samples.begin(), samples.end(), at,
-                                    [](double time, const MemorySample& m) { return time < m.time; });
-      ASSERT_NE(after, samples.begin());
-      EXPECT_EQ(std::prev(after)->bytes, live) << "device " << d << " at " << at;
-    }
+int64_t LiveBytes(const std::vector<Buffer>& buffers, DeviceId d, int64_t params, double at) {
+  int64_t live = params;
+  for (const Buffer& b : buffers) {
+    if (b.device == d && b.from <= at && at < b.to) live += b.bytes;
   }
+  return live;
+}
+
+// Recounts device d's peak memory with the brute force the simulator avoids (every buffer's interval, summed
+// at every instant), and checks the recorded step function: it starts at 0, strictly increases in time, and
+// at every time a buffer comes or goes holds what the buffers add up to.
+void CheckMemory(const CostModel& costs, const Placement& p, const SimulationResult& r,
+                 const std::vector<Buffer>& buffers, DeviceId d) {
+  const Graph& g = costs.graph();
+  int64_t params = 0;
+  for (OpId v = 0; v < g.num_ops(); ++v) params += p.device[v] == d ? g.param_bytes(v) : 0;
+  int64_t peak = params;
+  for (const Buffer& at : buffers) {
+    if (at.device == d && at.from < at.to) peak = std::max(peak, LiveBytes(buffers, d, params, at.from));
+  }
+  EXPECT_EQ(r.devices[d].peak_memory, peak) << "device " << d;
+  EXPECT_EQ(r.devices[d].oom, costs.topology().device(d).memory_bytes > 0 && peak > costs.topology().device(d).memory_bytes);
+
+  const std::vector<MemorySample>& samples = r.memory[d];
+  ASSERT_FALSE(samples.empty());
+  EXPECT_EQ(samples.front().time, 0);
+  for (size_t i = 1; i < samples.size(); ++i) EXPECT_LT(samples[i - 1].time, samples[i].time);
+  std::vector<double> changes = {0};
+  for (const Buffer& b : buffers) {
+    if (b.device == d) changes.insert(changes.end(), {b.from, b.to});
+  }
+  for (double at : changes) {
+    auto after = std::upper_bound(samples.begin(), samples.end(), at,
+                                  [](double time, const MemorySample& m) { return time < m.time; });
+    ASSERT_NE(after, samples.begin());
+    EXPECT_EQ(std::prev(after)->bytes, LiveBytes(buffers, d, params, at)) << "device " << d << " at " << at;
+  }
+}
+
+// Checks the schedule against the rules of the model, and recounts each device's peak memory from the
+// timeline.
+void CheckSchedule(const CostModel& costs, const Placement& p, const SimulatorConfig& config, const SimulationResult& r) {
+  const Graph& g = costs.graph();
+  const Topology& t = costs.topology();
+  const Timeline x = IndexTimeline(g, t, r);
+  if (!x.once || !CheckDependencies(costs, p, r, x)) return;
+  const Spells busy = CheckExclusiveUse(t, config, r);
+  CheckListScheduling(costs, p, config, x, busy);
+  const std::vector<Buffer> buffers = Buffers(g, t, p, x);
+  ASSERT_EQ(r.memory.size(), static_cast<size_t>(t.num_devices()));
+  for (DeviceId d = 0; d < t.num_devices(); ++d) CheckMemory(costs, p, r, buffers, d);
 }
 
 void ExpectSameResult(const SimulationResult& a, const SimulationResult& b) {

@@ -51,7 +51,8 @@ std::string Model(const std::function<void(onnx::ModelProto&)>& edit) {
   return Serialize(m);
 }
 
-std::vector<BadCase> Catalogue() {
+// Files that are not a model at all.
+std::vector<BadCase> FileCases() {
   return {
       {"empty_file", [] { return std::string(); }, "the file is empty"},
       {"random_bytes",
@@ -70,6 +71,12 @@ std::vector<BadCase> Catalogue() {
          return full.substr(0, full.size() / 2);
        },
        "not a valid ONNX model"},
+  };
+}
+
+// Graphs that are not well formed, and versions this importer does not read.
+std::vector<BadCase> GraphCases() {
+  return {
       {"no_nodes", [] { return Model([](onnx::ModelProto& m) { m.mutable_graph()->clear_node(); }); },
        "has no nodes"},
       {"cycle",
@@ -116,6 +123,12 @@ std::vector<BadCase> Catalogue() {
       {"no_default_opset",
        [] { return Model([](onnx::ModelProto& m) { m.mutable_opset_import(0)->set_domain("com.example"); }); },
        "no entry for the default domain"},
+  };
+}
+
+// Shapes and sizes that cannot be right.
+std::vector<BadCase> ShapeCases() {
+  return {
       {"overflowing_dims",
        [] {
          onnx::ModelProto m = NewModel();
@@ -177,6 +190,12 @@ std::vector<BadCase> Catalogue() {
          return Serialize(m);
        },
        "node 'pool' (MaxPool): attribute 'kernel_shape' has 2 values; an input of rank 3 needs 1"},
+  };
+}
+
+// Control flow and functions that cannot be inlined.
+std::vector<BadCase> ControlFlowCases() {
+  return {
       {"control_flow",
        [] {
          return Model([](onnx::ModelProto& m) {
@@ -249,6 +268,12 @@ std::vector<BadCase> Catalogue() {
          });
        },
        "reads 'outside', which is neither an input of the function nor made in its body"},
+  };
+}
+
+// Operators given what they cannot take.
+std::vector<BadCase> OperatorCases() {
+  return {
       {"sequence_op_on_a_tensor",
        [] {
          return Model([](onnx::ModelProto& m) {
@@ -295,6 +320,14 @@ std::vector<BadCase> Catalogue() {
        [] { return Model([](onnx::ModelProto& m) { m.mutable_opset_import(0)->set_version(22); }); },
        "knows versions 1 to 21"},
   };
+}
+
+std::vector<BadCase> Catalogue() {
+  std::vector<BadCase> all;
+  for (auto* group : {FileCases, GraphCases, ShapeCases, ControlFlowCases, OperatorCases}) {
+    for (BadCase& c : group()) all.push_back(std::move(c));
+  }
+  return all;
 }
 
 TEST(OnnxMalformed, EveryCaseFailsWithAMessageThatNamesTheProblem) {
