@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "policy/heuristics/heuristic_placers.h"
+#include "policy/heuristics/tests/heuristics_test_util.h"
 #include "policy/registry.h"
 #include "policy/search/tests/search_test_util.h"
 
@@ -24,14 +24,7 @@ using testing::Shorthand;
 constexpr Objective kObjectives[] = {Objective::kStepTime, Objective::kThroughput, Objective::kLatency};
 
 // The heuristics, among them heft and m_topo: local_search's start placers when a problem gives no start.
-const PlacerRegistry& Heuristics() {
-  static const PlacerRegistry* registry = [] {
-    auto* r = new PlacerRegistry;
-    RegisterHeuristicPlacers(*r);
-    return r;
-  }();
-  return *registry;
-}
+using heuristics::testing::Heuristics;
 
 LocalSearchOptions WithStartPlacers() {
   LocalSearchOptions o;
