@@ -24,6 +24,7 @@
 #include "graph/tarnawski.h"
 #include "policy/auto/auto_placer.h"
 #include "policy/parallel/hybrid_placer.h"
+#include "policy/placer_families.h"
 #include "tests/support/shared_inputs.h"
 
 namespace placement {
@@ -94,7 +95,9 @@ Outcome Run(const PlacementProblem& problem, Parallelism parallelism, const Flag
   if (parallelism == Parallelism::kOperator) {
     PlacementProblem placing = problem;
     placing.parallelism = Parallelism::kOperator;
-    absl::StatusOr<PlacerResult> placed = portfolio::RunAuto(placing, Budget::For(flags.operator_deadline));
+    portfolio::AutoOptions automatic;
+    automatic.registry = &DefaultPlacerRegistry();
+    absl::StatusOr<PlacerResult> placed = portfolio::RunAuto(placing, Budget::For(flags.operator_deadline), automatic);
     r = placed.ok() ? PlanResult(problem, PlanFromPlacement(problem.graph(), placed->placement), placed->algorithm)
                     : absl::StatusOr<PlacerResult>(placed.status());
     if (r.ok() && !PlanMemoryStatus(*problem.costs, r->plan->plan, r->plan->evaluation).ok()) r->evaluation.fits_memory = false;

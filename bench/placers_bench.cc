@@ -32,7 +32,7 @@
 #include "graph/topology_json.h"
 #include "graph/training.h"
 #include "policy/placer.h"
-#include "policy/registry.h"
+#include "policy/placer_families.h"
 
 ABSL_FLAG(absl::Duration, deadline, absl::Seconds(2), "budget of each placer on each instance");
 ABSL_FLAG(std::string, devices, "2,4,8", "device counts for the corpus models");
@@ -208,7 +208,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> only = absl::StrSplit(absl::GetFlag(FLAGS_placers), ',', absl::SkipEmpty());
   std::vector<const Placer*> placers;
   const Placer* auto_placer = nullptr;
-  for (const Placer* p : PlacerRegistry::Default().All()) {
+  for (const Placer* p : DefaultPlacerRegistry().All()) {
     if (p->name() == "auto") {
       auto_placer = p;
     } else if (only.empty() || std::find(only.begin(), only.end(), p->name()) != only.end()) {

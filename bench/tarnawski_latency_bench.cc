@@ -16,7 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "graph/tarnawski.h"
-#include "policy/registry.h"
+#include "policy/placer_families.h"
 #include "policy/tarnawski/latency_ip.h"
 #include "tests/support/latency_inputs.h"
 
@@ -47,7 +47,7 @@ struct Timed {
 Timed Run(const std::string& placer, const PlacementProblem& problem, double seconds) {
   const absl::Time start = absl::Now();
   const Budget budget = seconds > 0 ? Budget::For(absl::Seconds(seconds)) : Budget{};
-  Timed t{(*PlacerRegistry::Default().Find(placer))->Place(problem, budget), 0};
+  Timed t{(*DefaultPlacerRegistry().Find(placer))->Place(problem, budget), 0};
   t.seconds = absl::ToDoubleSeconds(absl::Now() - start);
   return t;
 }

@@ -14,7 +14,7 @@
 #include "graph/canonical.h"
 #include "policy/parallel/hybrid_placer.h"
 #include "policy/placer.h"
-#include "policy/registry.h"
+#include "policy/placer_families.h"
 
 namespace placement::cli {
 namespace {
@@ -53,7 +53,7 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   if (absl::Status s = CheckChartApplies(o.chart_path, o.cost_model); !s.ok()) return s;
   absl::StatusOr<absl::Duration> deadline = ParseDeadline(o.deadline);
   if (!deadline.ok()) return deadline.status();
-  const PlacerRegistry& registry = o.registry != nullptr ? *o.registry : PlacerRegistry::Default();
+  const PlacerRegistry& registry = o.registry != nullptr ? *o.registry : DefaultPlacerRegistry();
   absl::StatusOr<const Placer*> placer = registry.Find(o.algorithm);
   if (!placer.ok()) return placer.status();
   if (absl::Status s = CheckPlacerFits(**placer, *objective, *cost_model); !s.ok()) return s;
@@ -112,7 +112,7 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
 
 std::string ListAlgorithms(const PlacerRegistry* registry) {
   std::string out = absl::StrFormat("%-16s %-28s %s\n", "algorithm", "objectives", "description");
-  for (const Placer* p : (registry != nullptr ? *registry : PlacerRegistry::Default()).All()) {
+  for (const Placer* p : (registry != nullptr ? *registry : DefaultPlacerRegistry()).All()) {
     absl::StrAppend(&out, absl::StrFormat("%-16s %-28s %s\n", p->name(), ObjectiveList(*p), p->description()));
   }
   return out;

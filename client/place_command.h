@@ -37,7 +37,7 @@ struct PlaceOptions {
   uint64_t seed = 1;
   std::string chart_path;  // when set, the answer's schedule chart (HTML) is written there
   PlanOptions plan;
-  const PlacerRegistry* registry = nullptr;  // PlacerRegistry::Default() when null (placectl adds the learned policy)
+  const PlacerRegistry* registry = nullptr;  // DefaultPlacerRegistry() when null (placectl adds the learned policy)
 };
 
 // The rendered report: the simulate report plus the algorithm, whether it proved optimality, its bound and its

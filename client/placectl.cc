@@ -23,7 +23,7 @@
 #include "client/server_channel.h"
 #include "client/torch_commands.h"
 #include "policy/learned/learned_placer_info.h"
-#include "policy/registry.h"
+#include "policy/placer_families.h"
 #include "client/simulate_command.h"
 #include "graph/device_presets.h"
 #include "graph/file_io.h"
@@ -247,7 +247,7 @@ int Usage(const std::string& why) {
 absl::StatusOr<const placement::PlacerRegistry*> LoadRegistry(std::unique_ptr<placement::PlacerRegistry>& holder,
                                                               char** original_argv) {
   const std::string device = absl::GetFlag(FLAGS_policy_device);
-  if (device == "none") return &placement::PlacerRegistry::Default();
+  if (device == "none") return &placement::DefaultPlacerRegistry();
   return placement::cli::LoadLearnedRegistry(
       placement::cli::PolicyFlags{absl::GetFlag(FLAGS_policy_weights), device, absl::GetFlag(FLAGS_policy_fallback)},
       holder, original_argv);
@@ -312,7 +312,7 @@ int main(int argc, char** argv) {
     std::unique_ptr<placement::PlacerRegistry> holder;
     absl::StatusOr<const placement::PlacerRegistry*> registry =
         placement::learned::RunsLearnedPolicy(o.algorithm) ? LoadRegistry(holder, argv)
-                                                          : &placement::PlacerRegistry::Default();
+                                                          : &placement::DefaultPlacerRegistry();
     if (!registry.ok()) return Print(command, absl::StatusOr<std::string>(registry.status()));
     o.registry = *registry;
     return Print(command, placement::cli::RunPlace(o));
@@ -325,7 +325,7 @@ int main(int argc, char** argv) {
       return Print(command, placement::cli::RunRemoteAlgorithms(absl::GetFlag(FLAGS_server), *timeout));
     }
     if (absl::GetFlag(FLAGS_policy_device) == "none") {
-      std::cout << placement::cli::ListAlgorithms(&placement::PlacerRegistry::Default());
+      std::cout << placement::cli::ListAlgorithms(&placement::DefaultPlacerRegistry());
       return kExitOk;
     }
     return Print(command, placement::cli::ListAlgorithmsWithPolicy(

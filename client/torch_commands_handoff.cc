@@ -11,6 +11,7 @@
 #include "client/place_command.h"
 #include "client/torch_commands.h"
 #include "policy/learned/learned_placer_info.h"
+#include "policy/placer_families.h"
 
 namespace placement::cli {
 namespace {
@@ -49,7 +50,7 @@ absl::StatusOr<const PlacerRegistry*> LoadLearnedRegistry(const PolicyFlags& /*f
 
 absl::StatusOr<std::string> ListAlgorithmsWithPolicy(const PolicyFlags& /*flags*/) {
   // The list needs no policy: the learned placers are listed by name; they load it when they run.
-  std::string listed = ListAlgorithms(&PlacerRegistry::Default());
+  std::string listed = ListAlgorithms(&DefaultPlacerRegistry());
   const size_t auto_row = listed.find("\nauto ");
   std::string learned;
   for (const learned::LearnedPlacerInfo& info : learned::LearnedPlacerInfos()) {

@@ -6,6 +6,7 @@
 #include "policy/learned/learned_placers.h"
 #include "policy/learned/learned_policy.h"
 #include "policy/learned/weights_path.h"
+#include "policy/placer_families.h"
 
 namespace placement::cli {
 
@@ -16,7 +17,7 @@ absl::StatusOr<const PlacerRegistry*> LoadLearnedRegistry(const PolicyFlags& fla
   if (!policy.ok()) {
     if (!flags.fallback) return policy.status();
     std::cerr << "placectl: " << policy.status().message() << "; going on without the learned policy\n";
-    return &PlacerRegistry::Default();
+    return &DefaultPlacerRegistry();
   }
   holder = learned::MakeRegistryWithPolicy(*policy);
   return holder.get();

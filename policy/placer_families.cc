@@ -5,7 +5,6 @@
 #include "policy/heuristics/heuristic_placers.h"
 #include "policy/ilp/ilp_placers.h"
 #include "policy/parallel/hybrid_placer.h"
-#include "policy/registry.h"
 #include "policy/search/search_placers.h"
 #include "policy/tarnawski/tarnawski_placers.h"
 
@@ -21,6 +20,21 @@ void RegisterPlacerFamilies(PlacerRegistry& registry, const std::function<void(P
   RegisterParallelPlacers(registry);
   if (extra) extra(registry);
   RegisterAutoPlacer(registry);  // last: it runs the others
+}
+
+const PlacerRegistry& DefaultPlacerRegistry() {
+  static const PlacerRegistry* registry = [] {
+    auto* r = new PlacerRegistry;
+    RegisterPlacerFamilies(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+std::unique_ptr<PlacerRegistry> MakePlacerRegistry(const std::function<void(PlacerRegistry&)>& extra) {
+  auto r = std::make_unique<PlacerRegistry>();
+  RegisterPlacerFamilies(*r, extra);
+  return r;
 }
 
 }  // namespace placement

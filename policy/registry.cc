@@ -5,24 +5,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "policy/placer_families.h"
 
 namespace placement {
-
-const PlacerRegistry& PlacerRegistry::Default() {
-  static const PlacerRegistry* registry = [] {
-    auto* r = new PlacerRegistry;
-    RegisterPlacerFamilies(*r);
-    return r;
-  }();
-  return *registry;
-}
-
-std::unique_ptr<PlacerRegistry> PlacerRegistry::WithFamilies(const std::function<void(PlacerRegistry&)>& extra) {
-  auto r = std::make_unique<PlacerRegistry>();
-  RegisterPlacerFamilies(*r, extra);
-  return r;
-}
 
 void PlacerRegistry::Register(std::unique_ptr<Placer> placer) { placers_.push_back(std::move(placer)); }
 

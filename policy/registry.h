@@ -1,7 +1,7 @@
-// The placers by name.
+// The placers by name. A registry knows no family: whoever assembles one registers what it should hold
+// (policy/placer_families.h registers every family this build has).
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,12 +13,6 @@ namespace placement {
 
 class PlacerRegistry {
  public:
-  // Every placer this build has, registered once.
-  static const PlacerRegistry& Default();
-  // The same families plus what `extra` registers (e.g. the learned placers, which live outside this library),
-  // before AUTO, whose portfolio then looks its candidates up in the new registry.
-  static std::unique_ptr<PlacerRegistry> WithFamilies(const std::function<void(PlacerRegistry&)>& extra);
-
   void Register(std::unique_ptr<Placer> placer);
   // NOT_FOUND listing the known names when absent.
   absl::StatusOr<const Placer*> Find(absl::string_view name) const;

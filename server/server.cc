@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "policy/placer_families.h"
 #include "server/cache.h"
 #include "server/metrics.h"
 #include "server/placement_engine.h"
@@ -161,7 +162,7 @@ absl::Status PlacementServer::Open() {
 }
 
 void PlacementServer::Load() {
-  classic_ = options_.registry != nullptr ? options_.registry : &PlacerRegistry::Default();
+  classic_ = options_.registry != nullptr ? options_.registry : &DefaultPlacerRegistry();
   if (options_.policy_device != "none" && options_.policy_loader) {
     absl::StatusOr<PolicyRuntime> runtime = options_.policy_loader(options_.policy_device);
     if (!runtime.ok()) {

@@ -70,7 +70,7 @@ struct ServerOptions {
   std::shared_ptr<const PolicySet> policies;
   std::vector<PolicySpec> policy_specs;
   PolicyFileLoader policy_file_loader;
-  const PlacerRegistry* registry = nullptr;  // PlacerRegistry::Default() when null
+  const PlacerRegistry* registry = nullptr;  // DefaultPlacerRegistry() when null
   // Runs on the loading thread just before the server turns ready (tests hold readiness back with it).
   std::function<void()> before_ready;
 };

@@ -18,7 +18,7 @@
 #include "graph/onnx/onnx_import.h"
 #include "graph/topology_json.h"
 #include "graph/training.h"
-#include "policy/registry.h"
+#include "policy/placer_families.h"
 
 namespace placement {
 namespace {
@@ -81,7 +81,7 @@ TEST_P(OnnxCoverage, ImportsAndPlacesForInferenceAndTraining) {
   for (const Graph* g : {&imported->problem.graph, &*training}) {
     absl::StatusOr<CostModel> costs = CostModel::Create(*g, *topology);
     ASSERT_TRUE(costs.ok()) << costs.status();
-    absl::StatusOr<const Placer*> heft = PlacerRegistry::Default().Find("heft");
+    absl::StatusOr<const Placer*> heft = DefaultPlacerRegistry().Find("heft");
     ASSERT_TRUE(heft.ok());
     PlacementProblem problem;
     problem.costs = &*costs;

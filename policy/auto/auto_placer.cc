@@ -363,10 +363,11 @@ class AutoPlacer : public Placer {
 absl::StatusOr<PlacerResult> RunAuto(const PlacementProblem& problem, const Budget& budget, const AutoOptions& options,
                                      std::vector<PortfolioRun>* runs) {
   if (problem.costs == nullptr) return absl::InvalidArgumentError("auto: the problem has no graph and topology");
+  if (options.registry == nullptr) return absl::InvalidArgumentError("auto: no registry to take the candidates from");
   if (absl::Status s = CheckCostModel(problem.cost_model, problem.objective); !s.ok()) return s;
   if (budget.Expired()) return budget.ExpiredStatus();
   if (problem.parallelism != Parallelism::kOperator) return RunPlanPortfolio(problem, budget, options);
-  const PlacerRegistry& registry = options.registry != nullptr ? *options.registry : PlacerRegistry::Default();
+  const PlacerRegistry& registry = *options.registry;
   const Plan plan = PlanPortfolio(problem, registry);
   Session session(problem, budget, registry);
   session.RunCandidates(plan, options.search_fraction);
@@ -381,7 +382,7 @@ std::unique_ptr<Placer> MakeAutoPlacer(AutoOptions options) { return std::make_u
 
 void RegisterAutoPlacer(PlacerRegistry& registry) {
   portfolio::AutoOptions options;
-  options.registry = &registry;  // a registry made by WithFamilies has more candidates than Default()
+  options.registry = &registry;  // its candidates are whatever this registry holds, the learned placers included
   registry.Register(portfolio::MakeAutoPlacer(options));
 }
 

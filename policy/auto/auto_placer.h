@@ -25,12 +25,14 @@ namespace placement {
 
 class PlacerRegistry;
 
+// AUTO takes its candidates from `registry` itself (what was registered before and after it), so the registry
+// must outlive the placer (it owns it).
 void RegisterAutoPlacer(PlacerRegistry& registry);
 
 namespace portfolio {
 
 struct AutoOptions {
-  const PlacerRegistry* registry = nullptr;  // where candidates are looked up; PlacerRegistry::Default() when null
+  const PlacerRegistry* registry = nullptr;  // where candidates are looked up; required
   double search_fraction = 0.4;              // share of the budget kept for the final local search
 };
 
@@ -44,12 +46,12 @@ struct PortfolioRun {
 };
 
 // DEADLINE_EXCEEDED (or CANCELLED) when the budget ends before any answer; FAILED_PRECONDITION, from the first
-// candidate that said so, when no candidate found a placement that fits memory. `runs`, when given, receives
-// what each placer did.
-absl::StatusOr<PlacerResult> RunAuto(const PlacementProblem& problem, const Budget& budget, const AutoOptions& options = {},
+// candidate that said so, when no candidate found a placement that fits memory; INVALID_ARGUMENT without
+// options.registry. `runs`, when given, receives what each placer did.
+absl::StatusOr<PlacerResult> RunAuto(const PlacementProblem& problem, const Budget& budget, const AutoOptions& options,
                                      std::vector<PortfolioRun>* runs = nullptr);
 
-std::unique_ptr<Placer> MakeAutoPlacer(AutoOptions options = {});
+std::unique_ptr<Placer> MakeAutoPlacer(AutoOptions options);
 
 }  // namespace portfolio
 }  // namespace placement

@@ -12,7 +12,7 @@
 #include "policy/learned/curve_recorder.h"
 #include "policy/learned/decode.h"
 #include "policy/learned/network.h"
-#include "policy/registry.h"
+#include "policy/placer_families.h"
 #include "policy/search/local_search.h"
 #include "simulator/objectives.h"
 
@@ -93,6 +93,7 @@ absl::StatusOr<std::vector<Demonstration>> MakeDemonstrations(const std::vector<
   std::vector<Demonstration> out;
   out.reserve(instances.size());
   search::LocalSearchOptions search;
+  search.registry = &DefaultPlacerRegistry();  // its start placers, heft and m_topo
   search.max_moves = options.max_moves;
   const absl::Time start = absl::Now();
   double ratio_sum = 0;
@@ -103,7 +104,7 @@ absl::StatusOr<std::vector<Demonstration>> MakeDemonstrations(const std::vector<
     absl::StatusOr<PlacerResult> r = absl::NotFoundError("no placer");
     if (options.placer == "local_search") {
       r = search::RunLocalSearch(problem, Budget{}, search);
-    } else if (absl::StatusOr<const Placer*> placer = PlacerRegistry::Default().Find(options.placer); placer.ok()) {
+    } else if (absl::StatusOr<const Placer*> placer = DefaultPlacerRegistry().Find(options.placer); placer.ok()) {
       r = (*placer)->Place(problem, Budget{});
     } else {
       return placer.status();

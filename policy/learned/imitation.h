@@ -29,7 +29,7 @@ struct Demonstration {
 };
 
 struct TeacherOptions {
-  std::string placer = "local_search";  // or any placer of PlacerRegistry::Default() that needs no deadline
+  std::string placer = "local_search";  // or any placer of DefaultPlacerRegistry() that needs no deadline
   int64_t max_moves = 1500;  // local search moves per instance
   uint64_t seed = 1;
 };

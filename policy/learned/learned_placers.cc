@@ -12,6 +12,7 @@
 #include "policy/learned/decode.h"
 #include "policy/learned/finetune_placer.h"
 #include "policy/learned/scheduled.h"
+#include "policy/placer_families.h"
 #include "policy/search/local_search.h"
 #include "policy/search/memory_repair.h"
 #include "policy/search/search_units.h"
@@ -232,7 +233,7 @@ void RegisterLearnedPlacers(PlacerRegistry& registry, std::shared_ptr<const Lear
 
 std::unique_ptr<PlacerRegistry> MakeRegistryWithPolicy(std::shared_ptr<const LearnedPolicy> policy,
                                                        const LearnedPlacerOptions& options) {
-  return PlacerRegistry::WithFamilies(
+  return MakePlacerRegistry(
       [&](PlacerRegistry& registry) { RegisterLearnedPlacers(registry, policy, options); });
 }
 

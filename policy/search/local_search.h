@@ -33,8 +33,9 @@ class PlacerRegistry;
 namespace search {
 
 struct LocalSearchOptions {
-  // Placers whose best answer is the start when the problem gives none, looked up by name in `registry`
-  // (PlacerRegistry::Default() when null); absent names are skipped.
+  // Placers whose best answer is the start when the problem gives none, looked up by name in `registry`; absent
+  // names are skipped. Without a registry a problem must give its start (or start_placers be empty): the
+  // search is otherwise INVALID_ARGUMENT.
   std::vector<std::string> start_placers = {"heft", "m_topo"};
   const PlacerRegistry* registry = nullptr;
   // Share of the remaining budget the start placers may use together.

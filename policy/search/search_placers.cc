@@ -5,6 +5,10 @@
 
 namespace placement {
 
-void RegisterSearchPlacers(PlacerRegistry& registry) { registry.Register(search::MakeLocalSearchPlacer()); }
+void RegisterSearchPlacers(PlacerRegistry& registry) {
+  search::LocalSearchOptions options;
+  options.registry = &registry;  // the start placers are whatever this registry holds under their names
+  registry.Register(search::MakeLocalSearchPlacer(options));
+}
 
 }  // namespace placement

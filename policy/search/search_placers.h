@@ -5,6 +5,7 @@ namespace placement {
 
 class PlacerRegistry;
 
+// local_search takes its start placers from `registry` itself, so it must outlive the placer (it owns it).
 void RegisterSearchPlacers(PlacerRegistry& registry);
 
 }  // namespace placement

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "policy/registry.h"
 
@@ -83,10 +84,14 @@ absl::StatusOr<StartPoint> ChooseStart(const PlacementProblem& problem, const Se
     start.source = "given";
     return start;
   }
-  const PlacerRegistry& registry = options.registry != nullptr ? *options.registry : PlacerRegistry::Default();
+  if (options.registry == nullptr && !options.start_placers.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("local_search: no registry to find the start placers ",
+                                                   absl::StrJoin(options.start_placers, ", "),
+                                                   " in, and the problem gives no start"));
+  }
   std::vector<const Placer*> placers;
   for (const std::string& name : options.start_placers) {
-    absl::StatusOr<const Placer*> p = registry.Find(name);
+    absl::StatusOr<const Placer*> p = options.registry->Find(name);
     if (p.ok() && !Recursive(name)) placers.push_back(*p);
   }
   double best = std::numeric_limits<double>::infinity();

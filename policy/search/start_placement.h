@@ -19,7 +19,8 @@ struct StartPoint {
   std::vector<std::string> notes;   // what the start placers did
 };
 
-// INVALID_ARGUMENT when problem.start is not a valid placement (it names what is wrong). The start placers run
+// INVALID_ARGUMENT when problem.start is not a valid placement (it names what is wrong), or when there is none
+// and options.registry is null while options.start_placers names some. The start placers run
 // under a share of the budget; when none gives an answer that fits, the greedy fill is used.
 absl::StatusOr<StartPoint> ChooseStart(const PlacementProblem& problem, const SearchUnits& units, const Budget& budget,
                                        const LocalSearchOptions& options);

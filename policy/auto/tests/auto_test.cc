@@ -16,8 +16,10 @@
 #include "policy/auto/portfolio.h"
 #include "policy/exact/exact_placers.h"
 #include "policy/heuristics/heuristic_placers.h"
+#include "policy/placer_families.h"
 #include "policy/registry.h"
 #include "policy/search/local_search.h"
+#include "policy/search/search_placers.h"
 #include "policy/search/tests/search_test_util.h"
 #include "tests/support/shared_inputs.h"
 
@@ -32,6 +34,13 @@ using search::testing::Shorthand;
 
 constexpr Objective kObjectives[] = {Objective::kStepTime, Objective::kThroughput, Objective::kLatency};
 
+// AUTO over every family, as the default registry holds them.
+AutoOptions Everything() {
+  AutoOptions o;
+  o.registry = &DefaultPlacerRegistry();
+  return o;
+}
+
 Graph Family(const std::string& name, int32_t ops, uint64_t seed) {
   FamilyOptions o;
   o.approx_ops = ops;
@@ -44,7 +53,7 @@ Graph Family(const std::string& name, int32_t ops, uint64_t seed) {
 // Checks AUTO's answer against every placer it ran (from its own report) and against the deterministic heuristics
 // run on their own: none may beat it.
 void ExpectNoWorseThanEachPlacer(const Instance& x, Objective objective, absl::Duration budget,
-                                 const AutoOptions& options = {}) {
+                                 const AutoOptions& options = Everything()) {
   std::vector<PortfolioRun> runs;
   absl::StatusOr<PlacerResult> r = RunAuto(x.Problem(objective), Budget::For(budget), options, &runs);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -57,7 +66,7 @@ void ExpectNoWorseThanEachPlacer(const Instance& x, Objective objective, absl::D
       EXPECT_LE(r->evaluation.value, run.value) << run.placer;
     }
   }
-  const PlacerRegistry& registry = options.registry != nullptr ? *options.registry : PlacerRegistry::Default();
+  const PlacerRegistry& registry = *options.registry;
   for (const char* name : {"heft", "m_topo", "m_etf", "critical_path", "single_device"}) {
     absl::StatusOr<const Placer*> p = registry.Find(name);
     if (!p.ok()) continue;
@@ -84,7 +93,7 @@ const PlacerRegistry& WithoutIlp() {
     auto* registry = new PlacerRegistry;
     RegisterHeuristicPlacers(*registry);
     RegisterExactPlacers(*registry);
-    registry->Register(search::MakeLocalSearchPlacer());
+    RegisterSearchPlacers(*registry);
     return registry;
   }();
   return *r;
@@ -107,7 +116,8 @@ TEST(Auto, NoWorseThanAnyPlacerItRanOnTheSharedTarnawskiInputs) {
 
 TEST(Auto, NotesListWhatRanAndTheWinner) {
   auto x = MakeInstance(search::testing::Layered(80, 2), Shorthand("4xV100"));
-  absl::StatusOr<PlacerResult> r = RunAuto(x->Problem(Objective::kStepTime), Budget::For(absl::Milliseconds(300)));
+  absl::StatusOr<PlacerResult> r =
+      RunAuto(x->Problem(Objective::kStepTime), Budget::For(absl::Milliseconds(300)), Everything());
   ASSERT_TRUE(r.ok()) << r.status();
   const std::string notes = absl::StrJoin(r->notes, "\n");
   EXPECT_THAT(notes, HasSubstr("heft: "));
@@ -124,7 +134,7 @@ TEST(Auto, StreamsOnlyAnswersBetterThanAnyBeforeUnderItsOwnName) {
   };
   Budget budget = Budget::For(absl::Milliseconds(500));
   budget.on_improved = &listener;
-  absl::StatusOr<PlacerResult> r = RunAuto(x->Problem(Objective::kThroughput), budget);
+  absl::StatusOr<PlacerResult> r = RunAuto(x->Problem(Objective::kThroughput), budget, Everything());
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_FALSE(seen.empty());
   for (size_t i = 0; i < seen.size(); ++i) {
@@ -168,6 +178,7 @@ TEST(Auto, SameProblemAndMoveLimitGiveTheSameAnswer) {
   RegisterHeuristicPlacers(registry);
   search::LocalSearchOptions search;
   search.max_moves = 400;
+  search.registry = &registry;
   registry.Register(search::MakeLocalSearchPlacer(search));
   AutoOptions options;
   options.registry = &registry;
@@ -186,29 +197,38 @@ TEST(Auto, NothingFitsIsFailedPrecondition) {
   auto x = MakeInstance(g, search::testing::WithMemory(Shorthand("2xV100"), g.total_param_bytes() / 4));
   for (Objective objective : kObjectives) {
     SCOPED_TRACE(ObjectiveName(objective));
-    absl::StatusOr<PlacerResult> r = RunAuto(x->Problem(objective), Budget::For(absl::Seconds(2)));
+    absl::StatusOr<PlacerResult> r = RunAuto(x->Problem(objective), Budget::For(absl::Seconds(2)), Everything());
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
   }
 }
 
+TEST(Auto, WithoutARegistryIsInvalidArgument) {
+  auto x = MakeInstance(search::testing::Layered(30, 1), Shorthand("2xV100"));
+  absl::StatusOr<PlacerResult> r = RunAuto(x->Problem(Objective::kStepTime), Budget{}, AutoOptions{});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr("registry"));
+}
+
 TEST(Auto, AnExpiredDeadlineIsDeadlineExceeded) {
   auto x = MakeInstance(search::testing::Layered(60, 4), Shorthand("2xV100"));
-  absl::StatusOr<PlacerResult> r = RunAuto(x->Problem(Objective::kStepTime), Budget::For(absl::Nanoseconds(1)));
+  absl::StatusOr<PlacerResult> r =
+      RunAuto(x->Problem(Objective::kStepTime), Budget::For(absl::Nanoseconds(1)), Everything());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded);
 }
 
 TEST(Auto, FinishesCloseToItsDeadline) {
   auto x = MakeInstance(search::testing::Layered(1500, 4), Shorthand("8xV100"));
   const absl::Time begin = absl::Now();
-  absl::StatusOr<PlacerResult> r = RunAuto(x->Problem(Objective::kStepTime), Budget::For(absl::Milliseconds(600)));
+  absl::StatusOr<PlacerResult> r =
+      RunAuto(x->Problem(Objective::kStepTime), Budget::For(absl::Milliseconds(600)), Everything());
   ASSERT_TRUE(r.ok()) << r.status();
   // Generous for a loaded host: what matters is that the portfolio ends with its budget, not seconds later.
   EXPECT_LT(absl::Now() - begin, 4 * absl::Milliseconds(600) + absl::Seconds(2));
 }
 
 TEST(Portfolio, PlansBySizeAndObjective) {
-  const PlacerRegistry& registry = PlacerRegistry::Default();
+  const PlacerRegistry& registry = DefaultPlacerRegistry();
   auto small = MakeInstance(search::testing::Layered(100, 1), Shorthand("4xV100"));
   Plan p = PlanPortfolio(small->Problem(Objective::kThroughput), registry);
   auto has = [](const Plan& plan, const std::string& name) {

@@ -11,7 +11,7 @@
 #include "graph/tarnawski.h"
 #include "policy/auto/auto_placer.h"
 #include "policy/auto/portfolio.h"
-#include "policy/registry.h"
+#include "policy/placer_families.h"
 #include "policy/tarnawski/tests/tarnawski_test_util.h"
 #include "tests/support/latency_inputs.h"
 
@@ -22,6 +22,12 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using tarnawski::testing::Load;
 using tarnawski::testing::Loaded;
+
+AutoOptions Everything() {
+  AutoOptions o;
+  o.registry = &DefaultPlacerRegistry();
+  return o;
+}
 
 std::unique_ptr<Loaded> Shared(const std::string& name, double* published) {
   for (const test_support::LatencyInput& in : test_support::TarnawskiLatencyInputs()) {
@@ -36,7 +42,7 @@ TEST(AutoTarnawski, PlansTheirGreedyThenSearchAndProgramsBySize) {
   double published = 0;
   std::unique_ptr<Loaded> gnmt = Shared("LayerGraphs/gnmt_inference", &published);
   if (gnmt == nullptr) GTEST_SKIP() << "shared inputs not found under ../shared/bench/tarnawski; skipping";
-  const Plan plan = PlanPortfolio(gnmt->Latency(), PlacerRegistry::Default());
+  const Plan plan = PlanPortfolio(gnmt->Latency(), DefaultPlacerRegistry());
   std::vector<std::string> names;
   for (const Candidate& c : plan.run) names.push_back(c.name);
   EXPECT_THAT(names, ::testing::ElementsAre("tarnawski_greedy", "tarnawski_search", "ilp_tarnawski"));
@@ -47,7 +53,7 @@ TEST(AutoTarnawski, PlansTheirGreedyThenSearchAndProgramsBySize) {
   // The default cost model never plans them.
   PlacementProblem simulated = gnmt->Latency();
   simulated.cost_model = CostModelKind::kDefault;
-  for (const Candidate& c : PlanPortfolio(simulated, PlacerRegistry::Default()).run) {
+  for (const Candidate& c : PlanPortfolio(simulated, DefaultPlacerRegistry()).run) {
     EXPECT_THAT(c.name, ::testing::Not(HasSubstr("tarnawski")));
   }
 }
@@ -58,7 +64,7 @@ TEST(AutoTarnawski, BeatsOrMatchesThePublishedGreedyScoredByTheirModel) {
     double published = 0;
     std::unique_ptr<Loaded> in = Shared(name, &published);
     if (in == nullptr) GTEST_SKIP() << "shared inputs not found under ../shared/bench/tarnawski; skipping";
-    absl::StatusOr<PlacerResult> r = RunAuto(in->Latency(), Budget::For(absl::Seconds(4)));
+    absl::StatusOr<PlacerResult> r = RunAuto(in->Latency(), Budget::For(absl::Seconds(4)), Everything());
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_THAT(r->algorithm, StartsWith("auto:"));
     EXPECT_TRUE(r->evaluation.fits_memory);
@@ -79,7 +85,7 @@ TEST(AutoTarnawski, RefusesAnObjectiveTheCostModelDoesNotScore) {
   if (in == nullptr) GTEST_SKIP() << "shared inputs not found under ../shared/bench/tarnawski; skipping";
   PlacementProblem p = in->Latency();
   p.objective = Objective::kThroughput;
-  absl::StatusOr<PlacerResult> r = RunAuto(p, Budget::For(absl::Seconds(1)));
+  absl::StatusOr<PlacerResult> r = RunAuto(p, Budget::For(absl::Seconds(1)), Everything());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(r.status().message(), HasSubstr("latency"));
@@ -93,7 +99,7 @@ TEST(AutoTarnawski, NoSplitThatFitsIsAFailedPreconditionNamingTheAcceleratorsAnd
       {"id": 3, "supportedOnFpga": 1, "cpuLatency": 10, "fpgaLatency": 1, "size": 200}],
     "edges": [{"sourceId": 1, "destId": 2, "cost": 1}, {"sourceId": 2, "destId": 3, "cost": 1}]})");
   ASSERT_NE(in, nullptr);
-  absl::StatusOr<PlacerResult> r = RunAuto(in->Latency(), Budget::For(absl::Seconds(5)));
+  absl::StatusOr<PlacerResult> r = RunAuto(in->Latency(), Budget::For(absl::Seconds(5)), Everything());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(r.status().message(), HasSubstr("accelerator 'acc0'"));

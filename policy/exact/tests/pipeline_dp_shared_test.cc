@@ -10,6 +10,7 @@
 
 #include "absl/time/clock.h"
 #include "graph/tarnawski.h"
+#include "policy/exact/exact_placers.h"
 #include "policy/exact/pipeline_dp.h"
 #include "policy/exact/tests/contiguity.h"
 #include "policy/registry.h"
@@ -71,7 +72,9 @@ TEST_F(SharedInputs, TheRegisteredPlacerReportsTheProof) {
   Problem p = Load("throughput-inputs/LayerGraphs/inceptionv3_inference.json");
   absl::StatusOr<CostModel> costs = CostModel::Create(p.graph, *p.topology);
   ASSERT_TRUE(costs.ok()) << costs.status();
-  absl::StatusOr<const Placer*> placer = PlacerRegistry::Default().Find("pipeline_dp");
+  PlacerRegistry registry;
+  RegisterExactPlacers(registry);
+  absl::StatusOr<const Placer*> placer = registry.Find("pipeline_dp");
   ASSERT_TRUE(placer.ok()) << placer.status();
   EXPECT_EQ((*placer)->objectives(), std::vector<Objective>{Objective::kThroughput});
   PlacementProblem problem;

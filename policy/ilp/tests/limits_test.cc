@@ -169,13 +169,5 @@ TEST(IlpLimits, LatencyRejectsGraphsOverItsLimitAndOtherObjectivesAreRejected) {
   EXPECT_TRUE(step->proven_optimal) << absl::StrJoin(step->notes, "\n");
 }
 
-TEST(IlpLimits, BothPlacersAreInTheDefaultRegistry) {
-  for (const char* name : {"ilp_throughput", "ilp_latency"}) {
-    absl::StatusOr<const Placer*> p = PlacerRegistry::Default().Find(name);
-    ASSERT_TRUE(p.ok()) << p.status();
-    EXPECT_FALSE((*p)->description().empty());
-  }
-}
-
 }  // namespace
 }  // namespace placement::ilp::testing

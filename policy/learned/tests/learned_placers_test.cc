@@ -12,6 +12,7 @@
 #include "graph/training.h"
 #include "policy/auto/auto_placer.h"
 #include "policy/learned/tests/test_graphs.h"
+#include "policy/placer_families.h"
 
 namespace placement::learned {
 namespace {
@@ -41,7 +42,7 @@ TEST(LearnedPlacers, RegisteredBesideTheClassicalFamiliesAndPlaceValidly) {
     EXPECT_NE(r->notes.front().find("untrained"), std::string::npos) << r->notes.front();
   }
   EXPECT_TRUE(registry->Find("heft").ok());
-  EXPECT_FALSE(PlacerRegistry::Default().Find("policy").ok());  // the classical registry stays as it was
+  EXPECT_FALSE(DefaultPlacerRegistry().Find("policy").ok());  // the classical registry stays as it was
 }
 
 TEST(LearnedPlacers, IterativeIsNeverWorseThanSingleShot) {

@@ -7,7 +7,7 @@
 
 #include "graph/graph_families.h"
 #include "policy/learned/tests/test_graphs.h"
-#include "policy/registry.h"
+#include "policy/placer_families.h"
 
 namespace placement::learned {
 namespace {
@@ -40,7 +40,7 @@ struct LayeredCase {
 
 TEST(ScheduledDecoding, FlatLogitsGiveHeftsPlacement) {
   LayeredCase s("2xH100+2xT4");
-  absl::StatusOr<PlacerResult> heft = (*PlacerRegistry::Default().Find("heft"))->Place(s.problem, Budget{});
+  absl::StatusOr<PlacerResult> heft = (*DefaultPlacerRegistry().Find("heft"))->Place(s.problem, Budget{});
   ASSERT_TRUE(heft.ok()) << heft.status();
   for (double weight : {0.1, 2.0, 50.0}) {
     absl::StatusOr<PlacerResult> r = s.Decode(weight);
@@ -56,7 +56,7 @@ TEST(ScheduledDecoding, LogitsTradeAgainstDelays) {
   absl::StatusOr<PlacerResult> strong = s.Decode(1e-3);
   ASSERT_TRUE(strong.ok()) << strong.status();
   EXPECT_THAT(strong->placement.device, ::testing::Each(3));
-  absl::StatusOr<PlacerResult> heft = (*PlacerRegistry::Default().Find("heft"))->Place(s.problem, Budget{});
+  absl::StatusOr<PlacerResult> heft = (*DefaultPlacerRegistry().Find("heft"))->Place(s.problem, Budget{});
   ASSERT_TRUE(heft.ok()) << heft.status();
   // A delay of a mean group's time costs 1e6 here: no preference of 40 outweighs any real delay.
   absl::StatusOr<PlacerResult> weak = s.Decode(1e6);

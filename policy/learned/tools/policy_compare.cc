@@ -29,7 +29,7 @@
 #include "policy/learned/dataset.h"
 #include "policy/learned/learned_placers.h"
 #include "policy/learned/torch_device.h"
-#include "policy/registry.h"
+#include "policy/placer_families.h"
 
 ABSL_FLAG(std::string, graphs, "", "comma list of ONNX files and folders of them");
 ABSL_FLAG(bool, training, false, "place each model's training step (Adam) rather than its inference graph");
@@ -68,7 +68,7 @@ absl::StatusOr<Column> ParseColumn(const std::string& spec, const Registries& r)
     if (!absl::ParseDuration(rest.substr(colon + 1), &c.deadline)) return absl::InvalidArgumentError("bad deadline in " + spec);
     rest = rest.substr(0, colon);
   }
-  c.registry = &PlacerRegistry::Default();
+  c.registry = &DefaultPlacerRegistry();
   if (const size_t at = rest.find('@'); at != std::string::npos) {
     size_t w = 0;
     if (!absl::SimpleAtoi(rest.substr(at + 1), &w) || w >= r.full.size()) return absl::InvalidArgumentError("bad weights in " + spec);

@@ -25,7 +25,7 @@
 #include "policy/learned/dataset.h"
 #include "policy/learned/learned_placers.h"
 #include "policy/learned/torch_device.h"
-#include "policy/registry.h"
+#include "policy/placer_families.h"
 
 ABSL_FLAG(std::string, weights, PLACEMENT_SOURCE_DIR "/models/placement_policy.pt", "policy weights");
 ABSL_FLAG(absl::Duration, deadline, absl::Seconds(5), "budget of AUTO and of policy_search per instance");
@@ -102,13 +102,13 @@ bool Quality(const PlacerRegistry& with_policy, const PlacerRegistry& network_on
     double best = std::numeric_limits<double>::infinity();
     std::string best_name = "-";
     for (const char* b : kBaselines) {
-      const double v = Value(Run(PlacerRegistry::Default(), b, *x, deadline, nullptr));
+      const double v = Value(Run(DefaultPlacerRegistry(), b, *x, deadline, nullptr));
       if (v < best) {
         best = v;
         best_name = b;
       }
     }
-    const double automatic = Value(Run(PlacerRegistry::Default(), "auto", *x, deadline, nullptr));
+    const double automatic = Value(Run(DefaultPlacerRegistry(), "auto", *x, deadline, nullptr));
     ratios.push_back(policy / automatic);
     within10 += policy <= 1.1 * automatic;
     wins += searched < automatic * (1 - 1e-9);

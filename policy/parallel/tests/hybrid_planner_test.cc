@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/pipedream.h"
 #include "graph/topology_json.h"
-#include "policy/registry.h"
+#include "policy/placer_families.h"
 #include "tests/support/shared_inputs.h"
 
 namespace placement {
@@ -202,7 +202,7 @@ TEST(HybridPlanner, AutoWeighsEveryKindOfPlanAndSaysWhichWon) {
   absl::StatusOr<CostModel> costs = CostModel::Create(p->graph, t);
   PlacementProblem problem = Throughput(*costs);
   problem.parallelism = Parallelism::kHybrid;
-  absl::StatusOr<const Placer*> automatic = PlacerRegistry::Default().Find("auto");
+  absl::StatusOr<const Placer*> automatic = DefaultPlacerRegistry().Find("auto");
   ASSERT_TRUE(automatic.ok());
   absl::StatusOr<PlacerResult> r = (*automatic)->Place(problem, Budget::For(absl::Seconds(20)));
   ASSERT_TRUE(r.ok()) << r.status();

@@ -17,6 +17,7 @@
 #include "policy/placer.h"
 #include "policy/registry.h"
 #include "policy/tarnawski/instance.h"
+#include "policy/tarnawski/tarnawski_placers.h"
 
 namespace placement::tarnawski::testing {
 
@@ -90,8 +91,17 @@ inline std::string Input(const std::vector<NodeSpec>& nodes, const std::vector<E
   return doc.dump();
 }
 
+inline const PlacerRegistry& TarnawskiPlacers() {
+  static const PlacerRegistry* registry = [] {
+    auto* r = new PlacerRegistry;
+    RegisterTarnawskiPlacers(*r);
+    return r;
+  }();
+  return *registry;
+}
+
 inline absl::StatusOr<PlacerResult> RunPlacer(const std::string& placer, const PlacementProblem& problem, const Budget& budget = {}) {
-  absl::StatusOr<const Placer*> p = PlacerRegistry::Default().Find(placer);
+  absl::StatusOr<const Placer*> p = TarnawskiPlacers().Find(placer);
   if (!p.ok()) return p.status();
   return (*p)->Place(problem, budget);
 }
