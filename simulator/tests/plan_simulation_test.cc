@@ -82,6 +82,40 @@ TEST(PlanSimulation, HybridPipelineMatchesTheModel) {
   ExpectAgreement(c, Plan({{0, 1, 2}, {3}}), 0.05);
 }
 
+// l1 on hosts 0 and 1, l2 on host 2 (one GPU each, interfaces of 1,000 B/s), 3,000 bytes each way per micro-batch:
+// host 2's interface carries every micro-batch's tensors, and the other two hosts' interfaces also carry stage 1's
+// all-reduce, during which the transfers into and out of host 2 wait.
+TEST(PlanSimulation, TransfersWaitingForAnAllReduceOnThePeerInterfaceMatchTheModel) {
+  GraphBuilder b;
+  for (const char* name : {"l1", "l2"}) {
+    OpSpec f = Op(name, 1.0, {3000});
+    f.param_bytes = std::string(name) == "l1" ? 2000 : 0;
+    f.colocation_group = name;
+    b.AddOp(std::move(f));
+    OpSpec grad = Op(std::string(name) + "/grad", 2.0, {3000});
+    grad.is_backward = true;
+    grad.colocation_group = name;
+    b.AddOp(std::move(grad));
+  }
+  b.AddEdge("l1", 0, "l2");
+  b.AddEdge("l1", 0, "l1/grad");
+  b.AddEdge("l2", 0, "l2/grad");
+  b.AddEdge("l2/grad", 0, "l1/grad");
+  const Graph g = Build(std::move(b));
+  HierarchySpec spec;
+  for (int h = 0; h < 3; ++h) spec.hosts.push_back(HostSpec{"host" + std::to_string(h), {Gpu("gpu0")}, 0, 0});
+  spec.network_bandwidth = 1000;
+  absl::StatusOr<Topology> t = BuildHierarchy(spec);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const CostModel c = Costs(g, *t);
+  const ParallelPlan plan = Plan({{0, 1}, {2}});
+  absl::StatusOr<PlanEvaluation> model = EvaluatePlan(c, plan);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->bottleneck, "link host2/nic");
+  EXPECT_GT(model->time_per_sample, model->link_busy[2] * 1.2);  // the waits, not only the interface's load
+  ExpectAgreement(c, plan, 0.05);
+}
+
 TEST_F(TwoGpus, FlushedStepMatchesTheModel) {
   const CostModel& c = c_;
   ParallelPlan plan = Plan({{0, 1}});
