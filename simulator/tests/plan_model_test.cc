@@ -182,33 +182,8 @@ TEST(Collectives, HierarchicalAllReduceBeatsTheRingAcrossASlowNetwork) {
 
 // l1 (1 s, 2,000 bytes of weights) hands 3,000 bytes to l2 (1 s), whose gradient sends 3,000 bytes back to
 // l1/grad (2 s); on three hosts of one GPU each, behind interfaces of 1,000 B/s.
-Graph CutBetweenHosts() {
-  GraphBuilder b;
-  for (const char* name : {"l1", "l2"}) {
-    OpSpec f = Op(name, 1.0, {3000});
-    f.param_bytes = std::string(name) == "l1" ? 2000 : 0;
-    f.colocation_group = name;
-    b.AddOp(std::move(f));
-    OpSpec grad = Op(std::string(name) + "/grad", 2.0, {3000});
-    grad.is_backward = true;
-    grad.colocation_group = name;
-    b.AddOp(std::move(grad));
-  }
-  b.AddEdge("l1", 0, "l2");
-  b.AddEdge("l1", 0, "l1/grad");
-  b.AddEdge("l2", 0, "l2/grad");
-  b.AddEdge("l2/grad", 0, "l1/grad");
-  return Build(std::move(b));
-}
-
-Topology ThreeHostsOfOneGpu() {
-  HierarchySpec spec;
-  for (int h = 0; h < 3; ++h) spec.hosts.push_back(HostSpec{"host" + std::to_string(h), {Gpu("gpu0")}, 0, 0});
-  spec.network_bandwidth = 1000;
-  absl::StatusOr<Topology> t = BuildHierarchy(spec);
-  EXPECT_TRUE(t.ok()) << t.status();
-  return *std::move(t);
-}
+Graph CutBetweenHosts() { return testing::TwoLayerStep(3000, 2000, 0); }
+Topology ThreeHostsOfOneGpu() { return testing::HostsOfOneGpu(3, 1000); }
 
 TEST(PlanModel, InterfaceIdlesWhileThePeersOfItsTransfersCarryAnAllReduce) {
   const Graph g = CutBetweenHosts();

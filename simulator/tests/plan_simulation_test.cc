@@ -22,25 +22,8 @@ std::vector<Device> Gpus(int n) {
   return out;
 }
 
-// Two layers of a training step: each a forward (1 s, weights) and a backward operator (2 s), colocated.
-Graph TwoLayers() {
-  GraphBuilder b;
-  for (const char* name : {"l1", "l2"}) {
-    OpSpec f = Op(name, 1.0, {100});
-    f.param_bytes = 1000;
-    f.colocation_group = name;
-    b.AddOp(std::move(f));
-    OpSpec g = Op(std::string(name) + "/grad", 2.0, {100});
-    g.is_backward = true;
-    g.colocation_group = name;
-    b.AddOp(std::move(g));
-  }
-  b.AddEdge("l1", 0, "l2");
-  b.AddEdge("l1", 0, "l1/grad");
-  b.AddEdge("l2", 0, "l2/grad");
-  b.AddEdge("l2/grad", 0, "l1/grad");
-  return Build(std::move(b));
-}
+// Two layers of a training step: each a forward (1 s, 1,000 bytes of weights) and a backward operator (2 s).
+Graph TwoLayers() { return testing::TwoLayerStep(100, 1000, 1000); }
 
 ParallelPlan Plan(std::vector<std::vector<DeviceId>> groups) {
   ParallelPlan p;
@@ -86,28 +69,9 @@ TEST(PlanSimulation, HybridPipelineMatchesTheModel) {
 // host 2's interface carries every micro-batch's tensors, and the other two hosts' interfaces also carry stage 1's
 // all-reduce, during which the transfers into and out of host 2 wait.
 TEST(PlanSimulation, TransfersWaitingForAnAllReduceOnThePeerInterfaceMatchTheModel) {
-  GraphBuilder b;
-  for (const char* name : {"l1", "l2"}) {
-    OpSpec f = Op(name, 1.0, {3000});
-    f.param_bytes = std::string(name) == "l1" ? 2000 : 0;
-    f.colocation_group = name;
-    b.AddOp(std::move(f));
-    OpSpec grad = Op(std::string(name) + "/grad", 2.0, {3000});
-    grad.is_backward = true;
-    grad.colocation_group = name;
-    b.AddOp(std::move(grad));
-  }
-  b.AddEdge("l1", 0, "l2");
-  b.AddEdge("l1", 0, "l1/grad");
-  b.AddEdge("l2", 0, "l2/grad");
-  b.AddEdge("l2/grad", 0, "l1/grad");
-  const Graph g = Build(std::move(b));
-  HierarchySpec spec;
-  for (int h = 0; h < 3; ++h) spec.hosts.push_back(HostSpec{"host" + std::to_string(h), {Gpu("gpu0")}, 0, 0});
-  spec.network_bandwidth = 1000;
-  absl::StatusOr<Topology> t = BuildHierarchy(spec);
-  ASSERT_TRUE(t.ok()) << t.status();
-  const CostModel c = Costs(g, *t);
+  const Graph g = testing::TwoLayerStep(3000, 2000, 0);
+  const Topology t = testing::HostsOfOneGpu(3, 1000);
+  const CostModel c = Costs(g, t);
   const ParallelPlan plan = Plan({{0, 1}, {2}});
   absl::StatusOr<PlanEvaluation> model = EvaluatePlan(c, plan);
   ASSERT_TRUE(model.ok()) << model.status();
