@@ -151,7 +151,8 @@ std::vector<double> LinkPeriods(const Topology& t, const Traffic& traffic, const
                                 const std::vector<AllReducePlan>& allreduces, const std::vector<double>& rounds,
                                 bool flush) {
   std::vector<double> period = traffic.busy;
-  if (flush) return period;
+  const bool shared = std::any_of(traffic.shared.begin(), traffic.shared.end(), [](const auto& m) { return !m.empty(); });
+  if (flush || !shared) return period;
   std::vector<std::vector<double>> uses(allreduces.size(), std::vector<double>(t.num_resources(), 0));
   for (size_t s = 0; s < allreduces.size(); ++s) AddLinkBusy(t, allreduces[s], 1.0, uses[s]);
   for (int32_t r = 0; r < t.num_resources(); ++r) {
