@@ -80,6 +80,42 @@ AllReducePlan Hierarchical(const Topology& t, const std::map<int32_t, std::vecto
   return Finish(t, std::move(plan));
 }
 
+struct Interval {
+  double start = 0, end = 0;
+};
+
+// When each of the step's sends runs, in its order: a send starts once every link resource on its path is free and
+// holds them all until it ends (the simulator's discipline).
+std::vector<Interval> ScheduleStep(const Topology& t, const CollectiveStep& step) {
+  std::map<int32_t, double> free_at;
+  std::vector<Interval> out;
+  out.reserve(step.sends.size());
+  for (const auto& [from, to] : step.sends) {
+    const Path& p = t.path(from, to);
+    const absl::Span<const int32_t> links = t.path_resources(p);
+    double start = 0;
+    for (int32_t r : links) start = std::max(start, free_at[r]);
+    const double end = start + p.latency + step.bytes / p.bandwidth;
+    for (int32_t r : links) free_at[r] = end;
+    out.push_back(Interval{start, end});
+  }
+  return out;
+}
+
+// The union of `x` as disjoint intervals in order.
+std::vector<Interval> Merged(std::vector<Interval> x) {
+  std::sort(x.begin(), x.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  std::vector<Interval> out;
+  for (const Interval& i : x) {
+    if (!out.empty() && i.start <= out.back().end) {
+      out.back().end = std::max(out.back().end, i.end);
+    } else {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::string_view AllReduceName(AllReduceKind kind) {
@@ -105,18 +141,33 @@ AllReducePlan PlanAllReduce(const Topology& topology, absl::Span<const DeviceId>
 }
 
 double StepSeconds(const Topology& topology, const CollectiveStep& step) {
-  std::map<int32_t, double> free_at;
   double last = 0;
-  for (const auto& [from, to] : step.sends) {
-    const Path& p = topology.path(from, to);
-    const absl::Span<const int32_t> links = topology.path_resources(p);
-    double start = 0;
-    for (int32_t r : links) start = std::max(start, free_at[r]);
-    const double end = start + p.latency + step.bytes / p.bandwidth;
-    for (int32_t r : links) free_at[r] = end;
-    last = std::max(last, end);
-  }
+  for (const Interval& send : ScheduleStep(topology, step)) last = std::max(last, send.end);
   return last;
+}
+
+double SecondsUnavailable(const Topology& topology, const AllReducePlan& plan, int32_t resource, double seconds) {
+  double total = 0;
+  for (const CollectiveStep& step : plan.steps) {
+    const std::vector<Interval> sends = ScheduleStep(topology, step);
+    std::vector<Interval> busy;
+    double length = 0;
+    for (size_t i = 0; i < sends.size(); ++i) {
+      length = std::max(length, sends[i].end);
+      const absl::Span<const int32_t> links = topology.path_resources(topology.path(step.sends[i].first, step.sends[i].second));
+      if (std::find(links.begin(), links.end(), resource) != links.end()) busy.push_back(sends[i]);
+    }
+    if (busy.empty()) continue;
+    busy = Merged(std::move(busy));
+    double held = busy.back().end - busy.front().start;
+    for (size_t i = 1; i < busy.size(); ++i) {
+      if (busy[i].start - busy[i - 1].end >= seconds) held -= busy[i].start - busy[i - 1].end;
+    }
+    // Between one repeat's last send and the next one's first.
+    const double wrap = length - busy.back().end + busy.front().start;
+    total += step.repeat * held + (step.repeat - 1) * (wrap >= seconds ? 0 : wrap);
+  }
+  return total;
 }
 
 void AddLinkBusy(const Topology& topology, const AllReducePlan& plan, double scale, std::vector<double>& busy) {

@@ -41,6 +41,13 @@ AllReducePlan PlanAllReduce(const Topology& topology, absl::Span<const DeviceId>
 // and one waits for the busiest resource on its path.
 double StepSeconds(const Topology& topology, const CollectiveStep& step);
 
+// The seconds during the all-reduce (its steps and repeats one after another, each as StepSeconds schedules it)
+// in which `resource` cannot begin a transfer of `seconds` that needs it besides a resource the all-reduce leaves
+// free: from the first to the last of its sends in each step, less the gaps between them (and between repeats)
+// long enough for the transfer. The simulator holds every resource of a path for the whole transfer and never
+// back-fills, so in that time the free resource waits however much it has to carry.
+double SecondsUnavailable(const Topology& topology, const AllReducePlan& plan, int32_t resource, double seconds);
+
 // Adds `scale` x the seconds each link resource is busy during the all-reduce to busy[resource].
 void AddLinkBusy(const Topology& topology, const AllReducePlan& plan, double scale, std::vector<double>& busy);
 

@@ -21,17 +21,31 @@ using plan_internal::StageFacts;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// What the stages' tensors keep each link resource busy per sample, and the mean time of a micro-batch's
-// transfers from each stage to each other (by (from, to)).
+// What the stages' tensors keep each link resource busy per sample, the mean time of a micro-batch's transfers
+// from each stage to each other (by (from, to)), and per resource how much of its busy time it shares with each
+// other resource (the transfers holding both) and its shortest transfer.
 struct Traffic {
   std::vector<double> busy;
   std::map<std::pair<int32_t, int32_t>, double> seconds;
+  std::vector<std::map<int32_t, double>> shared;
+  std::vector<double> shortest;
 };
+
+void NoteShared(absl::Span<const int32_t> path, double seconds, double per_sample, Traffic& out) {
+  for (int32_t r : path) {
+    out.shortest[r] = std::min(out.shortest[r], seconds);
+    for (int32_t q : path) {
+      if (q != r) out.shared[r][q] += per_sample;
+    }
+  }
+}
 
 Traffic StageTraffic(const CostModel& costs, const ParallelPlan& plan, const PlanFacts& f) {
   const Topology& t = costs.topology();
   Traffic out;
   out.busy.assign(t.num_resources(), 0);
+  out.shared.resize(t.num_resources());
+  out.shortest.assign(t.num_resources(), DBL_MAX);
   for (const plan_internal::StageTraffic& x : f.traffic) {
     const std::vector<DeviceId>& from = plan.stages[x.from].devices;
     const std::vector<DeviceId>& to = plan.stages[x.to].devices;
@@ -45,6 +59,7 @@ Traffic StageTraffic(const CostModel& costs, const ParallelPlan& plan, const Pla
       const double seconds = x.SecondsOn(p);
       total += seconds;
       for (int32_t r : t.path_resources(p)) out.busy[r] += seconds / static_cast<double>(cycle);
+      NoteShared(t.path_resources(p), seconds, seconds / static_cast<double>(cycle), out);
     }
     out.seconds[{x.from, x.to}] = total / static_cast<double>(cycle);
   }
@@ -127,13 +142,43 @@ void ScoreDevices(const CostModel& costs, const ParallelPlan& plan, PlanEvaluati
   }
 }
 
+// Per link resource, the time per sample it allows: its load, or, without a global batch, the stages' tensors it
+// carries plus, for each other resource some of them also need, its share of them times the seconds an all-reduce
+// that leaves this resource free keeps that one unavailable (SecondsUnavailable): a host's network interface idles
+// while the interfaces at the other end of its transfers carry another stage's all-reduce. With a flush the
+// all-reduces run after the step's transfers.
+std::vector<double> LinkPeriods(const Topology& t, const Traffic& traffic, const std::vector<double>& boundary,
+                                const std::vector<AllReducePlan>& allreduces, const std::vector<double>& rounds,
+                                bool flush) {
+  std::vector<double> period = traffic.busy;
+  const bool shared = std::any_of(traffic.shared.begin(), traffic.shared.end(), [](const auto& m) { return !m.empty(); });
+  if (flush || !shared) return period;
+  std::vector<std::vector<double>> uses(allreduces.size(), std::vector<double>(t.num_resources(), 0));
+  for (size_t s = 0; s < allreduces.size(); ++s) AddLinkBusy(t, allreduces[s], 1.0, uses[s]);
+  for (int32_t r = 0; r < t.num_resources(); ++r) {
+    if (boundary[r] == 0) continue;
+    double waits = 0;
+    for (const auto& [other, seconds] : traffic.shared[r]) {
+      for (size_t s = 0; s < allreduces.size(); ++s) {
+        if (uses[s][r] > 0 || uses[s][other] == 0) continue;
+        waits += seconds / boundary[r] * rounds[s] * SecondsUnavailable(t, allreduces[s], other, traffic.shortest[r]);
+      }
+    }
+    period[r] = std::max(period[r], boundary[r] + waits);
+  }
+  return period;
+}
+
 // Our own model: periods of the stages and of the link resources, the flush when there is a global batch.
 void ScoreOwn(const CostModel& costs, const ParallelPlan& plan, const PlanFacts& f, PlanEvaluation& ev) {
   const Topology& t = costs.topology();
   Traffic traffic = StageTraffic(costs, plan, f);
+  const std::vector<double> boundary = traffic.busy;
+  std::vector<AllReducePlan> allreduces(plan.num_stages());
+  std::vector<double> syncs(plan.num_stages());
   const double g = static_cast<double>(plan.global_batch);
   for (int32_t s = 0; s < plan.num_stages(); ++s) {
-    AllReducePlan allreduce;
+    AllReducePlan& allreduce = allreduces[s];
     StageScore x = ScoreStage(costs, plan, f, s, &allreduce);
     const double rounds = g > 0 ? 1.0 / g : 1.0 / x.replicas;  // syncs per sample
     const double per_sample_compute = g > 0 ? static_cast<double>(CeilDiv(plan.global_batch, x.replicas)) / g : 1.0 / x.replicas;
@@ -143,8 +188,11 @@ void ScoreOwn(const CostModel& costs, const ParallelPlan& plan, const PlanFacts&
     const double compute = per_sample_compute * (x.forward + x.backward) + rounds * x.update;
     x.period = g > 0 ? compute + rounds * x.allreduce : std::max(compute, rounds * x.allreduce / x.in_flight);
     AddLinkBusy(t, allreduce, rounds, traffic.busy);
+    syncs[s] = rounds;
     ev.stages.push_back(x);
   }
+  ev.link_busy = traffic.busy;
+  const std::vector<double> links = LinkPeriods(t, traffic, boundary, allreduces, syncs, g > 0);
   for (int32_t s = 0; s < plan.num_stages(); ++s) {
     if (ev.stages[s].period > ev.time_per_sample) {
       ev.time_per_sample = ev.stages[s].period;
@@ -152,8 +200,8 @@ void ScoreOwn(const CostModel& costs, const ParallelPlan& plan, const PlanFacts&
     }
   }
   for (int32_t r = 0; r < t.num_resources(); ++r) {
-    if (traffic.busy[r] > ev.time_per_sample) {
-      ev.time_per_sample = traffic.busy[r];
+    if (links[r] > ev.time_per_sample) {
+      ev.time_per_sample = links[r];
       ev.bottleneck = absl::StrCat("link ", t.resource(r).name);
     }
   }

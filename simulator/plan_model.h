@@ -10,8 +10,12 @@
 // rounds old, so the stage allows one sample per max(forward + backward + update, all-reduce / in_flight) / r_s,
 // and the all-reduce's traffic loads the links. A tensor one stage sends another goes once per
 // micro-batch, from the replica that ran it to the one that runs its reader, over the path's link resources,
-// and a link resource carries one transfer at a time; compute and transfers overlap. Time per sample is the
-// busiest stage or link resource.
+// and a link resource carries one transfer at a time; compute and transfers overlap. A transfer holds every
+// resource of its path at once, so a resource whose transfers also need another one (a host's network interface
+// and the peer host's) idles while an all-reduce that leaves it free holds that other one: without a global batch
+// it allows a sample per its tensors' time plus, for each such peer, its share of them times the seconds the
+// peer's all-reduces keep it unavailable (collectives.h, SecondsUnavailable). Time per sample is the busiest
+// stage or link resource.
 //
 // With a global batch G the pipeline flushes every step: replica k of stage s runs ceil(G / r_s) micro-batches
 // (fewer for the last replicas), all-reduces once and updates once. The step is one micro-batch's way through
@@ -69,6 +73,9 @@ struct PlanEvaluation {
   std::vector<StageScore> stages;
   // Per topology device: busy = its compute per sample, load = its stage's period, memory as above.
   std::vector<DeviceScore> devices;
+  // Per topology link resource (our model): the seconds it carries transfers per sample (the waits for the peers of
+  // its transfers apart).
+  std::vector<double> link_busy;
   bool fits_memory = true;
   bool memory_checked = true;  // false under PipeDream's model: the figures are for information
 };

@@ -180,6 +180,42 @@ TEST(Collectives, HierarchicalAllReduceBeatsTheRingAcrossASlowNetwork) {
   EXPECT_DOUBLE_EQ(ring.seconds, 6 * 0.1);  // 2 (r - 1) steps of 100 bytes
 }
 
+// l1 (1 s, 2,000 bytes of weights) hands 3,000 bytes to l2 (1 s), whose gradient sends 3,000 bytes back to
+// l1/grad (2 s); on three hosts of one GPU each, behind interfaces of 1,000 B/s.
+Graph CutBetweenHosts() { return testing::TwoLayerStep(3000, 2000, 0); }
+Topology ThreeHostsOfOneGpu() { return testing::HostsOfOneGpu(3, 1000); }
+
+TEST(PlanModel, InterfaceIdlesWhileThePeersOfItsTransfersCarryAnAllReduce) {
+  const Graph g = CutBetweenHosts();
+  const Topology t = ThreeHostsOfOneGpu();
+  const CostModel c = Costs(g, t);
+  // l1 on hosts 0 and 1, l2 on host 2: every micro-batch's activations come into host 2 and its gradient goes out.
+  absl::StatusOr<PlanEvaluation> ev = EvaluatePlan(c, Plan({0, 0, 1, 1}, {{0, 1}, {2}}));
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  // host2/nic carries 2 x 3 s a sample. Stage 1's ring holds both other interfaces for 2 steps of two 1,000-byte
+  // sends (4 s) once every 2 samples, and no 3 s transfer fits a gap in it: host 2 waits 2 s a sample.
+  EXPECT_DOUBLE_EQ(ev->link_busy[2], 6.0);
+  EXPECT_DOUBLE_EQ(ev->time_per_sample, 8.0);
+  EXPECT_EQ(ev->bottleneck, "link host2/nic");
+  // Host 0's interface carries the ring (4 s a round) and half the micro-batches (3 s a sample): no waiting there.
+  EXPECT_DOUBLE_EQ(ev->link_busy[0], 5.0);
+  // With a global batch the all-reduce runs after the step's transfers, and nothing waits for it.
+  ParallelPlan flushed = Plan({0, 0, 1, 1}, {{0, 1}, {2}});
+  flushed.global_batch = 8;
+  absl::StatusOr<PlanEvaluation> step = EvaluatePlan(c, flushed);
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_GE(step->step_time, 8 * 6.0);
+}
+
+TEST(Collectives, SecondsUnavailableCountsOnlyGapsTheTransferFits) {
+  const Topology t = ThreeHostsOfOneGpu();
+  // The ring of hosts 0 and 1: 2 steps, each two 1,000-byte sends holding both interfaces one after the other.
+  const AllReducePlan ring = PlanAllReduce(t, std::vector<DeviceId>{0, 1}, 2000);
+  EXPECT_DOUBLE_EQ(ring.seconds, 4.0);
+  EXPECT_DOUBLE_EQ(SecondsUnavailable(t, ring, 0, 3.0), 4.0);
+  EXPECT_DOUBLE_EQ(SecondsUnavailable(t, ring, 2, 3.0), 0.0);  // host 2 takes no part
+}
+
 // Three layers as PipeDream profiles them: milliseconds and bytes.
 constexpr char kProfile[] =
     "node1 -- Conv2d(3, 64) -- forward_compute_time=10.0, backward_compute_time=20.0, activation_size=1000000.0, parameter_size=4000000.0\n"

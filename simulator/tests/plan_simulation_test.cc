@@ -22,25 +22,8 @@ std::vector<Device> Gpus(int n) {
   return out;
 }
 
-// Two layers of a training step: each a forward (1 s, weights) and a backward operator (2 s), colocated.
-Graph TwoLayers() {
-  GraphBuilder b;
-  for (const char* name : {"l1", "l2"}) {
-    OpSpec f = Op(name, 1.0, {100});
-    f.param_bytes = 1000;
-    f.colocation_group = name;
-    b.AddOp(std::move(f));
-    OpSpec g = Op(std::string(name) + "/grad", 2.0, {100});
-    g.is_backward = true;
-    g.colocation_group = name;
-    b.AddOp(std::move(g));
-  }
-  b.AddEdge("l1", 0, "l2");
-  b.AddEdge("l1", 0, "l1/grad");
-  b.AddEdge("l2", 0, "l2/grad");
-  b.AddEdge("l2/grad", 0, "l1/grad");
-  return Build(std::move(b));
-}
+// Two layers of a training step: each a forward (1 s, 1,000 bytes of weights) and a backward operator (2 s).
+Graph TwoLayers() { return testing::TwoLayerStep(100, 1000, 1000); }
 
 ParallelPlan Plan(std::vector<std::vector<DeviceId>> groups) {
   ParallelPlan p;
@@ -80,6 +63,21 @@ TEST(PlanSimulation, HybridPipelineMatchesTheModel) {
   const CostModel c = Costs(g, t);
   ExpectAgreement(c, Plan({{0, 1}, {2, 3}}), 0.02);
   ExpectAgreement(c, Plan({{0, 1, 2}, {3}}), 0.05);
+}
+
+// l1 on hosts 0 and 1, l2 on host 2 (one GPU each, interfaces of 1,000 B/s), 3,000 bytes each way per micro-batch:
+// host 2's interface carries every micro-batch's tensors, and the other two hosts' interfaces also carry stage 1's
+// all-reduce, during which the transfers into and out of host 2 wait.
+TEST(PlanSimulation, TransfersWaitingForAnAllReduceOnThePeerInterfaceMatchTheModel) {
+  const Graph g = testing::TwoLayerStep(3000, 2000, 0);
+  const Topology t = testing::HostsOfOneGpu(3, 1000);
+  const CostModel c = Costs(g, t);
+  const ParallelPlan plan = Plan({{0, 1}, {2}});
+  absl::StatusOr<PlanEvaluation> model = EvaluatePlan(c, plan);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->bottleneck, "link host2/nic");
+  EXPECT_GT(model->time_per_sample, model->link_busy[2] * 1.2);  // the waits, not only the interface's load
+  ExpectAgreement(c, plan, 0.05);
 }
 
 TEST_F(TwoGpus, FlushedStepMatchesTheModel) {

@@ -49,6 +49,37 @@ inline Graph Build(GraphBuilder&& builder) {
   return g.ok() ? *std::move(g) : Graph();
 }
 
+// Two layers of a training step, each a forward (1 s, its weights) and a backward operator (2 s), colocated, every
+// tensor of `tensor_bytes`: l1 -> l2, l1 -> l1/grad, l2 -> l2/grad and l2/grad -> l1/grad.
+inline Graph TwoLayerStep(int64_t tensor_bytes, int64_t l1_weights, int64_t l2_weights) {
+  GraphBuilder b;
+  for (const char* name : {"l1", "l2"}) {
+    OpSpec f = Op(name, 1.0, {tensor_bytes});
+    f.param_bytes = std::string(name) == "l1" ? l1_weights : l2_weights;
+    f.colocation_group = name;
+    b.AddOp(std::move(f));
+    OpSpec grad = Op(std::string(name) + "/grad", 2.0, {tensor_bytes});
+    grad.is_backward = true;
+    grad.colocation_group = name;
+    b.AddOp(std::move(grad));
+  }
+  b.AddEdge("l1", 0, "l2");
+  b.AddEdge("l1", 0, "l1/grad");
+  b.AddEdge("l2", 0, "l2/grad");
+  b.AddEdge("l2/grad", 0, "l1/grad");
+  return Build(std::move(b));
+}
+
+// `hosts` hosts of one GPU each behind network interfaces of `bandwidth` bytes/s.
+inline Topology HostsOfOneGpu(int hosts, double bandwidth) {
+  HierarchySpec spec;
+  for (int h = 0; h < hosts; ++h) spec.hosts.push_back(HostSpec{"host" + std::to_string(h), {Gpu("gpu0")}, 0, 0});
+  spec.network_bandwidth = bandwidth;
+  absl::StatusOr<Topology> t = BuildHierarchy(spec);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return t.ok() ? *std::move(t) : Topology();
+}
+
 // A CostModel keeps pointers to both: temporaries would dangle.
 CostModel Costs(const Graph&, Topology&&) = delete;
 CostModel Costs(Graph&&, const Topology&) = delete;
