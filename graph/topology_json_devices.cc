@@ -12,12 +12,6 @@
 namespace placement::topology_json {
 namespace {
 
-using json::Child;
-using json::Err;
-using json::Find;
-using json::Index;
-using json::UnitParser;
-
 // One entry of a "devices" list, before it is expanded into `count` named devices.
 struct DeviceEntry {
   Device device;

@@ -13,13 +13,6 @@
 
 namespace placement::topology_json {
 
-using json::Child;
-using json::Err;
-using json::Find;
-using json::Index;
-using json::Keys;
-using json::UnitParser;
-
 absl::Status CheckObject(const Json& j, absl::string_view path, Keys known) {
   return json::CheckObject(j, path, known, "the topology");
 }

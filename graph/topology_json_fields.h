@@ -19,13 +19,20 @@
 namespace placement::topology_json {
 
 using Json = nlohmann::json;
+// The shared JSON readers (json_read.h), as every topology reader uses them.
+using json::Child;
+using json::Err;
+using json::Find;
+using json::Index;
+using json::Keys;
+using json::UnitParser;
 
 // json::CheckObject with the topology named in its message.
-absl::Status CheckObject(const Json& j, absl::string_view path, json::Keys known);
+absl::Status CheckObject(const Json& j, absl::string_view path, Keys known);
 
 // A figure: a number in SI base units or a string with units. Figures a device or link divides by must be
 // positive.
-absl::StatusOr<double> Quantity(const Json& j, absl::string_view path, json::UnitParser parse, bool positive);
+absl::StatusOr<double> Quantity(const Json& j, absl::string_view path, UnitParser parse, bool positive);
 
 // A count of devices or hosts: a whole number from 1 to kMaxTopologyDevices.
 absl::StatusOr<int64_t> Count(const Json& j, absl::string_view path);
@@ -44,6 +51,6 @@ absl::Status ReadLink(const Json* j, absl::string_view path, const DevicePreset*
 // A matrix of figures, one per ordered device pair, or one figure for every pair. The diagonal is not a
 // link, so it may be null and is not read.
 absl::StatusOr<std::vector<std::vector<double>>> ReadMatrix(const Json& j, absl::string_view path, size_t n,
-                                                            json::UnitParser parse, bool positive);
+                                                            UnitParser parse, bool positive);
 
 }  // namespace placement::topology_json

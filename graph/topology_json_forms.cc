@@ -17,11 +17,6 @@
 namespace placement::topology_json {
 namespace {
 
-using json::Child;
-using json::Err;
-using json::Find;
-using json::Index;
-
 // One entry of "hosts", before it is copied `copies` times under its names.
 struct HostEntry {
   HostSpec spec;
