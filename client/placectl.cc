@@ -242,15 +242,187 @@ int Usage(const std::string& why) {
   return kExitUsage;
 }
 
+// The --policy_* flags.
+placement::cli::PolicyFlags PolicyFlagValues() {
+  return placement::cli::PolicyFlags{absl::GetFlag(FLAGS_policy_weights), absl::GetFlag(FLAGS_policy_device),
+                                     absl::GetFlag(FLAGS_policy_fallback)};
+}
+
 // The classical placers plus the learned ones when the policy is wanted and loads (in placectl-torch: this binary
 // hands such commands over to it); `holder` keeps the registry alive.
 absl::StatusOr<const placement::PlacerRegistry*> LoadRegistry(std::unique_ptr<placement::PlacerRegistry>& holder,
                                                               char** original_argv) {
-  const std::string device = absl::GetFlag(FLAGS_policy_device);
-  if (device == "none") return &placement::DefaultPlacerRegistry();
-  return placement::cli::LoadLearnedRegistry(
-      placement::cli::PolicyFlags{absl::GetFlag(FLAGS_policy_weights), device, absl::GetFlag(FLAGS_policy_fallback)},
-      holder, original_argv);
+  if (absl::GetFlag(FLAGS_policy_device) == "none") return &placement::DefaultPlacerRegistry();
+  return placement::cli::LoadLearnedRegistry(PolicyFlagValues(), holder, original_argv);
+}
+
+// What a command reads besides its own flags: the words after it, and what main read once for every command.
+struct Invocation {
+  std::string command;
+  std::vector<std::string> operands;  // the arguments after the command
+  std::map<std::string, int64_t> dims;  // --dim, parsed
+  std::string costs;                  // the --costs file's text ("" without --costs)
+  char** argv;                        // the original command line, for commands handed over to placectl-torch
+};
+
+int SimulateCommand(const Invocation& in) {
+  if (in.operands.size() != 1) return Usage("simulate takes exactly one GRAPH");
+  placement::cli::SimulateOptions o;
+  o.graph_path = in.operands[0];
+  o.load = LoadOptions(in.dims, in.costs);
+  o.placement_path = absl::GetFlag(FLAGS_placement);
+  o.topology_file = absl::GetFlag(FLAGS_topology);
+  o.devices = absl::GetFlag(FLAGS_devices);
+  o.objective = absl::GetFlag(FLAGS_objective);
+  o.cost_model = absl::GetFlag(FLAGS_cost_model);
+  o.output = absl::GetFlag(FLAGS_output);
+  o.priority = absl::GetFlag(FLAGS_priority);
+  o.simulator = absl::GetFlag(FLAGS_simulator);
+  o.chart_path = absl::GetFlag(FLAGS_chart);
+  if (absl::GetFlag(FLAGS_server).empty()) return Print(in.command, placement::cli::RunSimulate(o));
+  absl::StatusOr<absl::Duration> timeout = CallTimeout();
+  if (!timeout.ok()) return Fail(in.command, timeout.status());
+  placement::cli::RemoteSimulateOptions r;
+  r.simulate = o;
+  r.server = absl::GetFlag(FLAGS_server);
+  r.timeout = *timeout;
+  return Print(in.command, placement::cli::RunRemoteSimulate(r));
+}
+
+int PlaceCommand(const Invocation& in) {
+  if (in.operands.size() != 1) return Usage("place takes exactly one GRAPH");
+  placement::cli::PlaceOptions o;
+  o.graph_path = in.operands[0];
+  SetPlacingFlags(in.dims, in.costs, &o);
+  o.seed = absl::GetFlag(FLAGS_seed);
+  o.chart_path = absl::GetFlag(FLAGS_chart);
+  // The policy's weights load only for the placers that use them.
+  std::unique_ptr<placement::PlacerRegistry> holder;
+  absl::StatusOr<const placement::PlacerRegistry*> registry =
+      placement::learned::RunsLearnedPolicy(o.algorithm) ? LoadRegistry(holder, in.argv)
+                                                        : &placement::DefaultPlacerRegistry();
+  if (!registry.ok()) return Print(in.command, absl::StatusOr<std::string>(registry.status()));
+  o.registry = *registry;
+  return Print(in.command, placement::cli::RunPlace(o));
+}
+
+int AlgorithmsCommand(const Invocation& in) {
+  if (!in.operands.empty()) return Usage("algorithms takes no arguments");
+  if (!absl::GetFlag(FLAGS_server).empty()) {
+    absl::StatusOr<absl::Duration> timeout = CallTimeout();
+    if (!timeout.ok()) return Fail(in.command, timeout.status());
+    return Print(in.command, placement::cli::RunRemoteAlgorithms(absl::GetFlag(FLAGS_server), *timeout));
+  }
+  if (absl::GetFlag(FLAGS_policy_device) == "none") {
+    std::cout << placement::cli::ListAlgorithms(&placement::DefaultPlacerRegistry());
+    return kExitOk;
+  }
+  return Print(in.command, placement::cli::ListAlgorithmsWithPolicy(PolicyFlagValues()));
+}
+
+int SubmitCommand(const Invocation& in) {
+  if (in.operands.size() != 1) return Usage("submit takes exactly one GRAPH");
+  placement::cli::SubmitOptions o;
+  o.policy = absl::GetFlag(FLAGS_policy);
+  o.server = ServerOrDefault();
+  o.graph_path = in.operands[0];
+  SetPlacingFlags(in.dims, in.costs, &o);
+  o.seed = absl::GetFlag(FLAGS_seed);
+  o.skip_cache = absl::GetFlag(FLAGS_skip_cache);
+  // A terminal gets a progress line rewritten in place; elsewhere progress is asked for.
+  o.progress_overwrite = ::isatty(STDERR_FILENO) != 0;
+  o.progress = absl::GetFlag(FLAGS_progress) || o.progress_overwrite;
+  o.chart_path = absl::GetFlag(FLAGS_chart);
+  return Print(in.command, placement::cli::RunSubmit(o));
+}
+
+// info and health: one call to the server each.
+int ServerStatusCommand(const Invocation& in) {
+  if (!in.operands.empty()) return Usage(in.command + " takes no arguments");
+  absl::StatusOr<absl::Duration> timeout = CallTimeout();
+  if (!timeout.ok()) return Fail(in.command, timeout.status());
+  if (in.command == "health") return Print(in.command, placement::cli::RunHealth(ServerOrDefault(), *timeout));
+  return Print(in.command, placement::cli::RunInfo(ServerOrDefault(), absl::GetFlag(FLAGS_output), *timeout));
+}
+
+int BenchCommand(const Invocation& in) {
+  if (in.operands.empty()) return Usage("bench takes one or more GRAPHs");
+  placement::cli::BenchOptions o;
+  o.policy = absl::GetFlag(FLAGS_policy);
+  o.server = ServerOrDefault();
+  o.graph_paths = in.operands;
+  SetPlacingFlags(in.dims, in.costs, &o);
+  o.concurrency = absl::GetFlag(FLAGS_concurrency);
+  o.duration = absl::GetFlag(FLAGS_duration);
+  o.requests = absl::GetFlag(FLAGS_requests);
+  o.unique_fraction = absl::GetFlag(FLAGS_unique_fraction);
+  o.warmup = absl::GetFlag(FLAGS_warmup);
+  return Print(in.command, placement::cli::RunBench(o));
+}
+
+int ImportCommand(const Invocation& in) {
+  if (in.operands.size() != 1) return Usage("import takes exactly one GRAPH");
+  std::vector<std::string> warnings;
+  absl::StatusOr<std::string> out = placement::cli::RunImport(in.operands[0], LoadOptions(in.dims, in.costs), &warnings);
+  for (const std::string& w : warnings) std::cerr << "warning: " << w << "\n";
+  return Print(in.command, out);
+}
+
+int GenerateCommand(const Invocation& in) {
+  if (in.operands.size() != 1) return Usage("generate takes exactly one FAMILY");
+  placement::cli::GenerateOptions o;
+  o.family = in.operands[0];
+  o.ops = absl::GetFlag(FLAGS_ops);
+  o.seed = absl::GetFlag(FLAGS_seed);
+  o.batch = absl::GetFlag(FLAGS_batch) > 0 ? absl::GetFlag(FLAGS_batch) : 32;
+  o.width = absl::GetFlag(FLAGS_width);
+  o.training = absl::GetFlag(FLAGS_training);
+  return Print(in.command, placement::cli::RunGenerate(o));
+}
+
+int CalibrateCommand(const Invocation& in) {
+  if (!in.operands.empty()) return Usage("calibrate takes no arguments");
+  placement::cli::CalibrateOptions o;
+  o.threads = absl::GetFlag(FLAGS_threads);
+  o.kind = absl::GetFlag(FLAGS_kind);
+  o.profiles = absl::GetFlag(FLAGS_profiles);
+  o.seconds_per_measurement = absl::GetFlag(FLAGS_measure_seconds);
+  // --output is shared with the commands that print: its "table" and "json" mean "print" here.
+  const std::string output = absl::GetFlag(FLAGS_output);
+  o.output = output == "table" || output == "json" ? "" : output;
+  return Print(in.command, placement::cli::RunCalibrateCommand(o, in.argv));
+}
+
+int PresetsCommand(const Invocation& in) {
+  if (!in.operands.empty()) return Usage("presets takes no arguments");
+  std::cout << placement::DescribeDevicePresets();
+  return kExitOk;
+}
+
+int HelpCommand(const Invocation&) {
+  std::cout << kUsage;
+  return kExitOk;
+}
+
+// The commands this file runs; train, curve and reload are lifecycle_commands.h's.
+using CommandRunner = int (*)(const Invocation&);
+const std::map<std::string, CommandRunner>& Commands() {
+  static const auto* commands = new std::map<std::string, CommandRunner>{
+      {"simulate", SimulateCommand}, {"place", PlaceCommand},        {"algorithms", AlgorithmsCommand},
+      {"submit", SubmitCommand},     {"info", ServerStatusCommand}, {"health", ServerStatusCommand},
+      {"bench", BenchCommand},       {"import", ImportCommand},      {"generate", GenerateCommand},
+      {"calibrate", CalibrateCommand}, {"presets", PresetsCommand}, {"help", HelpCommand}};
+  return *commands;
+}
+
+int RunCommand(const Invocation& in) {
+  const auto found = Commands().find(in.command);
+  if (found != Commands().end()) return found->second(in);
+  if (std::optional<int> code =
+          placement::cli::RunLifecycleCommand(in.command, in.operands, LoadOptions(in.dims, in.costs), in.argv)) {
+    return *code;
+  }
+  return Usage("unknown command '" + in.command + "'");
 }
 
 }  // namespace
@@ -261,154 +433,17 @@ int main(int argc, char** argv) {
   std::vector<char*> rewritten = JoinRepeatedDims(argc, argv, &joined);
   std::vector<char*> args = absl::ParseCommandLine(static_cast<int>(rewritten.size()), rewritten.data());
   if (args.size() < 2) return Usage("no command given");
-  absl::StatusOr<std::map<std::string, int64_t>> parsed_dims = placement::cli::ParseDims(absl::GetFlag(FLAGS_dim));
-  if (!parsed_dims.ok()) return Usage(std::string(parsed_dims.status().message()));
-  const std::map<std::string, int64_t>& dims = *parsed_dims;
-  const std::string command = args[1];
-  const size_t operands = args.size() - 2;
-  if (absl::Status s = placement::cli::CheckFlagsApply(command, argc, argv); !s.ok()) {
-    std::cerr << "placectl " << command << ": " << s.message() << "\n";
+  absl::StatusOr<std::map<std::string, int64_t>> dims = placement::cli::ParseDims(absl::GetFlag(FLAGS_dim));
+  if (!dims.ok()) return Usage(std::string(dims.status().message()));
+  Invocation in{args[1], std::vector<std::string>(args.begin() + 2, args.end()), *std::move(dims), "", argv};
+  if (absl::Status s = placement::cli::CheckFlagsApply(in.command, argc, argv); !s.ok()) {
+    std::cerr << "placectl " << in.command << ": " << s.message() << "\n";
     return kExitUsage;
   }
-  std::string costs;
   if (!absl::GetFlag(FLAGS_costs).empty()) {
     absl::StatusOr<std::string> text = placement::ReadWholeFile(absl::GetFlag(FLAGS_costs));
-    if (!text.ok()) return Fail(command, text.status());
-    costs = *std::move(text);
+    if (!text.ok()) return Fail(in.command, text.status());
+    in.costs = *std::move(text);
   }
-
-  if (command == "simulate") {
-    if (operands != 1) return Usage("simulate takes exactly one GRAPH");
-    placement::cli::SimulateOptions o;
-    o.graph_path = args[2];
-    o.load = LoadOptions(dims, costs);
-    o.placement_path = absl::GetFlag(FLAGS_placement);
-    o.topology_file = absl::GetFlag(FLAGS_topology);
-    o.devices = absl::GetFlag(FLAGS_devices);
-    o.objective = absl::GetFlag(FLAGS_objective);
-    o.cost_model = absl::GetFlag(FLAGS_cost_model);
-    o.output = absl::GetFlag(FLAGS_output);
-    o.priority = absl::GetFlag(FLAGS_priority);
-    o.simulator = absl::GetFlag(FLAGS_simulator);
-    o.chart_path = absl::GetFlag(FLAGS_chart);
-    if (!absl::GetFlag(FLAGS_server).empty()) {
-      absl::StatusOr<absl::Duration> timeout = CallTimeout();
-      if (!timeout.ok()) return Fail(command, timeout.status());
-      placement::cli::RemoteSimulateOptions r;
-      r.simulate = o;
-      r.server = absl::GetFlag(FLAGS_server);
-      r.timeout = *timeout;
-      return Print(command, placement::cli::RunRemoteSimulate(r));
-    }
-    return Print(command, placement::cli::RunSimulate(o));
-  }
-  if (command == "place") {
-    if (operands != 1) return Usage("place takes exactly one GRAPH");
-    placement::cli::PlaceOptions o;
-    o.graph_path = args[2];
-    SetPlacingFlags(dims, costs, &o);
-    o.seed = absl::GetFlag(FLAGS_seed);
-    o.chart_path = absl::GetFlag(FLAGS_chart);
-    std::unique_ptr<placement::PlacerRegistry> holder;
-    absl::StatusOr<const placement::PlacerRegistry*> registry =
-        placement::learned::RunsLearnedPolicy(o.algorithm) ? LoadRegistry(holder, argv)
-                                                          : &placement::DefaultPlacerRegistry();
-    if (!registry.ok()) return Print(command, absl::StatusOr<std::string>(registry.status()));
-    o.registry = *registry;
-    return Print(command, placement::cli::RunPlace(o));
-  }
-  if (command == "algorithms") {
-    if (operands != 0) return Usage("algorithms takes no arguments");
-    if (!absl::GetFlag(FLAGS_server).empty()) {
-      absl::StatusOr<absl::Duration> timeout = CallTimeout();
-      if (!timeout.ok()) return Fail(command, timeout.status());
-      return Print(command, placement::cli::RunRemoteAlgorithms(absl::GetFlag(FLAGS_server), *timeout));
-    }
-    if (absl::GetFlag(FLAGS_policy_device) == "none") {
-      std::cout << placement::cli::ListAlgorithms(&placement::DefaultPlacerRegistry());
-      return kExitOk;
-    }
-    return Print(command, placement::cli::ListAlgorithmsWithPolicy(
-                              placement::cli::PolicyFlags{absl::GetFlag(FLAGS_policy_weights),
-                                                          absl::GetFlag(FLAGS_policy_device),
-                                                          absl::GetFlag(FLAGS_policy_fallback)}));
-  }
-  if (command == "submit") {
-    if (operands != 1) return Usage("submit takes exactly one GRAPH");
-    placement::cli::SubmitOptions o;
-    o.policy = absl::GetFlag(FLAGS_policy);
-    o.server = ServerOrDefault();
-    o.graph_path = args[2];
-    SetPlacingFlags(dims, costs, &o);
-    o.seed = absl::GetFlag(FLAGS_seed);
-    o.skip_cache = absl::GetFlag(FLAGS_skip_cache);
-    o.progress_overwrite = ::isatty(STDERR_FILENO) != 0;
-    o.progress = absl::GetFlag(FLAGS_progress) || o.progress_overwrite;
-    o.chart_path = absl::GetFlag(FLAGS_chart);
-    return Print(command, placement::cli::RunSubmit(o));
-  }
-  if (command == "info" || command == "health") {
-    if (operands != 0) return Usage(command + " takes no arguments");
-    absl::StatusOr<absl::Duration> timeout = CallTimeout();
-    if (!timeout.ok()) return Fail(command, timeout.status());
-    if (command == "health") return Print(command, placement::cli::RunHealth(ServerOrDefault(), *timeout));
-    return Print(command, placement::cli::RunInfo(ServerOrDefault(), absl::GetFlag(FLAGS_output), *timeout));
-  }
-  if (command == "bench") {
-    if (operands < 1) return Usage("bench takes one or more GRAPHs");
-    placement::cli::BenchOptions o;
-    o.policy = absl::GetFlag(FLAGS_policy);
-    o.server = ServerOrDefault();
-    o.graph_paths.assign(args.begin() + 2, args.end());
-    SetPlacingFlags(dims, costs, &o);
-    o.concurrency = absl::GetFlag(FLAGS_concurrency);
-    o.duration = absl::GetFlag(FLAGS_duration);
-    o.requests = absl::GetFlag(FLAGS_requests);
-    o.unique_fraction = absl::GetFlag(FLAGS_unique_fraction);
-    o.warmup = absl::GetFlag(FLAGS_warmup);
-    return Print(command, placement::cli::RunBench(o));
-  }
-  if (command == "import") {
-    if (operands != 1) return Usage("import takes exactly one GRAPH");
-    std::vector<std::string> warnings;
-    absl::StatusOr<std::string> out = placement::cli::RunImport(args[2], LoadOptions(dims, costs), &warnings);
-    for (const std::string& w : warnings) std::cerr << "warning: " << w << "\n";
-    return Print(command, out);
-  }
-  if (command == "generate") {
-    if (operands != 1) return Usage("generate takes exactly one FAMILY");
-    placement::cli::GenerateOptions o;
-    o.family = args[2];
-    o.ops = absl::GetFlag(FLAGS_ops);
-    o.seed = absl::GetFlag(FLAGS_seed);
-    o.batch = absl::GetFlag(FLAGS_batch) > 0 ? absl::GetFlag(FLAGS_batch) : 32;
-    o.width = absl::GetFlag(FLAGS_width);
-    o.training = absl::GetFlag(FLAGS_training);
-    return Print(command, placement::cli::RunGenerate(o));
-  }
-  if (command == "calibrate") {
-    if (operands != 0) return Usage("calibrate takes no arguments");
-    placement::cli::CalibrateOptions o;
-    o.threads = absl::GetFlag(FLAGS_threads);
-    o.kind = absl::GetFlag(FLAGS_kind);
-    o.profiles = absl::GetFlag(FLAGS_profiles);
-    o.seconds_per_measurement = absl::GetFlag(FLAGS_measure_seconds);
-    const std::string output = absl::GetFlag(FLAGS_output);
-    o.output = output == "table" || output == "json" ? "" : output;
-    return Print(command, placement::cli::RunCalibrateCommand(o, argv));
-  }
-  if (std::optional<int> code = placement::cli::RunLifecycleCommand(
-          command, std::vector<std::string>(args.begin() + 2, args.end()), LoadOptions(dims, costs), argv)) {
-    return *code;
-  }
-  if (command == "presets") {
-    if (operands != 0) return Usage("presets takes no arguments");
-    std::cout << placement::DescribeDevicePresets();
-    return kExitOk;
-  }
-  if (command == "help") {
-    std::cout << kUsage;
-    return kExitOk;
-  }
-  return Usage("unknown command '" + command + "'");
+  return RunCommand(in);
 }

@@ -1,5 +1,7 @@
 #include "server/metrics.h"
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <prometheus/counter.h>
@@ -22,89 +24,94 @@ const std::vector<double> kOperatorBuckets = {10, 30, 100, 300, 1000, 3000, 1000
 // How far answers are from their lower bound: 1 is optimal.
 const std::vector<double> kRatioBuckets = {1, 1.01, 1.02, 1.05, 1.1, 1.2, 1.5, 2, 3, 5, 10};
 
+// Families without labels hold one series, registered here with its help text.
+prometheus::Counter* OneCounter(prometheus::Registry& registry, const std::string& name, const std::string& help) {
+  return &prometheus::BuildCounter().Name(name).Help(help).Register(registry).Add({});
+}
+prometheus::Gauge* OneGauge(prometheus::Registry& registry, const std::string& name, const std::string& help) {
+  return &prometheus::BuildGauge().Name(name).Help(help).Register(registry).Add({});
+}
+prometheus::Histogram* OneHistogram(prometheus::Registry& registry, const std::string& name, const std::string& help,
+                                    const std::vector<double>& buckets) {
+  return &prometheus::BuildHistogram().Name(name).Help(help).Register(registry).Add({}, buckets);
+}
+prometheus::Family<prometheus::Counter>& CounterFamily(prometheus::Registry& registry, const std::string& name,
+                                                       const std::string& help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
+}
+
 }  // namespace
 
 Metrics::Metrics(absl::string_view version) : registry_(std::make_shared<prometheus::Registry>()) {
-  using prometheus::BuildCounter;
-  using prometheus::BuildGauge;
-  using prometheus::BuildHistogram;
-  requests_ = &BuildCounter()
-                   .Name("placement_requests_total")
-                   .Help("Finished RPCs by method and gRPC status code")
-                   .Register(*registry_);
-  duration_ = &BuildHistogram()
+  // Registered in the order a scrape lists them.
+  RegisterRequestSeries();
+  RegisterCacheSeries();
+  RegisterAnswerSeries();
+  RegisterServerState(version);
+  // Series that exist before the first request, so dashboards and alerts see zeros rather than nothing.
+  RegisterLabelledCounters();
+}
+
+void Metrics::RegisterRequestSeries() {
+  requests_ = &CounterFamily(*registry_, "placement_requests_total", "Finished RPCs by method and gRPC status code");
+  duration_ = &prometheus::BuildHistogram()
                    .Name("placement_request_duration_seconds")
                    .Help("RPC wall time in seconds by method and requested algorithm")
                    .Register(*registry_);
-  cache_hits_ = &BuildCounter()
-                     .Name("placement_cache_hits_total")
-                     .Help("Place requests answered from the answer cache")
-                     .Register(*registry_)
-                     .Add({});
-  cache_misses_ = &BuildCounter()
-                       .Name("placement_cache_misses_total")
-                       .Help("Place requests the answer cache could not answer (absent, damaged or old-format entries)")
-                       .Register(*registry_)
-                       .Add({});
-  invalid_entries_ = &BuildCounter()
-                          .Name("placement_cache_invalid_entries_total")
-                          .Help("Answer cache entries read as misses because they were damaged or of another format")
-                          .Register(*registry_);
-  operators_ = &BuildHistogram()
-                    .Name("placement_graph_operators")
-                    .Help("Operators of each graph placed or simulated (after a training expansion)")
-                    .Register(*registry_)
-                    .Add({}, kOperatorBuckets);
-  ratio_ = &BuildHistogram()
-                .Name("placement_ratio_to_bound")
-                .Help("Value of each computed answer divided by the objective's lower bound (1 is optimal)")
-                .Register(*registry_)
-                .Add({}, kRatioBuckets);
-  policy_ = &BuildHistogram()
-                 .Name("placement_policy_inference_seconds")
-                 .Help("Time spent in the learned placement policy per request (empty until one is registered)")
-                 .Register(*registry_)
-                 .Add({}, kSecondsBuckets);
-  inflight_ = &BuildGauge()
-                   .Name("placement_inflight_requests")
-                   .Help("RPCs being served")
-                   .Register(*registry_)
-                   .Add({});
-  ready_ = &BuildGauge()
-                .Name("placement_ready")
-                .Help("1 while the server is ready (readiness SERVING: the policy loaded, the cache open), else 0")
-                .Register(*registry_)
-                .Add({});
+}
+
+void Metrics::RegisterCacheSeries() {
+  cache_hits_ =
+      OneCounter(*registry_, "placement_cache_hits_total", "Place requests answered from the answer cache");
+  cache_misses_ =
+      OneCounter(*registry_, "placement_cache_misses_total",
+                 "Place requests the answer cache could not answer (absent, damaged or old-format entries)");
+  invalid_entries_ =
+      &CounterFamily(*registry_, "placement_cache_invalid_entries_total",
+                     "Answer cache entries read as misses because they were damaged or of another format");
+}
+
+void Metrics::RegisterAnswerSeries() {
+  operators_ = OneHistogram(*registry_, "placement_graph_operators",
+                            "Operators of each graph placed or simulated (after a training expansion)", kOperatorBuckets);
+  ratio_ = OneHistogram(*registry_, "placement_ratio_to_bound",
+                        "Value of each computed answer divided by the objective's lower bound (1 is optimal)",
+                        kRatioBuckets);
+  policy_ = OneHistogram(*registry_, "placement_policy_inference_seconds",
+                         "Time spent in the learned placement policy per request (empty until one is registered)",
+                         kSecondsBuckets);
+}
+
+void Metrics::RegisterServerState(absl::string_view version) {
+  inflight_ = OneGauge(*registry_, "placement_inflight_requests", "RPCs being served");
+  ready_ = OneGauge(*registry_, "placement_ready",
+                    "1 while the server is ready (readiness SERVING: the policy loaded, the cache open), else 0");
   const std::pair<const char*, const char*> storage[4] = {
       {"placement_cache_bytes", "Bytes of the answer cache on disk and in its write buffers"},
       {"placement_cache_limit_bytes", "The answer cache's bound (--cache_max_mb); the oldest answers go past it"},
       {"placement_data_dir_available_bytes", "Bytes free for the server on the data directory's filesystem"},
       {"placement_data_dir_size_bytes", "Size of the data directory's filesystem"}};
-  for (int i = 0; i < 4; ++i) {
-    storage_[i] = &BuildGauge().Name(storage[i].first).Help(storage[i].second).Register(*registry_).Add({});
-  }
-  BuildGauge()
+  for (int i = 0; i < 4; ++i) storage_[i] = OneGauge(*registry_, storage[i].first, storage[i].second);
+  prometheus::BuildGauge()
       .Name("placement_build_info")
       .Help("Build of the placement server; always 1")
       .Register(*registry_)
       .Add({{"version", std::string(version)}})
       .Set(1);
-  // Series that exist before the first request, so dashboards and alerts see zeros rather than nothing.
-  auto& header = BuildCounter()
-                     .Name("placement_graph_hash_header_total")
-                     .Help("Place requests by their x-graph-hash metadata against the SHA-256 of the graph payload "
-                           "(a mismatch: the client's load-balancing key does not follow its graph)")
-                     .Register(*registry_);
+}
+
+void Metrics::RegisterLabelledCounters() {
+  auto& header = CounterFamily(*registry_, "placement_graph_hash_header_total",
+                               "Place requests by their x-graph-hash metadata against the SHA-256 of the graph payload "
+                               "(a mismatch: the client's load-balancing key does not follow its graph)");
   graph_hash_header_[0] = &header.Add({{"result", "absent"}});
   graph_hash_header_[1] = &header.Add({{"result", "match"}});
   graph_hash_header_[2] = &header.Add({{"result", "mismatch"}});
   invalid_entries_->Add({{"reason", "corrupt"}});
   invalid_entries_->Add({{"reason", "other_version"}});
-  auto& reloads = BuildCounter()
-                      .Name("placement_policy_reloads_total")
-                      .Help("Learned-policy weight swaps (ReloadPolicy, SIGHUP) by outcome: swapped, or refused (a bad "
-                            "file, the old weights kept serving)")
-                      .Register(*registry_);
+  auto& reloads = CounterFamily(*registry_, "placement_policy_reloads_total",
+                                "Learned-policy weight swaps (ReloadPolicy, SIGHUP) by outcome: swapped, or refused (a "
+                                "bad file, the old weights kept serving)");
   reloads_[0] = &reloads.Add({{"outcome", "refused"}});
   reloads_[1] = &reloads.Add({{"outcome", "swapped"}});
 }

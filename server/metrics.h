@@ -86,6 +86,13 @@ class Metrics {
   void SetStorageSource(std::function<StorageFigures()> source);
 
  private:
+  // The constructor's steps, each registering one group of families.
+  void RegisterRequestSeries();
+  void RegisterCacheSeries();
+  void RegisterAnswerSeries();
+  void RegisterServerState(absl::string_view version);
+  void RegisterLabelledCounters();
+
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Counter>* requests_ = nullptr;
   prometheus::Family<prometheus::Histogram>* duration_ = nullptr;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "graph/canonical.h"
 #include "graph/cost_model.h"
+#include "graph/status_macros.h"
 #include "graph/topology_json.h"
 #include "server/answer.h"
 #include "simulator/plan_model.h"
@@ -181,6 +182,23 @@ absl::StatusOr<const PlacementEngine::Serving*> PlacementEngine::Resolve(absl::s
                                                  ")"));
 }
 
+// What a Place request asks for, checked before its graph is decoded.
+struct PlacementEngine::PlaceRoute {
+  Scoring scoring;
+  std::string algorithm;     // the request's, or the default
+  const Serving* serving;    // the policy that answers it
+  const Placer* placer;      // `algorithm` in its registry
+};
+
+// The request's graph decoded, and what follows from it: the placer's budget and the answer's cache key.
+struct PlacementEngine::DecodedPlace {
+  DecodedInput input;
+  BudgetPlan plan;
+  std::string graph_hash;
+  CacheKeyParts parts;
+  std::string key;  // AnswerCache::Key(parts)
+};
+
 absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest& request, const CallControl& control) const {
   if (request.budget_ms() < 0) {
     return absl::InvalidArgumentError(absl::StrCat("budget_ms: must not be negative (got ", request.budget_ms(), ")"));
@@ -189,89 +207,119 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   // budget is planned once the graph's size is known.
   const Budget call{control.client_deadline, control.cancelled};
   if (call.Expired()) return call.ExpiredStatus();
-
-  absl::StatusOr<Scoring> scoring = ScoringOf(request.objective(), request.cost_model(), request.simulator());
-  if (!scoring.ok()) return scoring.status();
-  const std::string algorithm = request.algorithm().empty() ? kDefaultAlgorithm : request.algorithm();
-  absl::StatusOr<const Serving*> serving = Resolve(request.policy());
-  if (!serving.ok()) return serving.status();
-  const std::string& policy_version = (*serving)->policy_version;
-  absl::StatusOr<const Placer*> placer =
-      FindPlacer(*(*serving)->registry, algorithm, scoring->objective, scoring->cost_model);
-  if (!placer.ok()) return placer.status();
-  PlacementProblem options_only;  // the plan options are checked before the graph is decoded
-  options_only.objective = scoring->objective;
-  if (absl::Status s = SetPlanOptionsFromRequest(request, algorithm, options_only); !s.ok()) return s;
+  ASSIGN_OR_RETURN(const PlaceRoute route, Route(request));
 
   // A repeat of a request is answered before the graph is decoded: decoding and importing an ONNX model costs
   // tens of milliseconds, the lookup tens of microseconds. The nominal budget does not depend on the graph.
   const bool use_cache = cache_ != nullptr && !request.skip_cache();
-  const std::string request_key =
-      !control.request_key.empty() ? control.request_key : RequestKey(request, algorithm, policy_version, control);
+  const std::string request_key = !control.request_key.empty()
+                                      ? control.request_key
+                                      : RequestKey(request, route.algorithm, route.serving->policy_version, control);
   if (use_cache) {
     if (std::optional<pb::PlaceResponse> hit = Cached(request_key, control, /*count_miss=*/false)) return *std::move(hit);
   }
-
-  absl::StatusOr<DecodedInput> input =
-      DecodeInput(SourceOf(request), request.options(), request.has_topology() ? &request.topology() : nullptr, config_.limits);
-  if (!input.ok()) return input.status();
-  if (call.Expired()) return call.ExpiredStatus();
-  const Graph& graph = input->graph;
-  metrics_->GraphOperators(graph.num_ops());
-  Phase(control, absl::StrCat("decoded ", input->format, ": ", graph.num_ops(), " operators, ", graph.num_edges(),
-                              " edges, ", input->topology.num_devices(), " devices"));
-
-  const BudgetPlan plan = PlanBudget(request.budget_ms(), control, config_.limits, graph.num_ops());
-  const std::string graph_hash = GraphHash(graph);
-  CacheKeyParts parts = KeyParts(request, *input, scoring->objective, scoring->cost_model, algorithm, plan, policy_version);
-  parts.graph_hash = graph_hash;
-  const std::string key = AnswerCache::Key(parts);
+  ASSIGN_OR_RETURN(const DecodedPlace decoded, Decode(request, route, control));
   if (use_cache) {
-    // The same graph, cluster and options sent differently (another ONNX export, JSON spacing): the answer is
-    // the one cached for the canonical graph, now also stored under this request's key.
-    if (std::optional<pb::PlaceResponse> hit = Cached(key, control, /*count_miss=*/true)) {
-      pb::PlaceResponse stored = *hit;
-      stored.clear_cache_hit();
-      stored.clear_request_id();
-      Store(request_key, stored, control);
+    if (std::optional<pb::PlaceResponse> hit = CachedUnderGraphKey(decoded.key, request_key, control)) {
       return *std::move(hit);
     }
   }
 
-  Budget budget{plan.deadline, control.cancelled};
-  if (budget.Expired()) return budget.ExpiredStatus();
-  absl::StatusOr<CostModel> costs = CostModel::Create(graph, input->topology);
-  if (!costs.ok()) return costs.status();
-  PlacementProblem problem;
-  problem.costs = &*costs;
-  problem.objective = scoring->objective;
-  problem.cost_model = scoring->cost_model;
-  problem.simulator = scoring->simulator;
-  problem.seed = parts.seed;
-  if (absl::Status s = SetPlanOptionsFromRequest(request, algorithm, problem); !s.ok()) return s;
-
-  std::optional<ImprovementRelay> relay;
-  std::function<void(const PlacerResult&)> on_improved;
-  if (control.on_improved) {
-    relay.emplace(control, *input, graph_hash);
-    on_improved = [&relay](const PlacerResult& r) { relay->Offer(r); };
-    budget.on_improved = &on_improved;
-  }
-  Phase(control, absl::StrCat("placing with ", algorithm, " (budget ", absl::FormatDuration(plan.deadline - absl::Now()), ")"));
-  const absl::Time begin = absl::Now();
-  absl::StatusOr<PlacerResult> result = (*placer)->Place(problem, budget);
-  const double took = absl::ToDoubleSeconds(absl::Now() - begin);
-  if (IsLearnedPolicy(algorithm)) metrics_->PolicyInference(took);
-  if (!result.ok()) return result.status();
-  if (!result->evaluation.fits_memory) return DoesNotFit(*result, input->topology);
-
-  pb::PlaceResponse response = Answer(*result, *input, graph_hash, policy_version, plan, took);
-  metrics_->RatioToBound(result->evaluation.ratio);
-  if (cache_ != nullptr && !plan.cut_by_client) {
-    Store(key, response, control);
+  ASSIGN_OR_RETURN(pb::PlaceResponse response, RunPlacer(request, route, decoded, control));
+  if (cache_ != nullptr && !decoded.plan.cut_by_client) {
+    Store(decoded.key, response, control);
     Store(request_key, response, control);
   }
   response.set_request_id(control.request_id);
+  return response;
+}
+
+absl::StatusOr<PlacementEngine::PlaceRoute> PlacementEngine::Route(const pb::PlaceRequest& request) const {
+  ASSIGN_OR_RETURN(const Scoring scoring, ScoringOf(request.objective(), request.cost_model(), request.simulator()));
+  std::string algorithm = request.algorithm().empty() ? kDefaultAlgorithm : request.algorithm();
+  ASSIGN_OR_RETURN(const Serving* serving, Resolve(request.policy()));
+  ASSIGN_OR_RETURN(const Placer* placer,
+                   FindPlacer(*serving->registry, algorithm, scoring.objective, scoring.cost_model));
+  PlacementProblem options_only;  // the plan options are checked before the graph is decoded
+  options_only.objective = scoring.objective;
+  RETURN_IF_ERROR(SetPlanOptionsFromRequest(request, algorithm, options_only));
+  return PlaceRoute{scoring, std::move(algorithm), serving, placer};
+}
+
+absl::StatusOr<PlacementEngine::DecodedPlace> PlacementEngine::Decode(const pb::PlaceRequest& request,
+                                                                      const PlaceRoute& route,
+                                                                      const CallControl& control) const {
+  absl::StatusOr<DecodedInput> input =
+      DecodeInput(SourceOf(request), request.options(), request.has_topology() ? &request.topology() : nullptr, config_.limits);
+  if (!input.ok()) return input.status();
+  const Budget call{control.client_deadline, control.cancelled};
+  if (call.Expired()) return call.ExpiredStatus();
+  DecodedPlace decoded;
+  decoded.input = *std::move(input);
+  const Graph& graph = decoded.input.graph;
+  metrics_->GraphOperators(graph.num_ops());
+  Phase(control, absl::StrCat("decoded ", decoded.input.format, ": ", graph.num_ops(), " operators, ",
+                              graph.num_edges(), " edges, ", decoded.input.topology.num_devices(), " devices"));
+
+  decoded.plan = PlanBudget(request.budget_ms(), control, config_.limits, graph.num_ops());
+  decoded.graph_hash = GraphHash(graph);
+  decoded.parts = KeyParts(request, decoded.input, route.scoring.objective, route.scoring.cost_model, route.algorithm,
+                           decoded.plan, route.serving->policy_version);
+  decoded.parts.graph_hash = decoded.graph_hash;
+  decoded.key = AnswerCache::Key(decoded.parts);
+  return decoded;
+}
+
+// The same graph, cluster and options sent differently (another ONNX export, JSON spacing): the answer is the
+// one cached for the canonical graph, now also stored under this request's key.
+std::optional<pb::PlaceResponse> PlacementEngine::CachedUnderGraphKey(const std::string& key,
+                                                                     const std::string& request_key,
+                                                                     const CallControl& control) const {
+  std::optional<pb::PlaceResponse> hit = Cached(key, control, /*count_miss=*/true);
+  if (!hit.has_value()) return std::nullopt;
+  pb::PlaceResponse stored = *hit;
+  stored.clear_cache_hit();
+  stored.clear_request_id();
+  Store(request_key, stored, control);
+  return hit;
+}
+
+absl::StatusOr<pb::PlaceResponse> PlacementEngine::RunPlacer(const pb::PlaceRequest& request, const PlaceRoute& route,
+                                                            const DecodedPlace& decoded,
+                                                            const CallControl& control) const {
+  Budget budget{decoded.plan.deadline, control.cancelled};
+  if (budget.Expired()) return budget.ExpiredStatus();
+  const DecodedInput& input = decoded.input;
+  absl::StatusOr<CostModel> costs = CostModel::Create(input.graph, input.topology);
+  if (!costs.ok()) return costs.status();
+  PlacementProblem problem;
+  problem.costs = &*costs;
+  problem.objective = route.scoring.objective;
+  problem.cost_model = route.scoring.cost_model;
+  problem.simulator = route.scoring.simulator;
+  problem.seed = decoded.parts.seed;
+  RETURN_IF_ERROR(SetPlanOptionsFromRequest(request, route.algorithm, problem));
+
+  // PlaceStream: the better answers the placer finds while it runs go to the client as they come.
+  std::optional<ImprovementRelay> relay;
+  std::function<void(const PlacerResult&)> on_improved;
+  if (control.on_improved) {
+    relay.emplace(control, input, decoded.graph_hash);
+    on_improved = [&relay](const PlacerResult& r) { relay->Offer(r); };
+    budget.on_improved = &on_improved;
+  }
+  Phase(control, absl::StrCat("placing with ", route.algorithm, " (budget ",
+                              absl::FormatDuration(decoded.plan.deadline - absl::Now()), ")"));
+  const absl::Time begin = absl::Now();
+  absl::StatusOr<PlacerResult> result = route.placer->Place(problem, budget);
+  const double took = absl::ToDoubleSeconds(absl::Now() - begin);
+  if (IsLearnedPolicy(route.algorithm)) metrics_->PolicyInference(took);
+  if (!result.ok()) return result.status();
+  if (!result->evaluation.fits_memory) return DoesNotFit(*result, input.topology);
+
+  pb::PlaceResponse response =
+      Answer(*result, input, decoded.graph_hash, route.serving->policy_version, decoded.plan, took);
+  metrics_->RatioToBound(result->evaluation.ratio);
   return response;
 }
 

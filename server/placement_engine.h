@@ -102,6 +102,19 @@ class PlacementEngine {
   // The request's cache key; counts how its x-graph-hash metadata compares with the payload's hash.
   std::string RequestKey(const placement::v1::PlaceRequest& request, const std::string& algorithm,
                          const std::string& policy_version, const CallControl& control) const;
+  // The steps of Place, in order (placement_engine.cc).
+  struct PlaceRoute;    // what the request asks for, checked before its graph is decoded
+  struct DecodedPlace;  // its graph decoded, with the placer's budget and the answer's cache key
+  absl::StatusOr<PlaceRoute> Route(const placement::v1::PlaceRequest& request) const;
+  absl::StatusOr<DecodedPlace> Decode(const placement::v1::PlaceRequest& request, const PlaceRoute& route,
+                                      const CallControl& control) const;
+  std::optional<placement::v1::PlaceResponse> CachedUnderGraphKey(const std::string& key,
+                                                                  const std::string& request_key,
+                                                                  const CallControl& control) const;
+  absl::StatusOr<placement::v1::PlaceResponse> RunPlacer(const placement::v1::PlaceRequest& request,
+                                                         const PlaceRoute& route, const DecodedPlace& decoded,
+                                                         const CallControl& control) const;
+
   // Best effort: a failed write is logged.
   void Store(const std::string& key, const placement::v1::PlaceResponse& response, const CallControl& control) const;
 

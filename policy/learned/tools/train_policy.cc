@@ -17,15 +17,19 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/status/status.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "graph/graph_families.h"
+#include "graph/status_macros.h"
 #include "policy/learned/dataset.h"
 #include "policy/learned/imitation.h"
 #include "policy/learned/torch_device.h"
@@ -75,6 +79,22 @@ ABSL_FLAG(std::string, corpus_models, "resnet50,inception_v3,vgg16,mobilenet_v3_
 
 namespace {
 
+using namespace placement;
+using namespace placement::learned;
+
+using Instances = std::vector<std::unique_ptr<Instance>>;
+
+// A flag that cannot be used is INVALID_ARGUMENT and exits 2, as a usage error; anything else that stops the
+// run exits 1. The message is what the tool prints.
+int ExitCodeFor(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+}
+absl::Status RunFailed(absl::string_view what, const absl::Status& status) {
+  return absl::InternalError(absl::StrCat(what, status.ToString()));
+}
+
+std::vector<std::string> ListFlag(const std::string& value) { return absl::StrSplit(value, ',', absl::SkipEmpty()); }
+
 std::vector<std::string> Without(const std::vector<std::string>& all, const std::vector<std::string>& out) {
   std::vector<std::string> kept;
   for (const std::string& a : all) {
@@ -83,134 +103,156 @@ std::vector<std::string> Without(const std::vector<std::string>& all, const std:
   return kept;
 }
 
-}  // namespace
+bool IsSyntheticFamily(const std::string& family) {
+  return std::find(GraphFamilies().begin(), GraphFamilies().end(), family) != GraphFamilies().end();
+}
 
-int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
-  using namespace placement;
-  using namespace placement::learned;
-  if (absl::Status s = SetTorchThreads(absl::GetFlag(FLAGS_threads)); !s.ok()) {
-    std::cerr << s.message() << "\n";
-    return 1;
-  }
-  const uint64_t seed = absl::GetFlag(FLAGS_seed);
-  const std::vector<std::string> held = absl::StrSplit(absl::GetFlag(FLAGS_held_out), ',', absl::SkipEmpty());
+// Which families and corpus models the run trains and validates on, from the flags.
+struct DataSplit {
+  std::vector<std::string> held_out;
+  std::vector<std::string> validation_families;
+  std::vector<std::string> training_families;  // --families less the two above
+};
 
-  DatasetOptions data;
-  data.seed = seed;
-  const std::vector<std::string> validation_families =
-      absl::StrSplit(absl::GetFlag(FLAGS_validation_families), ',', absl::SkipEmpty());
-  auto known = [](const std::string& f) {
-    return std::find(GraphFamilies().begin(), GraphFamilies().end(), f) != GraphFamilies().end();
-  };
-  for (const std::string& f : validation_families) {
-    if (!known(f) || std::find(held.begin(), held.end(), f) != held.end()) {
-      std::cerr << "--validation_families: '" << f << "' is not a synthetic family outside --held_out\n";
-      return 2;
+absl::StatusOr<DataSplit> SplitFromFlags() {
+  DataSplit split;
+  split.held_out = ListFlag(absl::GetFlag(FLAGS_held_out));
+  split.validation_families = ListFlag(absl::GetFlag(FLAGS_validation_families));
+  for (const std::string& f : split.validation_families) {
+    if (!IsSyntheticFamily(f) || std::find(split.held_out.begin(), split.held_out.end(), f) != split.held_out.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--validation_families: '", f, "' is not a synthetic family outside --held_out"));
     }
   }
-  const std::vector<std::string> families = absl::StrSplit(absl::GetFlag(FLAGS_families), ',', absl::SkipEmpty());
+  const std::vector<std::string> families = ListFlag(absl::GetFlag(FLAGS_families));
   for (const std::string& f : families) {
-    if (!known(f)) {
-      std::cerr << "--families: '" << f << "' is not a synthetic family (" << absl::StrJoin(GraphFamilies(), ", ") << ")\n";
-      return 2;
+    if (!IsSyntheticFamily(f)) {
+      return absl::InvalidArgumentError(absl::StrCat("--families: '", f, "' is not a synthetic family (",
+                                                     absl::StrJoin(GraphFamilies(), ", "), ")"));
     }
   }
-  data.families = Without(Without(families, held), validation_families);
-  data.sizes.clear();
+  split.training_families = Without(Without(families, split.held_out), split.validation_families);
+  return split;
+}
+
+absl::StatusOr<std::vector<int32_t>> SizesFromFlag() {
+  std::vector<int32_t> sizes;
   for (absl::string_view size : absl::StrSplit(absl::GetFlag(FLAGS_sizes), ',', absl::SkipEmpty())) {
     int32_t n = 0;
     if (!absl::SimpleAtoi(size, &n) || n < 2 || n > 100000) {
-      std::cerr << "--sizes: '" << size << "' is not an operator count between 2 and 100000\n";
-      return 2;
+      return absl::InvalidArgumentError(
+          absl::StrCat("--sizes: '", size, "' is not an operator count between 2 and 100000"));
     }
-    data.sizes.push_back(n);
+    sizes.push_back(n);
   }
-  if (data.sizes.empty()) {
-    std::cerr << "--sizes: no size given\n";
-    return 2;
-  }
+  if (sizes.empty()) return absl::InvalidArgumentError("--sizes: no size given");
+  return sizes;
+}
+
+absl::StatusOr<DatasetOptions> TrainingDataOptions(uint64_t seed, const DataSplit& split) {
+  DatasetOptions data;
+  data.seed = seed;
+  data.families = split.training_families;
+  ASSIGN_OR_RETURN(data.sizes, SizesFromFlag());
   if (data.families.empty()) {
-    std::cerr << "--families: none left to train on after --held_out and --validation_families\n";
-    return 2;
+    return absl::InvalidArgumentError("--families: none left to train on after --held_out and --validation_families");
   }
   data.corpus_dir = absl::GetFlag(FLAGS_corpus_dir);
-  data.corpus_models = Without(absl::StrSplit(absl::GetFlag(FLAGS_corpus_models), ',', absl::SkipEmpty()), held);
+  data.corpus_models = Without(ListFlag(absl::GetFlag(FLAGS_corpus_models)), split.held_out);
   data.topologies_per_graph = 2;
-  auto train = MakeDataset(data);
-  if (!train.ok()) {
-    std::cerr << "training data: " << train.status() << "\n";
-    return 1;
-  }
-  DatasetOptions val = data;
-  val.seed = seed + 7919;
+  return data;
+}
+
+// The training families at another seed and other sizes, or the --validation_families never trained on.
+DatasetOptions ValidationDataOptions(const DatasetOptions& training, const DataSplit& split) {
+  DatasetOptions val = training;
+  val.seed = training.seed + 7919;
   val.sizes = {60, 200};
   val.seeds_per_size = 1;
   val.corpus_models.clear();
-  if (!validation_families.empty()) {
+  if (!split.validation_families.empty()) {
     // Fewer graphs than the training families would give: more sizes and seeds of the unseen ones.
-    val.families = validation_families;
+    val.families = split.validation_families;
     val.sizes = {60, 120, 200};
     val.seeds_per_size = 2;
   }
   val.topologies_per_graph = 1;
-  auto validation = MakeDataset(val);
-  if (!validation.ok()) {
-    std::cerr << "validation data: " << validation.status() << "\n";
-    return 1;
-  }
-  std::vector<const Instance*> t, v;
-  for (const auto& x : *train) t.push_back(x.get());
-  for (const auto& x : *validation) v.push_back(x.get());
-  std::cerr << "training on " << t.size() << " instances (families " << absl::StrJoin(data.families, ",") << "; corpus "
-            << absl::StrJoin(data.corpus_models, ",") << "), validating on " << v.size() << " (families "
-            << absl::StrJoin(val.families, ",") << "); held out "
-            << absl::StrJoin(held, ",") << "\n";
+  return val;
+}
 
-  std::shared_ptr<LearnedPolicy> policy;
-  if (absl::GetFlag(FLAGS_init).empty()) {
-    policy = LearnedPolicy::Create(NetworkOptions{absl::GetFlag(FLAGS_hidden), absl::GetFlag(FLAGS_layers)}, seed);
-  } else {
-    auto loaded = LearnedPolicy::LoadForTraining(absl::GetFlag(FLAGS_init));
-    if (!loaded.ok()) {
-      std::cerr << "--init: " << loaded.status() << "\n";
-      return 1;
-    }
-    policy = *std::move(loaded);
-    std::cerr << "starting from " << absl::GetFlag(FLAGS_init) << " (" << policy->version() << ")\n";
+// The instances training and validation read; they own what the pointer lists point into.
+struct Data {
+  Instances training_instances;
+  Instances validation_instances;
+  std::vector<const Instance*> training;
+  std::vector<const Instance*> validation;
+};
+
+std::vector<const Instance*> Pointers(const Instances& instances) {
+  std::vector<const Instance*> out;
+  for (const auto& x : instances) out.push_back(x.get());
+  return out;
+}
+
+absl::StatusOr<Data> BuildData(const DatasetOptions& training, const DatasetOptions& validation, const DataSplit& split) {
+  Data data;
+  absl::StatusOr<Instances> train = MakeDataset(training);
+  if (!train.ok()) return RunFailed("training data: ", train.status());
+  data.training_instances = *std::move(train);
+  absl::StatusOr<Instances> val = MakeDataset(validation);
+  if (!val.ok()) return RunFailed("validation data: ", val.status());
+  data.validation_instances = *std::move(val);
+  data.training = Pointers(data.training_instances);
+  data.validation = Pointers(data.validation_instances);
+  std::cerr << "training on " << data.training.size() << " instances (families "
+            << absl::StrJoin(training.families, ",") << "; corpus " << absl::StrJoin(training.corpus_models, ",")
+            << "), validating on " << data.validation.size() << " (families "
+            << absl::StrJoin(validation.families, ",") << "); held out " << absl::StrJoin(split.held_out, ",")
+            << "\n";
+  return data;
+}
+
+// Fresh weights drawn from the seed, or --init's.
+absl::StatusOr<std::shared_ptr<LearnedPolicy>> InitialPolicy(uint64_t seed) {
+  const std::string init = absl::GetFlag(FLAGS_init);
+  if (init.empty()) {
+    return LearnedPolicy::Create(NetworkOptions{absl::GetFlag(FLAGS_hidden), absl::GetFlag(FLAGS_layers)}, seed);
   }
-  struct Phase {
-    std::string name;
-    int64_t first_iteration;
-    std::vector<CurvePoint> points;
-  };
-  std::vector<Phase> phases;
-  double best = std::numeric_limits<double>::infinity();
-  int64_t done = 0;
-  if (absl::GetFlag(FLAGS_imitation_iterations) > 0 && absl::GetFlag(FLAGS_init).empty()) {
-    TeacherOptions teacher;
-    teacher.seed = seed;
-    teacher.max_moves = absl::GetFlag(FLAGS_teacher_moves);
-    teacher.placer = absl::GetFlag(FLAGS_teacher);
-    auto demos = MakeDemonstrations(t, teacher, &std::cerr);
-    if (!demos.ok()) {
-      std::cerr << demos.status() << "\n";
-      return 1;
-    }
-    ImitationOptions imitation;
-    imitation.seed = seed;
-    imitation.iterations = absl::GetFlag(FLAGS_imitation_iterations);
-    imitation.learning_rate = absl::GetFlag(FLAGS_imitation_learning_rate);
-    imitation.checkpoint = absl::GetFlag(FLAGS_out);
-    imitation.version = absl::GetFlag(FLAGS_version);
-    auto curve = Imitate(*policy, t, *demos, v, imitation, &best, &std::cerr);
-    if (!curve.ok()) {
-      std::cerr << curve.status() << "\n";
-      return 1;
-    }
-    phases.push_back({"imitation", 0, *std::move(curve)});
-    done = imitation.iterations;
-  }
+  absl::StatusOr<std::shared_ptr<LearnedPolicy>> loaded = LearnedPolicy::LoadForTraining(init);
+  if (!loaded.ok()) return RunFailed("--init: ", loaded.status());
+  std::cerr << "starting from " << init << " (" << (*loaded)->version() << ")\n";
+  return loaded;
+}
+
+// One phase's learning curve, its iterations counted from first_iteration.
+struct Phase {
+  std::string name;
+  int64_t first_iteration;
+  std::vector<CurvePoint> points;
+};
+
+// Imitation of the teacher's placements; *best becomes the best validation ratio it checkpointed.
+absl::StatusOr<Phase> RunImitation(LearnedPolicy& policy, const Data& data, uint64_t seed, double* best) {
+  TeacherOptions teacher;
+  teacher.seed = seed;
+  teacher.max_moves = absl::GetFlag(FLAGS_teacher_moves);
+  teacher.placer = absl::GetFlag(FLAGS_teacher);
+  absl::StatusOr<std::vector<Demonstration>> demos = MakeDemonstrations(data.training, teacher, &std::cerr);
+  if (!demos.ok()) return RunFailed("", demos.status());
+  ImitationOptions imitation;
+  imitation.seed = seed;
+  imitation.iterations = absl::GetFlag(FLAGS_imitation_iterations);
+  imitation.learning_rate = absl::GetFlag(FLAGS_imitation_learning_rate);
+  imitation.checkpoint = absl::GetFlag(FLAGS_out);
+  imitation.version = absl::GetFlag(FLAGS_version);
+  absl::StatusOr<std::vector<CurvePoint>> curve =
+      Imitate(policy, data.training, *demos, data.validation, imitation, best, &std::cerr);
+  if (!curve.ok()) return RunFailed("", curve.status());
+  return Phase{"imitation", 0, *std::move(curve)};
+}
+
+// Reinforcement, checkpointing only weights that beat `best` (imitation's best, or none).
+TrainerOptions ReinforcementOptions(uint64_t seed, double best) {
   TrainerOptions options;
   options.seed = seed;
   options.iterations = absl::GetFlag(FLAGS_iterations);
@@ -225,15 +267,31 @@ int main(int argc, char** argv) {
   options.guide_threshold = absl::GetFlag(FLAGS_guide_threshold);
   options.scheduled_share = absl::GetFlag(FLAGS_scheduled_share);
   options.schedule_weight = absl::GetFlag(FLAGS_schedule_weight);
+  return options;
+}
+
+// Imitation (unless --init or no iterations), then reinforcement (unless --stop_after=-1).
+absl::StatusOr<std::vector<Phase>> RunPhases(LearnedPolicy& policy, const Data& data, uint64_t seed) {
+  std::vector<Phase> phases;
+  double best = std::numeric_limits<double>::infinity();
+  int64_t done = 0;
+  if (absl::GetFlag(FLAGS_imitation_iterations) > 0 && absl::GetFlag(FLAGS_init).empty()) {
+    ASSIGN_OR_RETURN(Phase imitation, RunImitation(policy, data, seed, &best));
+    phases.push_back(std::move(imitation));
+    done = absl::GetFlag(FLAGS_imitation_iterations);
+  }
+  const TrainerOptions options = ReinforcementOptions(seed, best);
   if (options.stop_after >= 0) {
-    auto curve = Train(*policy, t, v, options, &std::cerr);
-    if (!curve.ok()) {
-      std::cerr << curve.status() << "\n";
-      return 1;
-    }
+    absl::StatusOr<std::vector<CurvePoint>> curve = Train(policy, data.training, data.validation, options, &std::cerr);
+    if (!curve.ok()) return RunFailed("", curve.status());
     phases.push_back({"reinforce", done, *std::move(curve)});
   }
-  std::ofstream tsv(absl::GetFlag(FLAGS_curve));
+  return phases;
+}
+
+// The phases one after another: iterations and seconds continue across them.
+void WriteCurve(const std::vector<Phase>& phases, const std::string& path) {
+  std::ofstream tsv(path);
   tsv << "phase\titeration\tseconds\tloss\tentropy\tsampled_ratio\tgreedy_validation_ratio\n";
   double offset_seconds = 0;
   for (const Phase& phase : phases) {
@@ -243,6 +301,28 @@ int main(int argc, char** argv) {
     }
     if (!phase.points.empty()) offset_seconds += phase.points.back().seconds;
   }
+}
+
+absl::Status TrainFromFlags() {
+  if (absl::Status s = SetTorchThreads(absl::GetFlag(FLAGS_threads)); !s.ok()) return absl::InternalError(s.message());
+  const uint64_t seed = absl::GetFlag(FLAGS_seed);
+  ASSIGN_OR_RETURN(const DataSplit split, SplitFromFlags());
+  ASSIGN_OR_RETURN(const DatasetOptions training, TrainingDataOptions(seed, split));
+  const DatasetOptions validation = ValidationDataOptions(training, split);
+  ASSIGN_OR_RETURN(const Data data, BuildData(training, validation, split));
+  ASSIGN_OR_RETURN(const std::shared_ptr<LearnedPolicy> policy, InitialPolicy(seed));
+  ASSIGN_OR_RETURN(const std::vector<Phase> phases, RunPhases(*policy, data, seed));
+  WriteCurve(phases, absl::GetFlag(FLAGS_curve));
   std::cerr << "wrote " << absl::GetFlag(FLAGS_out) << " and " << absl::GetFlag(FLAGS_curve) << "\n";
-  return 0;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  const absl::Status status = TrainFromFlags();
+  if (status.ok()) return 0;
+  std::cerr << status.message() << "\n";
+  return ExitCodeFor(status);
 }

@@ -1,0 +1,116 @@
+#include "graph/topology_json_fields.h"
+
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/status_macros.h"
+#include "graph/topology_json.h"
+#include "graph/units.h"
+
+namespace placement::topology_json {
+
+absl::Status CheckObject(const Json& j, absl::string_view path, Keys known) {
+  return json::CheckObject(j, path, known, "the topology");
+}
+
+absl::StatusOr<double> Quantity(const Json& j, absl::string_view path, UnitParser parse, bool positive) {
+  absl::StatusOr<double> v = json::Figure(j, path, parse);
+  if (v.ok() && positive && *v == 0) return Err(path, "must be positive (got 0)");
+  return v;
+}
+
+absl::StatusOr<int64_t> Count(const Json& j, absl::string_view path) {
+  // Positive JSON integers are stored unsigned and negative ones signed, so each is read as what it is.
+  const bool in_range = j.is_number_unsigned()  ? j.get<uint64_t>() >= 1 && j.get<uint64_t>() <= kMaxTopologyDevices
+                        : j.is_number_integer() ? j.get<int64_t>() >= 1 && j.get<int64_t>() <= kMaxTopologyDevices
+                                                : false;
+  if (!in_range)
+    return Err(path, absl::StrCat("expected a whole number from 1 to ", kMaxTopologyDevices, ", got ", j.dump()));
+  return j.get<int64_t>();
+}
+
+absl::StatusOr<int64_t> MemoryBytes(const Json& j, absl::string_view path) {
+  if (j.is_string() && absl::EqualsIgnoreCase(j.get_ref<const std::string&>(), "unlimited")) return 0;
+  return json::ByteCount(j, path);
+}
+
+absl::Status ReadClassFactors(const Json& j, absl::string_view path, ClassFactors* out) {
+  if (!j.is_object()) return Err(path, absl::StrCat("expected an object of operator classes, got ", j.type_name()));
+  for (const auto& [name, value] : j.items()) {
+    const std::optional<OpClass> c = OpClassFromName(name);
+    if (!c) {
+      std::vector<std::string> names;
+      for (int i = 0; i < kNumOpClasses; ++i) names.emplace_back(OpClassName(static_cast<OpClass>(i)));
+      return Err(Child(path, name), absl::StrCat("unknown operator class; the classes are ", absl::StrJoin(names, ", ")));
+    }
+    if (!value.is_number() || !(value.get<double>() > 0) || !std::isfinite(value.get<double>())) {
+      return Err(Child(path, name), absl::StrCat("expected a positive number, got ", value.dump()));
+    }
+    (*out)[static_cast<int>(*c)] = value.get<double>();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadLink(const Json* j, absl::string_view path, const DevicePreset* preset, bool network,
+                      double* bandwidth, double* latency) {
+  if (j) {
+    RETURN_IF_ERROR(CheckObject(*j, path, {"bandwidth", "latency"}));
+  }
+  struct Field {
+    const char* key;
+    UnitParser parse;
+    bool positive;
+    double preset_value;
+    double* out;
+  };
+  for (const Field& f : {Field{"bandwidth", ParseBandwidth, true,
+                               preset ? (network ? preset->network_bandwidth : preset->intra_bandwidth) : 0, bandwidth},
+                         Field{"latency", ParseSeconds, false,
+                               preset ? (network ? preset->network_latency : preset->intra_latency) : 0, latency}}) {
+    const Json* v = j ? Find(*j, f.key) : nullptr;
+    if (v) {
+      absl::StatusOr<double> q = Quantity(*v, Child(path, f.key), f.parse, f.positive);
+      if (!q.ok()) return q.status();
+      *f.out = *q;
+    } else if (preset) {
+      *f.out = f.preset_value;
+    } else {
+      return Err(Child(path, f.key), "is required");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::vector<double>>> ReadMatrix(const Json& j, absl::string_view path, size_t n,
+                                                            UnitParser parse, bool positive) {
+  std::vector<std::vector<double>> m(n, std::vector<double>(n, 0));
+  if (!j.is_array()) {
+    absl::StatusOr<double> v = Quantity(j, path, parse, positive);
+    if (!v.ok()) return v.status();
+    for (size_t a = 0; a < n; ++a) {
+      for (size_t b = 0; b < n; ++b) m[a][b] = a == b ? 0 : *v;
+    }
+    return m;
+  }
+  if (j.size() != n) return Err(path, absl::StrCat("has ", j.size(), " rows but there are ", n, " devices"));
+  for (size_t a = 0; a < n; ++a) {
+    const std::string row = Index(path, a);
+    if (!j[a].is_array() || j[a].size() != n) {
+      return Err(row, absl::StrCat("expected a row of ", n, " entries, one per device, got ",
+                                   j[a].is_array() ? absl::StrCat(j[a].size(), " entries") : j[a].type_name()));
+    }
+    for (size_t b = 0; b < n; ++b) {
+      if (a == b) continue;
+      absl::StatusOr<double> v = Quantity(j[a][b], Index(row, b), parse, positive);
+      if (!v.ok()) return v.status();
+      m[a][b] = *v;
+    }
+  }
+  return m;
+}
+
+}  // namespace placement::topology_json
