@@ -51,7 +51,8 @@ std::vector<Input> Inputs() {
   }
   const std::filesystem::path t = test_support::TarnawskiDir() / "throughput-inputs/LayerGraphs";
   for (const char* m : {"bert24_training", "gnmt_training", "resnet50_training"}) {
-    if (std::filesystem::exists(t / absl::StrCat(m, ".json"))) out.push_back(Input{absl::StrCat("tarnawski/", m), (t / absl::StrCat(m, ".json")).string(), true});
+    if (std::filesystem::exists(t / absl::StrCat(m, ".json")))
+      out.push_back(Input{absl::StrCat("tarnawski/", m), (t / absl::StrCat(m, ".json")).string(), true});
   }
   return out;
 }
@@ -60,7 +61,8 @@ std::vector<Input> Inputs() {
 double ImpliedBandwidth(const Graph& g) {
   std::vector<double> ratios;
   for (TensorId t = 0; t < g.num_tensors(); ++t) {
-    if (g.tensor(t).transfer_seconds > 0 && g.tensor(t).bytes > 0) ratios.push_back(g.tensor(t).bytes / g.tensor(t).transfer_seconds);
+    if (g.tensor(t).transfer_seconds > 0 && g.tensor(t).bytes > 0)
+      ratios.push_back(g.tensor(t).bytes / g.tensor(t).transfer_seconds);
   }
   if (ratios.empty()) return 1e9;
   std::nth_element(ratios.begin(), ratios.begin() + ratios.size() / 2, ratios.end());
@@ -100,7 +102,8 @@ Outcome Run(const PlacementProblem& problem, Parallelism parallelism, const Flag
     absl::StatusOr<PlacerResult> placed = portfolio::RunAuto(placing, Budget::For(flags.operator_deadline), automatic);
     r = placed.ok() ? PlanResult(problem, PlanFromPlacement(problem.graph(), placed->placement), placed->algorithm)
                     : absl::StatusOr<PlacerResult>(placed.status());
-    if (r.ok() && !PlanMemoryStatus(*problem.costs, r->plan->plan, r->plan->evaluation).ok()) r->evaluation.fits_memory = false;
+    if (r.ok() && !PlanMemoryStatus(*problem.costs, r->plan->plan, r->plan->evaluation).ok())
+      r->evaluation.fits_memory = false;
   } else {
     r = PlanParallel(problem, Budget{}, parallelism);
   }
@@ -138,7 +141,8 @@ void Case(const Input& in, int32_t n, const Flags& flags) {
     std::printf("%s\t%d\t%s\n", in.name.c_str(), n, std::string(loaded.status().message()).c_str());
     return;
   }
-  absl::StatusOr<Topology> topology = in.tarnawski ? TarnawskiCluster(loaded->problem, n) : cli::ResolveTopology(loaded->problem, "", Shorthand(n));
+  absl::StatusOr<Topology> topology =
+      in.tarnawski ? TarnawskiCluster(loaded->problem, n) : cli::ResolveTopology(loaded->problem, "", Shorthand(n));
   if (!topology.ok()) return;
   absl::StatusOr<CostModel> costs = CostModel::Create(loaded->problem.graph, *topology);
   if (!costs.ok()) return;
@@ -151,7 +155,8 @@ void Case(const Input& in, int32_t n, const Flags& flags) {
   const Outcome op = Run(problem, Parallelism::kOperator, flags), data = Run(problem, Parallelism::kData, flags),
                 pipeline = Run(problem, Parallelism::kPipeline, flags);
   const auto [simulated, error] = Simulated(problem, hybrid);
-  std::map<std::string, double> by_kind = {{"operator", op.value}, {"data", data.value}, {"pipeline", pipeline.value}, {"hybrid", hybrid.value}};
+  std::map<std::string, double> by_kind = {
+      {"operator", op.value}, {"data", data.value}, {"pipeline", pipeline.value}, {"hybrid", hybrid.value}};
   std::string best = "-";
   for (const auto& [kind, v] : by_kind) {
     if (v > 0 && (best == "-" || v < by_kind[best] * (1 - 1e-9))) best = kind;
@@ -159,7 +164,8 @@ void Case(const Input& in, int32_t n, const Flags& flags) {
   std::printf("%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%s\t%s\t%.0f\n", in.name.c_str(), n, Cell(op).c_str(),
               Cell(data).c_str(), Cell(pipeline).c_str(), Cell(hybrid).c_str(), hybrid.plan.c_str(), best.c_str(),
               op.value > 0 && hybrid.value > 0 ? op.value / hybrid.value : 0.0,
-              data.value > 0 && hybrid.value > 0 ? data.value / hybrid.value : 0.0, simulated.c_str(), error.c_str(), plan_ms);
+              data.value > 0 && hybrid.value > 0 ? data.value / hybrid.value : 0.0, simulated.c_str(), error.c_str(),
+              plan_ms);
   std::fflush(stdout);
 }
 
@@ -178,11 +184,13 @@ int main(int argc, char** argv) {
         if (absl::SimpleAtoi(d, &n) && n > 0) flags.devices.push_back(n);
       }
     }
-    if (absl::StartsWith(arg, "--operator_deadline=")) (void)absl::ParseDuration(arg.substr(20), &flags.operator_deadline);
+    if (absl::StartsWith(arg, "--operator_deadline="))
+      (void)absl::ParseDuration(arg.substr(20), &flags.operator_deadline);
     if (absl::StartsWith(arg, "--batch=")) (void)absl::SimpleAtoi(arg.substr(8), &flags.batch);
   }
-  std::printf("input\tdevices\toperator\tdata\tpipeline\thybrid\thybrid_replicas\tbest\toperator/hybrid\tdata/hybrid\t"
-              "simulated\tsim_vs_model\tplan_ms\n");
+  std::printf(
+      "input\tdevices\toperator\tdata\tpipeline\thybrid\thybrid_replicas\tbest\toperator/hybrid\tdata/hybrid\t"
+      "simulated\tsim_vs_model\tplan_ms\n");
   for (const placement::Input& in : placement::Inputs()) {
     if (!flags.only.empty() && std::find(flags.only.begin(), flags.only.end(), in.name) == flags.only.end()) continue;
     for (int32_t n : flags.devices) placement::Case(in, n, flags);

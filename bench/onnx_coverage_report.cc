@@ -91,8 +91,8 @@ void Add(const std::vector<std::string>& cols, const OnnxImportOptions& options,
   const int rank = opset * 2 + (cols[4] == "on" ? 1 : 0);
   if (rank <= a.reference_opset) return;
   a.reference_opset = rank;
-  a.reference = absl::StrFormat("%d | %d | %.1f ms | %s", opset, result->problem.graph.num_ops(), ms,
-                                Summary(result->warnings));
+  a.reference =
+      absl::StrFormat("%d | %d | %.1f ms | %s", opset, result->problem.graph.num_ops(), ms, Summary(result->warnings));
 }
 
 }  // namespace

@@ -20,8 +20,8 @@ void Import(benchmark::State& state, const std::string& path, const OnnxImportOp
     benchmark::DoNotOptimize(result);
   }
   state.counters["ops"] = ops;
-  state.counters["ops_per_second"] = benchmark::Counter(static_cast<double>(ops) * state.iterations(),
-                                                        benchmark::Counter::kIsRate);
+  state.counters["ops_per_second"] =
+      benchmark::Counter(static_cast<double>(ops) * state.iterations(), benchmark::Counter::kIsRate);
 }
 
 void BM_ImportOnnxFile(benchmark::State& state, const std::string& file) {

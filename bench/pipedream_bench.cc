@@ -47,9 +47,10 @@ const std::map<std::string, std::pair<std::string, std::string>>& PeerFlags() {
 // Runs PipeDream's optimizer on one row; its time per stage and wall seconds, or -1 when it could not run.
 std::pair<double, double> RunPeer(const std::string& dir, const Row& row) {
   const auto& [n, b] = PeerFlags().at(row.topology);
-  const std::string command = absl::StrCat("cd '", dir, "/peer' && PYTHONPATH=stub /usr/bin/python3 optimizer_graph_hierarchical.py -f ../profiles/",
-                                           row.model, ".txt -n ", n, " -b ", b, " --activation_compression_ratio 1",
-                                           row.mode == "straight" ? " --straight_pipeline" : "", " 2>&1");
+  const std::string command = absl::StrCat(
+      "cd '", dir, "/peer' && PYTHONPATH=stub /usr/bin/python3 optimizer_graph_hierarchical.py -f ../profiles/",
+      row.model, ".txt -n ", n, " -b ", b, " --activation_compression_ratio 1",
+      row.mode == "straight" ? " --straight_pipeline" : "", " 2>&1");
   const absl::Time start = absl::Now();
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return {-1, -1};
@@ -76,7 +77,8 @@ struct Ours {
 
 Ours Plan(const std::string& dir, const Row& row, int repeats) {
   Ours o;
-  absl::StatusOr<Problem> p = ParsePipeDreamProfile(test_support::ReadFileToString(dir + "/profiles/" + row.model + ".txt"), true);
+  absl::StatusOr<Problem> p =
+      ParsePipeDreamProfile(test_support::ReadFileToString(dir + "/profiles/" + row.model + ".txt"), true);
   absl::StatusOr<Topology> t = LoadTopologyFile(dir + "/topologies/" + row.topology + ".json");
   if (!p.ok() || !t.ok()) {
     o.status = std::string((p.ok() ? t.status() : p.status()).message());
@@ -113,8 +115,8 @@ Ours Plan(const std::string& dir, const Row& row, int repeats) {
 // The README's published times of PipeDream's optimizer, seconds per row (its figures are for a model's six).
 double PublishedSeconds(const Row& row) {
   static const std::map<std::string, double> per_model = {
-      {"alexnet", 0.8},    {"vgg16", 0.8},        {"gnmt", 2.3},          {"resnet18", 2.8},  {"squeezenet1_0", 2.8},
-      {"resnet50", 29.7},  {"resnext50", 30.1},   {"resnet101", 166},     {"resnext101", 168}, {"densenet121", 200}};
+      {"alexnet", 0.8},   {"vgg16", 0.8},      {"gnmt", 2.3},      {"resnet18", 2.8},   {"squeezenet1_0", 2.8},
+      {"resnet50", 29.7}, {"resnext50", 30.1}, {"resnet101", 166}, {"resnext101", 168}, {"densenet121", 200}};
   if (row.model == "gnmt_large") {
     if (row.topology != "2x4_4GBps_2.5GBps") return 60.0 / 4;
     return row.mode == "hybrid" ? 27.5 * 60 : 24 * 60;
@@ -131,9 +133,12 @@ int main(int argc, char** argv) {
   int repeats = 3;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (absl::StartsWith(arg, "--peer=")) peer = arg.substr(7);
-    else if (absl::StartsWith(arg, "--repeats=")) repeats = std::max(1, std::atoi(arg.c_str() + 10));
-    else if (!absl::StartsWith(arg, "--")) shared = arg;
+    if (absl::StartsWith(arg, "--peer="))
+      peer = arg.substr(7);
+    else if (absl::StartsWith(arg, "--repeats="))
+      repeats = std::max(1, std::atoi(arg.c_str() + 10));
+    else if (!absl::StartsWith(arg, "--"))
+      shared = arg;
   }
   const std::string dir = shared + "/bench/pipedream";
   if (!std::filesystem::exists(dir + "/reference.tsv")) {
@@ -141,10 +146,15 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::set<std::string> peers;
-  if (peer == "fast") peers = {"alexnet", "vgg16", "gnmt", "resnet18", "squeezenet1_0"};
-  else if (peer == "all") peers = {"*"};
-  else if (peer != "none") for (absl::string_view m : absl::StrSplit(peer, ',')) peers.insert(std::string(m));
-  std::printf("model\ttopology\tmode\tours\tpipedream\tratio\tour_ms\tpeer_s\tpeer_value\tour_replicas\ttheir_replicas\tproven\n");
+  if (peer == "fast")
+    peers = {"alexnet", "vgg16", "gnmt", "resnet18", "squeezenet1_0"};
+  else if (peer == "all")
+    peers = {"*"};
+  else if (peer != "none")
+    for (absl::string_view m : absl::StrSplit(peer, ',')) peers.insert(std::string(m));
+  std::printf(
+      "model\ttopology\tmode\tours\tpipedream\tratio\tour_ms\tpeer_s\tpeer_value\tour_replicas\ttheir_"
+      "replicas\tproven\n");
   int worse = 0;
   for (const placement::Row& row : placement::test_support::ReadPipeDreamReference(dir)) {
     const placement::Ours ours = placement::Plan(dir, row, repeats);
@@ -157,8 +167,8 @@ int main(int argc, char** argv) {
     const double ratio = ours.value > 0 ? ours.value / row.time_per_stage : 0;
     worse += !(ratio > 0 && ratio <= 1 + 1e-9);
     std::printf("%s\t%s\t%s\t%.6g\t%.6g\t%.4f\t%.1f\t%s\t%s\t%s\t%s\t%s%s\n", row.model.c_str(), row.topology.c_str(),
-                row.mode.c_str(), ours.value, row.time_per_stage, ratio, 1000 * ours.seconds, peer_s.c_str(), peer_value.c_str(),
-                ours.replicas.c_str(), row.replicas.c_str(), ours.proven ? "yes" : "no",
+                row.mode.c_str(), ours.value, row.time_per_stage, ratio, 1000 * ours.seconds, peer_s.c_str(),
+                peer_value.c_str(), ours.replicas.c_str(), row.replicas.c_str(), ours.proven ? "yes" : "no",
                 ours.status.empty() ? "" : (" " + ours.status).c_str());
     std::fflush(stdout);
   }

@@ -61,13 +61,12 @@ int SolveAndPrint(const std::string& dir, const TarnawskiReference& ref, int rep
   getrusage(RUSAGE_SELF, &usage);
   const double peak_mb = usage.ru_maxrss / 1024.0;
   const double reference = ref.dp_optimal, theirs = ref.dp_seconds;
-  std::printf("%s\t%d\t%.4f\t%s\t%.4f\t%.4f\t%s\t%s\t%.1f\t%s\t%s\t%d+%d\t%lld\t%d\n", ref.input.c_str(), ref.k, sol->max_load,
-              Figure(ref.dp_optimal, "%.2f").c_str(), reference > 0 ? sol->max_load / reference : 0.0, best_seconds,
-              Figure(ref.dp_seconds, "%g").c_str(),
+  std::printf("%s\t%d\t%.4f\t%s\t%.4f\t%.4f\t%s\t%s\t%.1f\t%s\t%s\t%d+%d\t%lld\t%d\n", ref.input.c_str(), ref.k,
+              sol->max_load, Figure(ref.dp_optimal, "%.2f").c_str(), reference > 0 ? sol->max_load / reference : 0.0,
+              best_seconds, Figure(ref.dp_seconds, "%g").c_str(),
               theirs > 0 ? absl::StrCat(static_cast<int64_t>(theirs / best_seconds), "x").c_str() : "", peak_mb,
-              Figure(ref.dp_peak_mb, "%g").c_str(), sol->proven_optimal ? "yes" : "no", sol->accelerators_used, sol->cpus_used,
-              static_cast<long long>(sol->stats.ideals),
-              sol->stats.dp_runs);
+              Figure(ref.dp_peak_mb, "%g").c_str(), sol->proven_optimal ? "yes" : "no", sol->accelerators_used,
+              sol->cpus_used, static_cast<long long>(sol->stats.ideals), sol->stats.dp_runs);
   std::fflush(stdout);
   return 0;
 }
@@ -85,7 +84,8 @@ int main(int argc, char** argv) {
     std::cout << "pipeline_dp_bench: " << dir << "/reference.tsv is not here; nothing to run\n";
     return 0;
   }
-  std::cout << "input\tk\tours\tdp_optimal\tratio\tour_s\tdp_s\tspeed-up\tour_peak_mb\tdp_peak_mb\tproven\tacc+cpu\tideals\tdp_runs\n";
+  std::cout << "input\tk\tours\tdp_optimal\tratio\tour_s\tdp_s\tspeed-up\tour_peak_mb\tdp_peak_mb\tproven\tacc+"
+               "cpu\tideals\tdp_runs\n";
   std::fflush(stdout);
   int failures = 0;
   for (const placement::test_support::TarnawskiReference& ref : placement::test_support::ReadTarnawskiReference(dir)) {

@@ -80,7 +80,8 @@ bool Wanted(const std::string& name) {
 }
 
 // Adds an instance when the cost model accepts the pair; otherwise says why and skips it.
-void Add(std::vector<std::unique_ptr<Instance>>& out, std::string name, Objective objective, Graph graph, Topology topology) {
+void Add(std::vector<std::unique_ptr<Instance>>& out, std::string name, Objective objective, Graph graph,
+         Topology topology) {
   auto x = std::make_unique<Instance>();
   x->name = std::move(name);
   x->objective = objective;
@@ -131,8 +132,9 @@ void AddCorpus(std::vector<std::unique_ptr<Instance>>& out) {
             std::cerr << topo.status() << "\n";
             continue;
           }
-          Add(out, absl::StrCat(model.stem().string(), train ? "/train" : "/infer", " ", n, "x", absl::GetFlag(FLAGS_preset), " ",
-                                ObjectiveName(objective)),
+          Add(out,
+              absl::StrCat(model.stem().string(), train ? "/train" : "/infer", " ", n, "x", absl::GetFlag(FLAGS_preset),
+                           " ", ObjectiveName(objective)),
               objective, train ? *training : imported->problem.graph, *std::move(topo));
         }
       }
@@ -159,8 +161,8 @@ void AddTarnawski(std::vector<std::unique_ptr<Instance>>& out) {
       std::cerr << "skipping " << p << ": " << problem.status() << "\n";
       continue;
     }
-    Add(out, absl::StrCat(p.parent_path().filename().string(), "/", p.stem().string(), " throughput"), Objective::kThroughput,
-        std::move(problem->graph), *std::move(problem->topology));
+    Add(out, absl::StrCat(p.parent_path().filename().string(), "/", p.stem().string(), " throughput"),
+        Objective::kThroughput, std::move(problem->graph), *std::move(problem->topology));
   }
 }
 
@@ -245,11 +247,11 @@ int main(int argc, char** argv) {
       auto_wins += le;
       verdict = le ? "yes" : "NO";
     }
-    summary.push_back(absl::StrFormat("%-44s %-15s %12s %8s %12s %8s %6s  %s", x->name, single ? single->placer : "-",
-                                      single ? absl::StrFormat("%.6g", single->value) : "-",
-                                      single ? absl::StrFormat("%.3f", single->ratio) : "-",
-                                      autorow.ok ? absl::StrFormat("%.6g", autorow.value) : autorow.error,
-                                      autorow.ok ? absl::StrFormat("%.3f", autorow.ratio) : "-", verdict, autorow.algorithm));
+    summary.push_back(absl::StrFormat(
+        "%-44s %-15s %12s %8s %12s %8s %6s  %s", x->name, single ? single->placer : "-",
+        single ? absl::StrFormat("%.6g", single->value) : "-", single ? absl::StrFormat("%.3f", single->ratio) : "-",
+        autorow.ok ? absl::StrFormat("%.6g", autorow.value) : autorow.error,
+        autorow.ok ? absl::StrFormat("%.3f", autorow.ratio) : "-", verdict, autorow.algorithm));
     std::fflush(stdout);
   }
   std::printf("\n%-44s %-15s %12s %8s %12s %8s %6s  %s\n", "instance", "best single", "value", "ratio", "auto", "ratio",

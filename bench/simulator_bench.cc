@@ -106,8 +106,9 @@ void BM_Simulate(benchmark::State& state) {
 
 BENCHMARK(BM_Simulate)
     ->ArgNames({"nodes", "priority"})
-    ->ArgsProduct({{1000, 10000, 100000}, {static_cast<int64_t>(QueuePriority::kTopological),
-                                           static_cast<int64_t>(QueuePriority::kUpwardRank)}})
+    ->ArgsProduct({{1000, 10000, 100000},
+                   {static_cast<int64_t>(QueuePriority::kTopological),
+                    static_cast<int64_t>(QueuePriority::kUpwardRank)}})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

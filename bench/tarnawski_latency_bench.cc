@@ -32,9 +32,12 @@ struct Options {
 Options Parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "--seconds") == 0) o.seconds = std::atof(argv[++i]);
-    else if (std::strcmp(argv[i], "--ip_seconds") == 0) o.ip_seconds = std::atof(argv[++i]);
-    else if (std::strcmp(argv[i], "--only") == 0) o.only = argv[++i];
+    if (std::strcmp(argv[i], "--seconds") == 0)
+      o.seconds = std::atof(argv[++i]);
+    else if (std::strcmp(argv[i], "--ip_seconds") == 0)
+      o.ip_seconds = std::atof(argv[++i]);
+    else if (std::strcmp(argv[i], "--only") == 0)
+      o.only = argv[++i];
   }
   return o;
 }
@@ -86,9 +89,10 @@ void Row(const test_support::LatencyInput& input, const Options& o) {
   if (greedy.result.ok() && automatic.result.ok()) {
     gain = absl::StrFormat("%+.1f%%", 100 * (automatic.result->evaluation.value / greedy.result->evaluation.value - 1));
   }
-  std::printf("| %s | %d | %d | %s | %s | %s | %s | %s | %.1f s %s|\n", input.name.c_str(), input.k, problem->graph.num_ops(),
-              published.c_str(), Value(greedy).c_str(), Value(automatic).c_str(), gain.c_str(),
-              automatic.result.ok() ? automatic.result->algorithm.c_str() : "", automatic.seconds, Program(p, o).c_str());
+  std::printf("| %s | %d | %d | %s | %s | %s | %s | %s | %.1f s %s|\n", input.name.c_str(), input.k,
+              problem->graph.num_ops(), published.c_str(), Value(greedy).c_str(), Value(automatic).c_str(),
+              gain.c_str(), automatic.result.ok() ? automatic.result->algorithm.c_str() : "", automatic.seconds,
+              Program(p, o).c_str());
   std::fflush(stdout);
 }
 
@@ -103,8 +107,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::printf("AUTO within %.0f s, ilp_tarnawski within %.0f s\n\n", o.seconds, o.ip_seconds);
-  std::printf("| input | k | ops | their greedy (published) | our greedy | AUTO | vs greedy | AUTO's winner | AUTO time | "
-              "IP bound (contiguous) | IP closed (time, value) |\n");
+  std::printf(
+      "| input | k | ops | their greedy (published) | our greedy | AUTO | vs greedy | AUTO's winner | AUTO time | "
+      "IP bound (contiguous) | IP closed (time, value) |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const placement::test_support::LatencyInput& input : inputs) {
     if (!o.only.empty() && !absl::StrContains(input.name, o.only)) continue;

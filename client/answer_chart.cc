@@ -16,7 +16,8 @@ namespace {
 
 namespace pb = ::placement::v1;
 
-absl::StatusOr<Placement> PlacementFromAnswer(const pb::PlaceResponse& answer, const Graph& graph, const Topology& topology) {
+absl::StatusOr<Placement> PlacementFromAnswer(const pb::PlaceResponse& answer, const Graph& graph,
+                                              const Topology& topology) {
   Placement placement;
   placement.device.assign(graph.num_ops(), kNone);
   for (const pb::Assignment& a : answer.assignment()) {
@@ -37,7 +38,8 @@ absl::StatusOr<Placement> PlacementFromAnswer(const pb::PlaceResponse& answer, c
 }
 
 // The plan an answer's stages describe, on the graph and cluster loaded here.
-absl::StatusOr<ParallelPlan> PlanOfAnswer(const pb::PlaceResponse& answer, const Graph& graph, const Topology& topology) {
+absl::StatusOr<ParallelPlan> PlanOfAnswer(const pb::PlaceResponse& answer, const Graph& graph,
+                                          const Topology& topology) {
   ParallelPlan plan;
   plan.stage_of_op.assign(graph.num_ops(), -1);
   for (const pb::Stage& stage : answer.stages()) {
@@ -45,17 +47,22 @@ absl::StatusOr<ParallelPlan> PlanOfAnswer(const pb::PlaceResponse& answer, const
     plan.stages.emplace_back();
     for (const std::string& name : stage.devices()) {
       const DeviceId d = topology.FindDevice(name);
-      if (d == kNone) return absl::FailedPreconditionError(absl::StrCat("the answer's stage ", s + 1, " runs on '", name, "', which the cluster loaded here does not have"));
+      if (d == kNone)
+        return absl::FailedPreconditionError(absl::StrCat("the answer's stage ", s + 1, " runs on '", name,
+                                                          "', which the cluster loaded here does not have"));
       plan.stages.back().devices.push_back(d);
     }
     for (const std::string& name : stage.operators()) {
       const OpId op = graph.FindOp(name);
-      if (op == kNone) return absl::FailedPreconditionError(absl::StrCat("the answer's stage ", s + 1, " holds '", name, "', which the graph loaded here does not have"));
+      if (op == kNone)
+        return absl::FailedPreconditionError(absl::StrCat("the answer's stage ", s + 1, " holds '", name,
+                                                          "', which the graph loaded here does not have"));
       plan.stage_of_op[op] = s;
     }
   }
   for (OpId op = 0; op < graph.num_ops(); ++op) {
-    if (plan.stage_of_op[op] < 0) return absl::FailedPreconditionError(absl::StrCat("the answer's stages leave out '", graph.name(op), "'"));
+    if (plan.stage_of_op[op] < 0)
+      return absl::FailedPreconditionError(absl::StrCat("the answer's stages leave out '", graph.name(op), "'"));
   }
   absl::StatusOr<Schedule> schedule = ParseSchedule(answer.schedule());
   if (!schedule.ok()) return schedule.status();
@@ -65,7 +72,8 @@ absl::StatusOr<ParallelPlan> PlanOfAnswer(const pb::PlaceResponse& answer, const
 }
 
 // A few micro-batches of the plan, simulated with the timeline: a round of every stage, at least four.
-absl::StatusOr<std::string> RenderPlanChart(const CostModel& costs, const pb::PlaceResponse& answer, ChartOptions options) {
+absl::StatusOr<std::string> RenderPlanChart(const CostModel& costs, const pb::PlaceResponse& answer,
+                                            ChartOptions options) {
   absl::StatusOr<ParallelPlan> plan = PlanOfAnswer(answer, costs.graph(), costs.topology());
   if (!plan.ok()) return plan.status();
   int32_t cycle = 1;
@@ -82,9 +90,12 @@ absl::StatusOr<std::string> RenderPlanChart(const CostModel& costs, const pb::Pl
 
 Objective ObjectiveOf(pb::Objective o) {
   switch (o) {
-    case pb::OBJECTIVE_THROUGHPUT: return Objective::kThroughput;
-    case pb::OBJECTIVE_LATENCY: return Objective::kLatency;
-    default: return Objective::kStepTime;
+    case pb::OBJECTIVE_THROUGHPUT:
+      return Objective::kThroughput;
+    case pb::OBJECTIVE_LATENCY:
+      return Objective::kLatency;
+    default:
+      return Objective::kStepTime;
   }
 }
 
@@ -105,10 +116,11 @@ absl::Status WriteAnswerChart(const std::string& path, const AnswerChartInput& i
     return WriteChartFile(path, *html);
   }
   absl::StatusOr<Placement> placement = PlacementFromAnswer(answer, problem.graph, *topology);
-  if (!placement.ok()) return absl::Status(placement.status().code(), absl::StrCat("--chart: ", placement.status().message()));
-  return WriteScheduleChart(path, *costs, *placement, SimulatorConfig{},
-                            ChartFor(input.graph_path, answer.algorithm(), problem.time_unit,
-                                     ObjectiveOf(answer.score().objective())));
+  if (!placement.ok())
+    return absl::Status(placement.status().code(), absl::StrCat("--chart: ", placement.status().message()));
+  return WriteScheduleChart(
+      path, *costs, *placement, SimulatorConfig{},
+      ChartFor(input.graph_path, answer.algorithm(), problem.time_unit, ObjectiveOf(answer.score().objective())));
 }
 
 }  // namespace placement::cli

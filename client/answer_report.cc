@@ -19,9 +19,12 @@ namespace pb = ::placement::v1;
 
 std::string ObjectiveText(pb::Objective o) {
   switch (o) {
-    case pb::OBJECTIVE_THROUGHPUT: return "throughput";
-    case pb::OBJECTIVE_LATENCY: return "latency";
-    default: return "step_time";
+    case pb::OBJECTIVE_THROUGHPUT:
+      return "throughput";
+    case pb::OBJECTIVE_LATENCY:
+      return "latency";
+    default:
+      return "step_time";
   }
 }
 
@@ -63,7 +66,8 @@ std::string ScoreTable(const pb::Score& s, const std::map<std::string, int>& ops
   std::string out;
   absl::StrAppend(&out, "objective    ", ObjectiveText(s.objective()), "\n");
   absl::StrAppend(&out, "value        ", Time(s.value(), unit), unit == "s" ? "" : " (input time units)", "\n");
-  absl::StrAppend(&out, "lower bound  ", Time(s.lower_bound(), unit), "  (ratio ", absl::StrFormat("%.3f", s.ratio()), ")\n");
+  absl::StrAppend(&out, "lower bound  ", Time(s.lower_bound(), unit), "  (ratio ", absl::StrFormat("%.3f", s.ratio()),
+                  ")\n");
   absl::StrAppend(&out, "memory       ", s.fits_memory() ? "fits" : "OUT OF MEMORY on at least one device", "\n");
   std::string rows;
   const bool throughput = s.objective() == pb::OBJECTIVE_THROUGHPUT;
@@ -75,7 +79,8 @@ std::string ScoreTable(const pb::Score& s, const std::map<std::string, int>& ops
                                            ops_on.empty() ? "" : absl::StrCat(it == ops_on.end() ? 0 : it->second),
                                            Time(d.busy_seconds(), unit), throughput ? Time(d.load_seconds(), unit) : "",
                                            FormatBytes(static_cast<double>(d.peak_memory_bytes())),
-                                           d.capacity_bytes() > 0 ? FormatBytes(static_cast<double>(d.capacity_bytes())) : "unlimited",
+                                           d.capacity_bytes() > 0 ? FormatBytes(static_cast<double>(d.capacity_bytes()))
+                                                                  : "unlimited",
                                            100 * d.utilization(), d.out_of_memory() ? "OOM" : ""));
   }
   return absl::StrCat(out, "\n", rows);
@@ -170,10 +175,10 @@ std::string PlaceAnswerTable(const pb::PlaceResponse& a) {
   }
   absl::StrAppend(&out, "operators    ", a.num_operators(), ", graph ", a.graph_hash().substr(0, 16), "\n");
   absl::StrAppend(&out, CostsLine(a.cost_sources()));
-  absl::StrAppend(&out, "answer       ",
-                  a.cache_hit() ? "from the server's cache"
-                                : absl::StrCat("computed in ", FormatSeconds(a.compute_seconds())),
-                  ", request ", a.request_id(), "\n");
+  absl::StrAppend(
+      &out, "answer       ",
+      a.cache_hit() ? "from the server's cache" : absl::StrCat("computed in ", FormatSeconds(a.compute_seconds())),
+      ", request ", a.request_id(), "\n");
   if (a.stages_size() > 0) absl::StrAppend(&out, PlanTable(PlanFromAnswer(a), a.score().time_unit()));
   absl::StrAppend(&out, score.substr(rows + 1));
   absl::StrAppend(&out, ModulesTable(ModulesOf(a.modules())));

@@ -34,13 +34,13 @@ struct Prepared {
 
 // What one slot saw; merged at the end. A slot's calls run one after another, so it needs no lock.
 struct SlotStats {
-  std::vector<double> latencies_us;  // successful calls
+  std::vector<double> latencies_us;       // successful calls
   std::map<std::string, int64_t> errors;  // by gRPC code name
   std::string first_error;
   int64_t cache_hits = 0;
   int64_t unique = 0;
   std::map<std::string, int64_t> versions;  // answers by policy version
-  int64_t mixed = 0;  // answers whose notes name weights other than those of their policy version
+  int64_t mixed = 0;                        // answers whose notes name weights other than those of their policy version
 };
 
 // The weights' version an answer's policy version names ("placers-V/learned-<weights>").
@@ -69,7 +69,11 @@ class LoadGenerator {
  public:
   LoadGenerator(pb::PlacementService::Stub* stub, const std::vector<Prepared>& prepared, const BenchOptions& o,
                 absl::Duration budget, uint64_t unique_salt)
-      : stub_(stub), prepared_(prepared), options_(o), budget_(budget), unique_salt_(unique_salt),
+      : stub_(stub),
+        prepared_(prepared),
+        options_(o),
+        budget_(budget),
+        unique_salt_(unique_salt),
         slots_(o.concurrency) {}
 
   // Runs until the deadline or the request count; returns the wall time.
@@ -119,7 +123,8 @@ class LoadGenerator {
       ++slot->stats.unique;
     }
     slot->context = std::make_unique<grpc::ClientContext>();
-    slot->context->set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(budget_ + kCallAllowance));
+    slot->context->set_deadline(std::chrono::system_clock::now() +
+                                absl::ToChronoMilliseconds(budget_ + kCallAllowance));
     slot->context->AddMetadata(kGraphHashHeader, p.graph_hash);
     slot->response.Clear();
     slot->started = Clock::now();
@@ -220,10 +225,12 @@ std::string Report(const BenchOptions& o, double wall, std::vector<SlotStats> st
     return out.dump(2) + "\n";
   }
   std::string out;
-  absl::StrAppend(&out, absl::StrFormat("server       %s, %d graph(s), concurrency %d, unique fraction %.3g\n", o.server,
-                                        static_cast<int>(o.graph_paths.size()), o.concurrency, o.unique_fraction));
-  absl::StrAppend(&out, absl::StrFormat("requests     %d in %.2f s: %.0f requests/s (%d ok, %d cache hits, %d unique)\n",
-                                        ok + failed, wall, rps, ok, hits, unique));
+  absl::StrAppend(&out,
+                  absl::StrFormat("server       %s, %d graph(s), concurrency %d, unique fraction %.3g\n", o.server,
+                                  static_cast<int>(o.graph_paths.size()), o.concurrency, o.unique_fraction));
+  absl::StrAppend(&out,
+                  absl::StrFormat("requests     %d in %.2f s: %.0f requests/s (%d ok, %d cache hits, %d unique)\n",
+                                  ok + failed, wall, rps, ok, hits, unique));
   absl::StrAppend(&out, absl::StrFormat("latency      p50 %.3f ms  p90 %.3f ms  p99 %.3f ms  max %.3f ms\n", p50 / 1e3,
                                         p90 / 1e3, p99 / 1e3, max / 1e3));
   if (errors.empty()) {

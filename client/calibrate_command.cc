@@ -9,9 +9,9 @@
 #include "graph/cost_model.h"
 #include "graph/file_io.h"
 #include "graph/onnx/onnx_import.h"
+#include "graph/topology_json.h"
 #include "graph/torch_trace.h"
 #include "graph/training.h"
-#include "graph/topology_json.h"
 #include "graph/units.h"
 #include "policy/learned/host_calibration.h"
 
@@ -27,8 +27,8 @@ std::string Report(const learned::Calibration& c, int threads) {
       "class", "layer", "FLOPs", "bytes", "forward", "backward", "of roof");
   for (const learned::CalibrationLine& line : c.lines) {
     const double roof = RooflineSeconds(line.flops, line.bytes, d);
-    absl::StrAppendFormat(&out, "%-14s %-40s %12.3g %12.3g %11s %11s %7.0f%%\n", line.op_class, line.layer,
-                          line.flops, line.bytes, FormatSeconds(line.forward_seconds),
+    absl::StrAppendFormat(&out, "%-14s %-40s %12.3g %12.3g %11s %11s %7.0f%%\n", line.op_class, line.layer, line.flops,
+                          line.bytes, FormatSeconds(line.forward_seconds),
                           line.backward_seconds > 0 ? FormatSeconds(line.backward_seconds) : "-",
                           100 * roof / line.forward_seconds);
   }
@@ -53,7 +53,7 @@ constexpr double kFitFloorSeconds = 20e-6;
 
 // A training step profiled: its training graph and what the trace measured of it.
 struct TrainingProfile {
-  Graph step;                   // forward, backward and Adam's updates
+  Graph step;                  // forward, backward and Adam's updates
   double forward_seconds = 0;  // all module self time of the forward
   double step_seconds = 0;     // the whole profiled step
 };
@@ -74,8 +74,7 @@ absl::Status AddProfile(const std::string& folder, const Device& d, std::vector<
     // FLOPs beside ones with them gets none, which says nothing of its cost.
     if (times[0].second < kMinProfiledSeconds) continue;
     const OpId op = g.FindOp(name);
-    ops->push_back(ProfiledOp{static_cast<int>(ClassOf(g, op)),
-                              RooflineSeconds(g.flops(op), g.bytes_accessed(op), d),
+    ops->push_back(ProfiledOp{static_cast<int>(ClassOf(g, op)), RooflineSeconds(g.flops(op), g.bytes_accessed(op), d),
                               times[0].second});
   }
   absl::StatusOr<std::string> meta = ReadWholeFile(folder + "/meta.json");
@@ -107,8 +106,7 @@ std::string ScaleBackward(const std::vector<TrainingProfile>& profiles, Device* 
   if (profiles.empty() || measured <= 0) return "";
   const double scale = modelled / measured;
   for (double& factor : d->backward_efficiency) factor = ClampEfficiency(factor * scale);
-  return absl::StrFormat("backward factors scaled by %.3g from %d profiled training step(s)\n", scale,
-                         profiles.size());
+  return absl::StrFormat("backward factors scaled by %.3g from %d profiled training step(s)\n", scale, profiles.size());
 }
 
 // Classes holding at least kMinProfiledShare of the profiled time take the profiles' efficiency.
@@ -137,7 +135,8 @@ std::string ApplyFit(const std::vector<ProfiledOp>& ops, Device* d) {
       den[op.op_class] += w * op.roofline * op.roofline;
     }
     for (int c = 0; c < kNumOpClasses; ++c) {
-      if (fitted[c] && den[c] > 0) slowdown[c] = std::clamp(num[c] / den[c], 1e-3, 1e3);  // ClampEfficiency's range, as 1/efficiency
+      if (fitted[c] && den[c] > 0)
+        slowdown[c] = std::clamp(num[c] / den[c], 1e-3, 1e3);  // ClampEfficiency's range, as 1/efficiency
     }
     double residual = 0, weight = 0;
     for (const ProfiledOp& op : ops) {
@@ -148,9 +147,9 @@ std::string ApplyFit(const std::vector<ProfiledOp>& ops, Device* d) {
     }
     overhead = weight > 0 ? std::max(residual / weight, 0.0) : overhead;
   }
-  std::string out = absl::StrFormat("fitted on %d profiled operators (%s): overhead %s per operator (benchmark %s),",
-                                    ops.size(), FormatSeconds(total), FormatSeconds(overhead),
-                                    FormatSeconds(d->launch_overhead));
+  std::string out =
+      absl::StrFormat("fitted on %d profiled operators (%s): overhead %s per operator (benchmark %s),", ops.size(),
+                      FormatSeconds(total), FormatSeconds(overhead), FormatSeconds(d->launch_overhead));
   d->launch_overhead = overhead;
   for (int c = 0; c < kNumOpClasses; ++c) {
     if (!fitted[c]) continue;

@@ -7,8 +7,8 @@ namespace placement::cli {
 
 absl::Status CheckChartApplies(const std::string& chart_path, const std::string& cost_model) {
   if (chart_path.empty() || cost_model.empty() || cost_model == "default") return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat("--chart draws the simulator's schedule, which --cost_model ", cost_model,
-                                                 " does not score; leave out one of them"));
+  return absl::InvalidArgumentError(absl::StrCat("--chart draws the simulator's schedule, which --cost_model ",
+                                                 cost_model, " does not score; leave out one of them"));
 }
 
 ChartOptions ChartFor(const std::string& graph_path, const std::string& algorithm, const std::string& time_unit,

@@ -15,24 +15,39 @@ namespace {
 
 using Flags = std::vector<const char*>;
 
-const Flags kGraphLoading = {"batch", "seq", "dim", "allow_unresolved_dims", "num_data_inputs", "loop_iterations",
-                             "max_unrolled_nodes", "costs", "costs_kind", "training", "optimizer",
+const Flags kGraphLoading = {"batch",
+                             "seq",
+                             "dim",
+                             "allow_unresolved_dims",
+                             "num_data_inputs",
+                             "loop_iterations",
+                             "max_unrolled_nodes",
+                             "costs",
+                             "costs_kind",
+                             "training",
+                             "optimizer",
                              "backward_multiplier"};
-const Flags kPlacing = {"topology", "devices", "algorithm", "objective", "cost_model", "deadline", "output",
-                         "parallelism", "schedule", "global_batch"};
+const Flags kPlacing = {"topology", "devices", "algorithm",   "objective", "cost_model",
+                        "deadline", "output",  "parallelism", "schedule",  "global_batch"};
 const Flags kSecurity = {"tls", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file"};
 const Flags kPolicy = {"policy_weights", "policy_device", "policy_fallback"};
-const Flags kAbsl = {"help", "helpfull", "helpshort", "helppackage", "helpon", "helpmatch", "version",
-                     "only_check_args", "flagfile", "fromenv", "tryfromenv", "undefok"};
+const Flags kAbsl = {"help",    "helpfull",        "helpshort", "helppackage", "helpon",     "helpmatch",
+                     "version", "only_check_args", "flagfile",  "fromenv",     "tryfromenv", "undefok"};
 
 const std::map<std::string, std::vector<Flags>, std::less<>>& Table() {
   static const auto* table = new std::map<std::string, std::vector<Flags>, std::less<>>{
-      {"simulate", {kGraphLoading, kSecurity, {"placement", "topology", "devices", "objective", "cost_model", "output", "priority",
-                                               "simulator", "local", "server", "timeout", "chart"}}},
+      {"simulate",
+       {kGraphLoading,
+        kSecurity,
+        {"placement", "topology", "devices", "objective", "cost_model", "output", "priority", "simulator", "local",
+         "server", "timeout", "chart"}}},
       {"place", {kGraphLoading, kPlacing, kPolicy, {"seed", "local", "chart"}}},
       {"submit", {kGraphLoading, kPlacing, kSecurity, {"server", "seed", "skip_cache", "progress", "chart", "policy"}}},
-      {"bench", {kGraphLoading, kPlacing, kSecurity,
-                 {"server", "concurrency", "duration", "requests", "unique_fraction", "warmup", "policy"}}},
+      {"bench",
+       {kGraphLoading,
+        kPlacing,
+        kSecurity,
+        {"server", "concurrency", "duration", "requests", "unique_fraction", "warmup", "policy"}}},
       {"algorithms", {kPolicy, kSecurity, {"server", "timeout", "local"}}},
       {"info", {kSecurity, {"server", "output", "timeout"}}},
       {"health", {kSecurity, {"server", "timeout"}}},
@@ -40,9 +55,10 @@ const std::map<std::string, std::vector<Flags>, std::less<>>& Table() {
       {"generate", {{"ops", "seed", "batch", "width", "training"}}},
       {"presets", {}},
       {"calibrate", {{"threads", "kind", "output", "profiles", "measure_seconds"}}},
-      {"train", {kGraphLoading, {"devices", "topology", "seed", "threads", "init", "from_scratch", "out",
-                                 "validation_share", "time_limit", "iterations", "with_inference", "version_name",
-                                 "learning_rate"}}},
+      {"train",
+       {kGraphLoading,
+        {"devices", "topology", "seed", "threads", "init", "from_scratch", "out", "validation_share", "time_limit",
+         "iterations", "with_inference", "version_name", "learning_rate"}}},
       {"curve", {}},
       {"reload", {kSecurity, {"server", "timeout", "output", "policy", "weights"}}},
       {"help", {}},
@@ -82,9 +98,9 @@ absl::Status CheckFlagsApply(absl::string_view command, int argc, char** argv) {
         std::find(kAbsl.begin(), kAbsl.end(), name) != kAbsl.end()) {
       continue;
     }
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--", name, " does not apply to ", command, "; ", command, " takes ",
-        allowed.empty() ? "no flags" : absl::StrCat("--", absl::StrJoin(allowed, ", --"))));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, " does not apply to ", command, "; ", command, " takes ",
+                     allowed.empty() ? "no flags" : absl::StrCat("--", absl::StrJoin(allowed, ", --"))));
   }
   return absl::OkStatus();
 }

@@ -2,20 +2,20 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <optional>
-#include <fstream>
 #include <sstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "graph/graph_json.h"
 #include "graph/costs_input.h"
+#include "graph/graph_json.h"
 #include "graph/measured_costs.h"
-#include "graph/pipedream.h"
 #include "graph/onnx/graph_format.h"
 #include "graph/onnx/onnx_import.h"
+#include "graph/pipedream.h"
 #include "graph/tarnawski.h"
 #include "graph/topology_json.h"
 #include "graph/training.h"
@@ -44,7 +44,8 @@ absl::StatusOr<LoadedGraph> Import(const std::string& path, const std::string& t
   const GraphFormat format = DetectGraphFormat(text);
   if (SetsOnnxOptions(o) && format != GraphFormat::kOnnx) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": --batch, --seq, --dim and the other ONNX options apply to ONNX models; this graph has its costs fixed"));
+        path,
+        ": --batch, --seq, --dim and the other ONNX options apply to ONNX models; this graph has its costs fixed"));
   }
   absl::StatusOr<Problem> problem;
   switch (format) {
@@ -59,9 +60,15 @@ absl::StatusOr<LoadedGraph> Import(const std::string& path, const std::string& t
       loaded.format = "onnx";
       return loaded;
     }
-    case GraphFormat::kGraphJson: problem = ParseGraphJson(text), loaded.format = kGraphJsonFormat; break;
-    case GraphFormat::kPipeDream: problem = ParsePipeDreamProfile(text, o.training), loaded.format = "pipedream"; break;
-    case GraphFormat::kTarnawski: problem = ParseTarnawskiGraph(text), loaded.format = "tarnawski"; break;
+    case GraphFormat::kGraphJson:
+      problem = ParseGraphJson(text), loaded.format = kGraphJsonFormat;
+      break;
+    case GraphFormat::kPipeDream:
+      problem = ParsePipeDreamProfile(text, o.training), loaded.format = "pipedream";
+      break;
+    case GraphFormat::kTarnawski:
+      problem = ParseTarnawskiGraph(text), loaded.format = "tarnawski";
+      break;
     case GraphFormat::kUnknown:
       return absl::InvalidArgumentError(absl::StrCat(path, ": ", UnknownGraphFormatMessage(text)));
   }
@@ -83,7 +90,8 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseDims(const std::vector<std::
     const size_t eq = item.rfind('=');
     int64_t value = 0;
     if (eq == std::string::npos || eq == 0 || !absl::SimpleAtoi(item.substr(eq + 1), &value) || value < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("--dim '", item, "' is not NAME=VALUE with a non-negative integer "
+      return absl::InvalidArgumentError(absl::StrCat("--dim '", item,
+                                                     "' is not NAME=VALUE with a non-negative integer "
                                                      "VALUE (NAME: a dimension's symbol, or TENSOR:AXIS)"));
     }
     dims[item.substr(0, eq)] = value;
@@ -112,8 +120,8 @@ absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLo
   if (options.training && loaded->format != "pipedream") {
     expand = [&](const Graph& forward) { return BuildTrainingGraph(forward, training); };
   }
-  absl::StatusOr<Graph> graph = PrepareGraph(std::move(loaded->problem.graph), costs ? &*costs : nullptr, expand,
-                                             &loaded->cost_sources);
+  absl::StatusOr<Graph> graph =
+      PrepareGraph(std::move(loaded->problem.graph), costs ? &*costs : nullptr, expand, &loaded->cost_sources);
   if (!graph.ok()) return WithPath(path, graph.status());
   loaded->problem.graph = *std::move(graph);
   for (std::string& w : loaded->cost_sources.warnings) loaded->warnings.push_back(std::move(w));
@@ -129,7 +137,8 @@ absl::StatusOr<Topology> ResolveTopology(const Problem& problem, const std::stri
   if (!topology_file.empty()) return LoadTopologyFile(topology_file);
   if (!devices_spec.empty()) return ParseTopologyShorthand(devices_spec);
   if (problem.topology.has_value()) return *problem.topology;
-  return absl::InvalidArgumentError("the graph does not describe its devices: pass --devices (e.g. 4xA100) or --topology FILE");
+  return absl::InvalidArgumentError(
+      "the graph does not describe its devices: pass --devices (e.g. 4xA100) or --topology FILE");
 }
 
 }  // namespace placement::cli

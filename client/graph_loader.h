@@ -16,17 +16,17 @@
 namespace placement::cli {
 
 struct GraphLoadOptions {
-  int64_t batch = 0;            // ONNX: binds the batch dimension; 0 = the importer's default (1)
-  int64_t sequence_length = 0;  // ONNX: binds dimensions named like a sequence; 0 = the importer's default
+  int64_t batch = 0;                    // ONNX: binds the batch dimension; 0 = the importer's default (1)
+  int64_t sequence_length = 0;          // ONNX: binds dimensions named like a sequence; 0 = the importer's default
   std::map<std::string, int64_t> dims;  // ONNX: --dim NAME=VALUE, a symbol or "TENSOR:AXIS"
   bool allow_unresolved_dims = false;   // ONNX: count what nothing resolves as 1
   int32_t num_data_inputs = -1;         // ONNX: graph inputs that are data; -1 = the importer's rule
   int64_t loop_iterations = 0;          // ONNX: a data-dependent Loop's iterations; 0 = the importer's default
   int64_t max_unrolled_nodes = 0;       // ONNX: unroll limit of Loop and Scan; 0 = the importer's default
-  std::string costs_path;  // --costs: measured per-operator times (graph/measured_costs.h), for messages
-  std::string costs_text;  // that file's text, read once (sent as it is to a server)
-  std::string costs_kind = "*";  // --costs_kind: the device kind a profiler trace was recorded on
-  bool training = false;        // expand the forward graph into a training step
+  std::string costs_path;               // --costs: measured per-operator times (graph/measured_costs.h), for messages
+  std::string costs_text;               // that file's text, read once (sent as it is to a server)
+  std::string costs_kind = "*";         // --costs_kind: the device kind a profiler trace was recorded on
+  bool training = false;                // expand the forward graph into a training step
   std::string optimizer = "adam";
   double backward_multiplier = 2.0;
 };
@@ -37,7 +37,6 @@ struct LoadedGraph {
   std::vector<std::string> warnings;  // what the importer assumed
   CostSources cost_sources;           // how many operators' costs are measured, how many modelled
 };
-
 
 // Whether any ONNX-only option is set (they are refused for other formats).
 bool SetsOnnxOptions(const GraphLoadOptions& options);

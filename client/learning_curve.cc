@@ -39,16 +39,19 @@ struct Scale {
 };
 
 void Axes(const Scale& s, std::string& out) {
-  absl::StrAppendFormat(&out, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"black\"/>\n", L, H - B, W - R, H - B);
+  absl::StrAppendFormat(&out, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"black\"/>\n", L, H - B, W - R,
+                        H - B);
   absl::StrAppendFormat(&out, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"black\"/>\n", L, T, L, H - B);
   for (int i = 0; i < 6; ++i) {
     const double y = s.y0 + (s.y1 - s.y0) * i / 5, x = s.x0 + (s.x1 - s.x0) * i / 5;
     absl::StrAppendFormat(&out, "<text x=\"%g\" y=\"%.1f\" text-anchor=\"end\">%.2f</text>\n", L - 6, s.Y(y) + 4, y);
-    absl::StrAppendFormat(&out, "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L, s.Y(y), W - R, s.Y(y));
+    absl::StrAppendFormat(&out, "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L, s.Y(y),
+                          W - R, s.Y(y));
     absl::StrAppendFormat(&out, "<text x=\"%.1f\" y=\"%g\" text-anchor=\"middle\">%d</text>\n", s.X(x), H - B + 16,
                           static_cast<int64_t>(x));
   }
-  absl::StrAppendFormat(&out, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">iteration</text>\n", (L + W - R) / 2, H - 6);
+  absl::StrAppendFormat(&out, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">iteration</text>\n", (L + W - R) / 2,
+                        H - 6);
   absl::StrAppendFormat(&out,
                         "<text x=\"14\" y=\"%g\" transform=\"rotate(-90 14 %g)\" text-anchor=\"middle\">step time / "
                         "lower bound (OOM +2)</text>\n",
@@ -59,7 +62,8 @@ void Polyline(const Scale& s, const std::vector<std::pair<double, double>>& poin
               std::string& out) {
   std::string pts;
   for (const auto& [x, y] : points) absl::StrAppendFormat(&pts, "%s%.1f,%.1f", pts.empty() ? "" : " ", s.X(x), s.Y(y));
-  absl::StrAppendFormat(&out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%g\" points=\"%s\"/>\n", color, width, pts);
+  absl::StrAppendFormat(&out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%g\" points=\"%s\"/>\n", color,
+                        width, pts);
 }
 
 void Legend(const std::vector<std::pair<std::string, std::string>>& entries, std::string& out) {
@@ -117,13 +121,17 @@ absl::StatusOr<std::string> CurveSvg(const std::vector<CurveRow>& all) {
   }
   if (demonstrations) s.y0 = std::min(s.y0, *demonstrations), s.y1 = std::max(s.y1, *demonstrations);
   std::string out = absl::StrFormat(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" font-family=\"sans-serif\" font-size=\"11\">\n"
-      "<rect width=\"%g\" height=\"%g\" fill=\"white\"/>\n", W, H, W, H);
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" font-family=\"sans-serif\" "
+      "font-size=\"11\">\n"
+      "<rect width=\"%g\" height=\"%g\" fill=\"white\"/>\n",
+      W, H, W, H);
   Axes(s, out);
   if (boundary) {
-    absl::StrAppendFormat(&out, "<line x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" stroke=\"#888\" stroke-dasharray=\"2,3\"/>\n",
-                          s.X(*boundary), T, s.X(*boundary), H - B);
-    absl::StrAppendFormat(&out, "<text x=\"%.1f\" y=\"%g\">imitation | reinforcement</text>\n", s.X(*boundary) + 4, T + 10);
+    absl::StrAppendFormat(
+        &out, "<line x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" stroke=\"#888\" stroke-dasharray=\"2,3\"/>\n",
+        s.X(*boundary), T, s.X(*boundary), H - B);
+    absl::StrAppendFormat(&out, "<text x=\"%.1f\" y=\"%g\">imitation | reinforcement</text>\n", s.X(*boundary) + 4,
+                          T + 10);
   }
   std::vector<std::pair<std::string, std::string>> legend;
   if (!sampled.empty()) {
@@ -133,8 +141,9 @@ absl::StatusOr<std::string> CurveSvg(const std::vector<CurveRow>& all) {
   Polyline(s, validation, "#d62728", 1.5, out);
   legend.push_back({"greedy / scheduled (validation)", "#d62728"});
   if (demonstrations) {
-    absl::StrAppendFormat(&out, "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#2ca02c\" stroke-dasharray=\"6,4\"/>\n",
-                          L, s.Y(*demonstrations), W - R, s.Y(*demonstrations));
+    absl::StrAppendFormat(
+        &out, "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#2ca02c\" stroke-dasharray=\"6,4\"/>\n", L,
+        s.Y(*demonstrations), W - R, s.Y(*demonstrations));
     legend.push_back({"demonstrations (training)", "#2ca02c"});
   }
   Legend(legend, out);

@@ -56,7 +56,8 @@ int UsageError(const std::string& why) {
 
 std::vector<std::string> CommaList(const std::string& text) { return absl::StrSplit(text, ',', absl::SkipEmpty()); }
 
-TrainOptions TrainOptionsFromFlags(const std::vector<std::string>& operands, const GraphLoadOptions& load, char** argv) {
+TrainOptions TrainOptionsFromFlags(const std::vector<std::string>& operands, const GraphLoadOptions& load,
+                                   char** argv) {
   TrainOptions o;
   o.inputs = operands;
   o.load = load;

@@ -26,7 +26,8 @@ std::string ObjectiveList(const Placer& p) {
   for (CostModelKind k : p.cost_models()) {
     if (k != CostModelKind::kDefault) absl::StrAppend(&models, models.empty() ? "" : ",", CostModelName(k));
   }
-  for (Objective o : p.objectives()) names.push_back(absl::StrCat(ObjectiveName(o), models.empty() ? "" : absl::StrCat("(", models, ")")));
+  for (Objective o : p.objectives())
+    names.push_back(absl::StrCat(ObjectiveName(o), models.empty() ? "" : absl::StrCat("(", models, ")")));
   return absl::StrJoin(names, ",");
 }
 
@@ -71,8 +72,8 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   problem.objective = *objective;
   problem.cost_model = *cost_model;
   problem.seed = o.seed;
-  if (absl::Status s = SetPlanOptions(o.plan.parallelism, o.cost_model, o.plan.schedule, o.plan.global_batch,
-                                      o.algorithm, problem);
+  if (absl::Status s =
+          SetPlanOptions(o.plan.parallelism, o.cost_model, o.plan.schedule, o.plan.global_batch, o.algorithm, problem);
       !s.ok()) {
     return s;
   }

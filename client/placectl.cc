@@ -13,23 +13,24 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
+#include "client/bench_command.h"
 #include "client/command_flags.h"
 #include "client/convert_commands.h"
 #include "client/exit_codes.h"
-#include "client/bench_command.h"
 #include "client/lifecycle_commands.h"
 #include "client/place_command.h"
 #include "client/remote_commands.h"
 #include "client/server_channel.h"
-#include "client/torch_commands.h"
-#include "policy/learned/learned_placer_info.h"
-#include "policy/placer_families.h"
 #include "client/simulate_command.h"
+#include "client/torch_commands.h"
 #include "graph/device_presets.h"
 #include "graph/file_io.h"
+#include "policy/learned/learned_placer_info.h"
+#include "policy/placer_families.h"
 
 ABSL_FLAG(std::string, placement, "", "placement file: {\"assignment\": {op: device}} or a Tarnawski expert split");
-ABSL_FLAG(std::string, topology, "", "cluster description file (JSON, see docs/topology.md); train: a comma list of them");
+ABSL_FLAG(std::string, topology, "",
+          "cluster description file (JSON, see docs/topology.md); train: a comma list of them");
 ABSL_FLAG(std::string, devices, "", "cluster shorthand, e.g. 4xA100 or 2x8xH100; train: a comma list of them");
 ABSL_FLAG(std::string, objective, "step_time", "step_time | throughput | latency");
 ABSL_FLAG(std::string, cost_model, "default",
@@ -47,14 +48,16 @@ ABSL_FLAG(bool, allow_unresolved_dims, false, "ONNX: count a dimension nothing r
 ABSL_FLAG(int32_t, num_data_inputs, -1, "ONNX: graph inputs without an initializer that are data (-1: decide)");
 ABSL_FLAG(int64_t, loop_iterations, 0, "ONNX: iterations assumed for a Loop the data bounds (0: the default, 8)");
 ABSL_FLAG(int64_t, max_unrolled_nodes, 0, "ONNX: a Loop or Scan unrolling past this stays one operator (0: 20000)");
-ABSL_FLAG(std::string, costs, "",
-          "measured per-operator times to use instead of the model's: JSON {op: {kind: seconds}} or CSV op,kind,seconds");
+ABSL_FLAG(
+    std::string, costs, "",
+    "measured per-operator times to use instead of the model's: JSON {op: {kind: seconds}} or CSV op,kind,seconds");
 ABSL_FLAG(std::string, costs_kind, "*",
           "the device kind a PyTorch profiler trace given as --costs was recorded on (*: every kind)");
 ABSL_FLAG(bool, training, false, "place one training step: backward ops, gradients and optimizer updates");
 ABSL_FLAG(std::string, optimizer, "adam", "training: sgd | momentum | adam (its state is in memory)");
 ABSL_FLAG(double, backward_multiplier, 2.0, "training: backward work as a multiple of the forward work");
-ABSL_FLAG(int32_t, threads, 1, "calibrate, train: the CPU threads LibTorch may use (calibrate: as the measured runs will)");
+ABSL_FLAG(int32_t, threads, 1,
+          "calibrate, train: the CPU threads LibTorch may use (calibrate: as the measured runs will)");
 ABSL_FLAG(std::vector<std::string>, profiles, {},
           "calibrate: folders from scripts/profile_model.py whose measured operators refit the class efficiencies");
 ABSL_FLAG(double, measure_seconds, 0.05, "calibrate: how long each benchmark layer is repeated, best of three");
@@ -63,8 +66,9 @@ ABSL_FLAG(int32_t, ops, 1000, "generate: about this many operators");
 ABSL_FLAG(uint64_t, seed, 1, "generate and place: the seed");
 ABSL_FLAG(std::string, algorithm, "auto", "place: a placer from `placectl algorithms`, or auto");
 ABSL_FLAG(std::string, deadline, "10s", "place: time the placer may take, e.g. 500ms, 2s, 1m");
-ABSL_FLAG(std::string, parallelism, "operator",
-          "place, submit (throughput): operator | data | pipeline | hybrid (stages run data-parallel on device groups)");
+ABSL_FLAG(
+    std::string, parallelism, "operator",
+    "place, submit (throughput): operator | data | pipeline | hybrid (stages run data-parallel on device groups)");
 ABSL_FLAG(std::string, schedule, "1f1b", "plans: 1f1b (PipeDream's) | gpipe (needs --global_batch)");
 ABSL_FLAG(int64_t, global_batch, 0, "plans: micro-batches (runs of the graph) per optimizer step; 0: none");
 ABSL_FLAG(std::string, policy_weights, "", "place, algorithms: the learned policy's weights (empty: the shipped ones)");
@@ -109,11 +113,13 @@ constexpr char kUsage[] =
     "      Tarnawski et al.'s latency model, docs/tarnawski-latency.md; pipedream --objective throughput: with\n"
     "      PipeDream's formulas, one replica per device)\n"
     "  place GRAPH [--algorithm NAME|auto] [--objective step_time|throughput|latency] [--cost_model ...]\n"
-    "              [--deadline 10s]\n"    "              [--topology FILE | --devices SPEC] [--local] [--output table|json] [--seed S]\n"
+    "              [--deadline 10s]\n"
+    "              [--topology FILE | --devices SPEC] [--local] [--output table|json] [--seed S]\n"
     "              [--policy_weights FILE] [--policy_device auto|cpu|cuda|none] [--policy_fallback]\n"
     "      place the graph (the JSON output is a placement file for simulate); the learned policy's placers\n"
     "      (policy, policy_iterative, policy_search) and AUTO with them need its weights, the shipped ones by default\n"
-    "      plans (--objective throughput): [--parallelism operator|data|pipeline|hybrid] [--cost_model default|pipedream]\n"
+    "      plans (--objective throughput): [--parallelism operator|data|pipeline|hybrid] [--cost_model "
+    "default|pipedream]\n"
     "      [--schedule 1f1b|gpipe] [--global_batch N]: stages of operators, each data-parallel on a group of devices\n"
     "      (docs/parallel-plans.md); AUTO weighs data, pipeline, operator placement and hybrid plans\n"
     "  algorithms\n"
@@ -259,10 +265,10 @@ absl::StatusOr<const placement::PlacerRegistry*> LoadRegistry(std::unique_ptr<pl
 // What a command reads besides its own flags: the words after it, and what main read once for every command.
 struct Invocation {
   std::string command;
-  std::vector<std::string> operands;  // the arguments after the command
+  std::vector<std::string> operands;    // the arguments after the command
   std::map<std::string, int64_t> dims;  // --dim, parsed
-  std::string costs;                  // the --costs file's text ("" without --costs)
-  char** argv;                        // the original command line, for commands handed over to placectl-torch
+  std::string costs;                    // the --costs file's text ("" without --costs)
+  char** argv;                          // the original command line, for commands handed over to placectl-torch
 };
 
 int SimulateCommand(const Invocation& in) {
@@ -298,9 +304,9 @@ int PlaceCommand(const Invocation& in) {
   o.chart_path = absl::GetFlag(FLAGS_chart);
   // The policy's weights load only for the placers that use them.
   std::unique_ptr<placement::PlacerRegistry> holder;
-  absl::StatusOr<const placement::PlacerRegistry*> registry =
-      placement::learned::RunsLearnedPolicy(o.algorithm) ? LoadRegistry(holder, in.argv)
-                                                        : &placement::DefaultPlacerRegistry();
+  absl::StatusOr<const placement::PlacerRegistry*> registry = placement::learned::RunsLearnedPolicy(o.algorithm)
+                                                                  ? LoadRegistry(holder, in.argv)
+                                                                  : &placement::DefaultPlacerRegistry();
   if (!registry.ok()) return Print(in.command, absl::StatusOr<std::string>(registry.status()));
   o.registry = *registry;
   return Print(in.command, placement::cli::RunPlace(o));
@@ -363,7 +369,8 @@ int BenchCommand(const Invocation& in) {
 int ImportCommand(const Invocation& in) {
   if (in.operands.size() != 1) return Usage("import takes exactly one GRAPH");
   std::vector<std::string> warnings;
-  absl::StatusOr<std::string> out = placement::cli::RunImport(in.operands[0], LoadOptions(in.dims, in.costs), &warnings);
+  absl::StatusOr<std::string> out =
+      placement::cli::RunImport(in.operands[0], LoadOptions(in.dims, in.costs), &warnings);
   for (const std::string& w : warnings) std::cerr << "warning: " << w << "\n";
   return Print(in.command, out);
 }
@@ -408,10 +415,10 @@ int HelpCommand(const Invocation&) {
 using CommandRunner = int (*)(const Invocation&);
 const std::map<std::string, CommandRunner>& Commands() {
   static const auto* commands = new std::map<std::string, CommandRunner>{
-      {"simulate", SimulateCommand}, {"place", PlaceCommand},        {"algorithms", AlgorithmsCommand},
-      {"submit", SubmitCommand},     {"info", ServerStatusCommand}, {"health", ServerStatusCommand},
-      {"bench", BenchCommand},       {"import", ImportCommand},      {"generate", GenerateCommand},
-      {"calibrate", CalibrateCommand}, {"presets", PresetsCommand}, {"help", HelpCommand}};
+      {"simulate", SimulateCommand},   {"place", PlaceCommand},       {"algorithms", AlgorithmsCommand},
+      {"submit", SubmitCommand},       {"info", ServerStatusCommand}, {"health", ServerStatusCommand},
+      {"bench", BenchCommand},         {"import", ImportCommand},     {"generate", GenerateCommand},
+      {"calibrate", CalibrateCommand}, {"presets", PresetsCommand},   {"help", HelpCommand}};
   return *commands;
 }
 

@@ -13,8 +13,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/answer_chart.h"
-#include "client/chart_file.h"
 #include "client/answer_report.h"
+#include "client/chart_file.h"
 #include "client/rpc_request.h"
 #include "client/server_channel.h"
 #include "graph/file_io.h"
@@ -87,7 +87,6 @@ absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& flag, co
   }
   return d;
 }
-
 
 absl::StatusOr<std::string> RunSubmit(const SubmitOptions& o) {
   if (absl::Status s = CheckOutput(o.output); !s.ok()) return s;
@@ -220,8 +219,9 @@ absl::StatusOr<std::string> MessageJson(const google::protobuf::Message& message
 std::string DescribePolicies(const google::protobuf::RepeatedPtrField<pb::ServedPolicy>& policies) {
   std::string out;
   for (const pb::ServedPolicy& p : policies) {
-    absl::StrAppend(&out, out.empty() ? "policies       " : "               ", p.name(), p.is_default() ? " (default)" : "",
-                    ": ", p.version(), " from ", p.weights(), " on ", p.device(), "\n");
+    absl::StrAppend(&out, out.empty() ? "policies       " : "               ", p.name(),
+                    p.is_default() ? " (default)" : "", ": ", p.version(), " from ", p.weights(), " on ", p.device(),
+                    "\n");
   }
   return out;
 }
@@ -246,10 +246,13 @@ absl::StatusOr<std::string> RunInfo(const std::string& server, const std::string
                   info.torch_version().empty() ? "" : absl::StrCat(", torch ", info.torch_version()), "\n");
   absl::StrAppend(&out, "ready          ", info.ready() ? "yes" : "no", "\n");
   absl::StrAppend(&out, "cache          ", FormatBytes(static_cast<double>(info.cache_capacity_bytes())), "\n");
-  absl::StrAppend(&out, "limits         ", l.max_operators(), " operators, ", l.max_edges(), " edges, ", l.max_devices(),
-                  " devices, ", FormatBytes(static_cast<double>(l.max_message_bytes())), " per message\n");
-  absl::StrAppend(&out, "budget         ", l.default_budget_ms(), " ms by default, at most ", l.max_budget_ms(), " ms\n");
-  absl::StrAppend(&out, "workers        ", l.worker_threads(), " threads, up to ", l.max_queued_requests(), " queued\n");
+  absl::StrAppend(&out, "limits         ", l.max_operators(), " operators, ", l.max_edges(), " edges, ",
+                  l.max_devices(), " devices, ", FormatBytes(static_cast<double>(l.max_message_bytes())),
+                  " per message\n");
+  absl::StrAppend(&out, "budget         ", l.default_budget_ms(), " ms by default, at most ", l.max_budget_ms(),
+                  " ms\n");
+  absl::StrAppend(&out, "workers        ", l.worker_threads(), " threads, up to ", l.max_queued_requests(),
+                  " queued\n");
   absl::StrAppend(&out, DescribePolicies(info.policies()));
   return out;
 }

@@ -30,9 +30,9 @@ struct SubmitOptions {
   std::string output = "table";  // table | json
   uint64_t seed = 1;
   bool skip_cache = false;
-  bool progress = false;         // a progress line on stderr (overwritten in place on a terminal)
+  bool progress = false;  // a progress line on stderr (overwritten in place on a terminal)
   bool progress_overwrite = false;
-  std::string chart_path;        // when set, the schedule chart of the answer is written there
+  std::string chart_path;  // when set, the schedule chart of the answer is written there
   PlanOptions plan;
 };
 

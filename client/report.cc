@@ -34,10 +34,11 @@ nlohmann::ordered_json BlocksJson(const Report& r) {
 std::string BlocksTable(const Report& r) {
   std::string out;
   for (const LatencyBlock& b : r.evaluation->blocks) {
-    absl::StrAppend(&out, absl::StrFormat("block %-10s #%-3d %6d ops  ready %10s  compute %10s  transfer %10s  finish %10s\n",
-                                          r.topology->device(b.device).name, b.piece, b.num_ops, Time(b.ready, r.time_unit),
-                                          Time(b.compute, r.time_unit), Time(b.transfer, r.time_unit),
-                                          Time(b.finish, r.time_unit)));
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("block %-10s #%-3d %6d ops  ready %10s  compute %10s  transfer %10s  finish %10s\n",
+                        r.topology->device(b.device).name, b.piece, b.num_ops, Time(b.ready, r.time_unit),
+                        Time(b.compute, r.time_unit), Time(b.transfer, r.time_unit), Time(b.finish, r.time_unit)));
   }
   return out;
 }
@@ -108,21 +109,25 @@ std::string ReportTable(const Report& r) {
   absl::StrAppend(&out, "objective    ", ObjectiveName(e.objective), "\n");
   if (e.cost_model != CostModelKind::kDefault) {
     absl::StrAppend(&out, "cost model   ", CostModelName(e.cost_model),
-                    e.cost_model == CostModelKind::kTarnawski ? " (Tarnawski et al.: accelerator blocks, CPU operators one by one)" : "",
+                    e.cost_model == CostModelKind::kTarnawski
+                        ? " (Tarnawski et al.: accelerator blocks, CPU operators one by one)"
+                        : "",
                     "\n");
   }
-  absl::StrAppend(&out, "value        ", Time(e.value, r.time_unit), r.time_unit == "s" ? "" : " (input time units)", "\n");
-  absl::StrAppend(&out, "lower bound  ", Time(e.bound.value, r.time_unit), "  (ratio ", absl::StrFormat("%.3f", e.ratio), ")\n");
+  absl::StrAppend(&out, "value        ", Time(e.value, r.time_unit), r.time_unit == "s" ? "" : " (input time units)",
+                  "\n");
+  absl::StrAppend(&out, "lower bound  ", Time(e.bound.value, r.time_unit), "  (ratio ",
+                  absl::StrFormat("%.3f", e.ratio), ")\n");
   if (!r.algorithm.empty() && r.best_bound > e.bound.value) {
     absl::StrAppend(&out, "best bound   ", Time(r.best_bound, r.time_unit), "  (the placer's bound)\n");
   }
   absl::StrAppend(&out, "memory       ", e.fits_memory ? "fits" : "OUT OF MEMORY on at least one device", "\n");
   absl::StrAppend(&out, "operators    ", r.graph->num_ops(), ", edges ", r.graph->num_edges(), ", graph ",
                   r.graph_hash.substr(0, 16), "\n");
-  absl::StrAppend(&out, "costs        ",
-                  CostSourcesLine(r.cost_sources.measured_ops, r.cost_sources.modelled_ops,
-                                  r.cost_sources.measured_flops_share),
-                  "\n");
+  absl::StrAppend(
+      &out, "costs        ",
+      CostSourcesLine(r.cost_sources.measured_ops, r.cost_sources.modelled_ops, r.cost_sources.measured_flops_share),
+      "\n");
   if (r.plan != nullptr) absl::StrAppend(&out, PlanTable(*r.plan, r.time_unit));
   absl::StrAppend(&out, "\n");
   const bool throughput = e.objective == Objective::kThroughput || e.cost_model == CostModelKind::kTarnawski;

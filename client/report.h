@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "client/stage_report.h"
 #include "graph/measured_costs.h"
 #include "graph/module_map.h"
 #include "graph/placement.h"
 #include "graph/problem.h"
-#include "client/stage_report.h"
 #include "simulator/objectives.h"
 
 namespace placement::cli {

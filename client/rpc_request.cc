@@ -86,7 +86,8 @@ absl::StatusOr<pb::Objective> ObjectiveFromFlag(const std::string& name) {
   if (n == "step_time") return pb::OBJECTIVE_STEP_TIME;
   if (n == "throughput") return pb::OBJECTIVE_THROUGHPUT;
   if (n == "latency") return pb::OBJECTIVE_LATENCY;
-  return absl::InvalidArgumentError(absl::StrCat("--objective '", name, "' is not one of step_time, throughput, latency"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("--objective '", name, "' is not one of step_time, throughput, latency"));
 }
 
 void AddGraphHashHeader(const GraphPayload& payload, grpc::ClientContext* context) {
@@ -100,7 +101,8 @@ absl::Status FromGrpc(const grpc::Status& status, const std::string& address) {
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return absl::DeadlineExceededError(
           absl::StrCat("no answer from ", address, " before the deadline: ", status.error_message()));
-    default: return v1::FromGrpcStatus(status);
+    default:
+      return v1::FromGrpcStatus(status);
   }
 }
 

@@ -21,7 +21,7 @@ namespace placement::cli {
 using ::placement::v1::kGraphHashHeader;
 
 struct GraphPayload {
-  bool onnx = false;   // else JSON text (our format or a Tarnawski graph; the server tells them apart)
+  bool onnx = false;  // else JSON text (our format or a Tarnawski graph; the server tells them apart)
   std::string bytes;
   std::string sha256;  // of bytes, lower-case hex
 };
@@ -38,7 +38,8 @@ void SetPlanRequest(const PlanOptions& plan, placement::v1::PlaceRequest* reques
 
 // The topology from --topology FILE (its JSON text) or --devices SPEC; neither leaves it unset (the graph's
 // own devices). Both is INVALID_ARGUMENT.
-absl::Status SetTopology(const std::string& topology_file, const std::string& devices, placement::v1::Topology* topology);
+absl::Status SetTopology(const std::string& topology_file, const std::string& devices,
+                         placement::v1::Topology* topology);
 
 absl::StatusOr<placement::v1::Objective> ObjectiveFromFlag(const std::string& name);
 

@@ -25,7 +25,8 @@ absl::StatusOr<SimulatorConfig> MakeConfig(const SimulateOptions& o) {
   } else if (o.priority == "upward_rank") {
     config.priority = QueuePriority::kUpwardRank;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("--priority '", o.priority, "' is not one of topological, upward_rank"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--priority '", o.priority, "' is not one of topological, upward_rank"));
   }
   return config;
 }

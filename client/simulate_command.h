@@ -16,10 +16,10 @@ struct SimulateOptions {
   std::string devices;
   std::string objective = "step_time";
   std::string cost_model = "default";  // default | tarnawski (latency) | pipedream (throughput: one replica per device)
-  std::string output = "table";      // table | json
+  std::string output = "table";        // table | json
   std::string priority = "topological";  // topological | upward_rank
-  std::string simulator = "default";  // default | placeto (Placeto's published gaps)
-  std::string chart_path;  // when set, the placement's schedule chart (HTML) is written there
+  std::string simulator = "default";     // default | placeto (Placeto's published gaps)
+  std::string chart_path;                // when set, the placement's schedule chart (HTML) is written there
 };
 
 // Returns the rendered report; errors name the file or option at fault (under the tarnawski cost model, a split

@@ -9,7 +9,9 @@
 namespace placement::cli {
 namespace {
 
-std::string Time(double t, const std::string& unit) { return unit == "s" ? FormatSeconds(t) : absl::StrFormat("%.4g", t); }
+std::string Time(double t, const std::string& unit) {
+  return unit == "s" ? FormatSeconds(t) : absl::StrFormat("%.4g", t);
+}
 
 // "gpu0 .. gpu5" for a group, or its one device; "conv1 .. layer2.1" for a stage's modules.
 std::string FirstToLast(const std::vector<std::string>& names) {
@@ -49,24 +51,27 @@ PlanSummary SummarizePlan(const PlanAnswer& answer, const Graph& graph, const To
 }
 
 std::string PlanTable(const PlanSummary& plan, const std::string& unit) {
-  std::string out = absl::StrCat("plan         ", plan.stages.size(), plan.stages.size() == 1 ? " stage" : " stages", ", ",
-                                 plan.schedule, " schedule, ", plan.cost_model, " cost model",
+  std::string out = absl::StrCat("plan         ", plan.stages.size(), plan.stages.size() == 1 ? " stage" : " stages",
+                                 ", ", plan.schedule, " schedule, ", plan.cost_model, " cost model",
                                  plan.global_batch > 0 ? absl::StrCat(", global batch ", plan.global_batch) : "", "\n");
   if (plan.step_time > 0) absl::StrAppend(&out, "step         ", Time(plan.step_time, unit), "\n");
   if (!plan.bottleneck.empty()) absl::StrAppend(&out, "bottleneck   ", plan.bottleneck, "\n");
-  if (plan.simulated_value > 0) absl::StrAppend(&out, "simulated    ", Time(plan.simulated_value, unit), " per sample\n");
+  if (plan.simulated_value > 0)
+    absl::StrAppend(&out, "simulated    ", Time(plan.simulated_value, unit), " per sample\n");
   // The stage boundaries in the model's own terms, where the graph has module scopes.
   bool has_modules = false;
   for (const StageRow& r : plan.stages) has_modules = has_modules || !r.modules.empty();
-  absl::StrAppend(&out, absl::StrFormat("\n%-6s %8s %-30s %6s %11s %11s %11s %11s %9s", "stage", "replicas", "devices",
-                                        "ops", "compute", "allreduce", "period", "mem/device", "in flight"),
+  absl::StrAppend(&out,
+                  absl::StrFormat("\n%-6s %8s %-30s %6s %11s %11s %11s %11s %9s", "stage", "replicas", "devices", "ops",
+                                  "compute", "allreduce", "period", "mem/device", "in flight"),
                   has_modules ? "  modules\n" : "\n");
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     const StageRow& r = plan.stages[s];
-    absl::StrAppend(&out, absl::StrFormat("%-6d %8d %-30s %6d %11s %11s %11s %11s %9d", s + 1, r.devices.size(),
-                                          FirstToLast(r.devices), r.operators.size(), Time(r.compute, unit),
-                                          r.allreduce > 0 ? absl::StrCat(Time(r.allreduce, unit)) : "-",
-                                          Time(r.period, unit), FormatBytes(static_cast<double>(r.memory)), r.in_flight),
+    absl::StrAppend(&out,
+                    absl::StrFormat("%-6d %8d %-30s %6d %11s %11s %11s %11s %9d", s + 1, r.devices.size(),
+                                    FirstToLast(r.devices), r.operators.size(), Time(r.compute, unit),
+                                    r.allreduce > 0 ? absl::StrCat(Time(r.allreduce, unit)) : "-", Time(r.period, unit),
+                                    FormatBytes(static_cast<double>(r.memory)), r.in_flight),
                     has_modules ? absl::StrCat("  ", FirstToLast(r.modules)) : "", "\n");
   }
   return out;

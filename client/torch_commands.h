@@ -16,8 +16,8 @@
 namespace placement::cli {
 
 struct PolicyFlags {
-  std::string weights;  // empty: the shipped weights
-  std::string device;   // auto, cpu or cuda
+  std::string weights;    // empty: the shipped weights
+  std::string device;     // auto, cpu or cuda
   bool fallback = false;  // when the weights cannot load, warn and go on without them
 };
 

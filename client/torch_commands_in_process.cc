@@ -13,7 +13,8 @@ namespace placement::cli {
 absl::StatusOr<const PlacerRegistry*> LoadLearnedRegistry(const PolicyFlags& flags,
                                                           std::unique_ptr<PlacerRegistry>& holder, char** /*argv*/) {
   const std::string weights = flags.weights.empty() ? learned::DefaultPolicyWeights() : flags.weights;
-  absl::StatusOr<std::shared_ptr<const learned::LearnedPolicy>> policy = learned::LearnedPolicy::Load(weights, flags.device);
+  absl::StatusOr<std::shared_ptr<const learned::LearnedPolicy>> policy =
+      learned::LearnedPolicy::Load(weights, flags.device);
   if (!policy.ok()) {
     if (!flags.fallback) return policy.status();
     std::cerr << "placectl: " << policy.status().message() << "; going on without the learned policy\n";

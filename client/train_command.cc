@@ -51,7 +51,8 @@ class StopOnSignals {
   }
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 bool IsGraphFile(const fs::path& p) {
@@ -107,16 +108,19 @@ absl::StatusOr<std::vector<learned::RunTopology>> LoadTopologies(const TrainOpti
     if (!t.ok()) return absl::Status(t.status().code(), absl::StrCat("--topology ", file, ": ", t.status().message()));
     out.push_back({file, *std::move(t)});
   }
-  if (out.empty()) return absl::InvalidArgumentError("no cluster given: --devices SPEC[,SPEC...] or --topology FILE[,FILE...]");
+  if (out.empty())
+    return absl::InvalidArgumentError("no cluster given: --devices SPEC[,SPEC...] or --topology FILE[,FILE...]");
   return out;
 }
 
 absl::StatusOr<learned::TrainingRunOptions> RunOptionsOf(const TrainOptions& o) {
   learned::TrainingRunOptions r;
   r.init = o.from_scratch ? "" : o.init.empty() ? learned::DefaultPolicyWeights() : o.init;
-  if (o.from_scratch && !o.init.empty()) return absl::InvalidArgumentError("--init and --from_scratch exclude each other");
+  if (o.from_scratch && !o.init.empty())
+    return absl::InvalidArgumentError("--init and --from_scratch exclude each other");
   if (o.with_inference && !o.load.training) {
-    return absl::InvalidArgumentError("--with_inference adds the inference graphs to the training steps: give --training too");
+    return absl::InvalidArgumentError(
+        "--with_inference adds the inference graphs to the training steps: give --training too");
   }
   r.out = o.out;
   r.validation_share = o.validation_share;
@@ -169,7 +173,8 @@ absl::StatusOr<std::string> RunTrain(const TrainOptions& o) {
   std::vector<std::string> skipped;
   std::vector<learned::RunGraph> graphs = LoadGraphs(*files, o, skipped);
   for (const std::string& s : skipped) std::cerr << "skipped " << s << "\n";
-  if (graphs.empty()) return absl::InvalidArgumentError(absl::StrCat("no graph could be read (", skipped.size(), " skipped)"));
+  if (graphs.empty())
+    return absl::InvalidArgumentError(absl::StrCat("no graph could be read (", skipped.size(), " skipped)"));
   const TrainedGraphs described = DescribeGraphs(graphs);
 
   ProgressBar bar(o.progress_overwrite);

@@ -23,16 +23,16 @@ namespace placement::cli {
 struct TrainOptions {
   std::vector<std::string> inputs;  // graph files and folders
   GraphLoadOptions load;
-  bool with_inference = false;      // with --training: the inference graph of each model too
+  bool with_inference = false;          // with --training: the inference graph of each model too
   std::vector<std::string> devices;     // cluster shorthands
   std::vector<std::string> topologies;  // cluster files
-  std::string init;                 // start weights; empty: the shipped ones (unless from_scratch)
+  std::string init;                     // start weights; empty: the shipped ones (unless from_scratch)
   bool from_scratch = false;
   std::string out = "policy.pt";
-  std::string version;              // stored in the weights; empty: the start weights' version + "-tuned"
+  std::string version;  // stored in the weights; empty: the start weights' version + "-tuned"
   double validation_share = 0.2;
   uint64_t seed = 1;
-  int32_t threads = 1;              // LibTorch CPU threads
+  int32_t threads = 1;  // LibTorch CPU threads
   std::string time_limit = "30m";
   int64_t iterations = 0;           // 0: as many as the time limit allows
   double learning_rate = 0;         // 0: the recipe's (training_run.h)

@@ -47,9 +47,11 @@ json Figures(const learned::PlacerFigures& f, double curve_ratio) {
 }
 
 json Manifest(const TrainOptions& o, const learned::TrainingRunOptions& run, const learned::TrainingRunReport& r,
-              const TrainedGraphs& graphs, const std::vector<learned::RunTopology>& topologies, const std::string& weights) {
+              const TrainedGraphs& graphs, const std::vector<learned::RunTopology>& topologies,
+              const std::string& weights) {
   json clusters = json::array();
-  for (const learned::RunTopology& t : topologies) clusters.push_back({{"source", t.source}, {"devices", t.topology.num_devices()}});
+  for (const learned::RunTopology& t : topologies)
+    clusters.push_back({{"source", t.source}, {"devices", t.topology.num_devices()}});
   const absl::StatusOr<std::string> bytes = ReadWholeFile(weights);
   return {
       {"weights", std::filesystem::path(weights).filename().string()},
@@ -58,18 +60,26 @@ json Manifest(const TrainOptions& o, const learned::TrainingRunOptions& run, con
       {"sha256", bytes.ok() ? Sha256Hex(*bytes) : ""},
       {"bytes", bytes.ok() ? bytes->size() : 0},
       {"command", o.command_line},
-      {"started_from", run.init.empty() ? json("random weights") : json({{"file", run.init}, {"version", r.start_version}})},
-      {"graphs", {{"training", GraphList(r.train_sources, graphs)}, {"validation", GraphList(r.validation_sources, graphs)}}},
+      {"started_from",
+       run.init.empty() ? json("random weights") : json({{"file", run.init}, {"version", r.start_version}})},
+      {"graphs",
+       {{"training", GraphList(r.train_sources, graphs)}, {"validation", GraphList(r.validation_sources, graphs)}}},
       {"skipped", r.skipped},
       {"clusters", clusters},
       {"instances", {{"training", r.train_instances}, {"validation", r.validation_instances}}},
-      {"run", {{"iterations", r.iterations}, {"seconds", r.seconds}, {"interrupted", r.stopped}, {"seed", run.seed},
-               {"validation_share", run.validation_share}}},
+      {"run",
+       {{"iterations", r.iterations},
+        {"seconds", r.seconds},
+        {"interrupted", r.stopped},
+        {"seed", run.seed},
+        {"validation_share", run.validation_share}}},
       {"validation",
-       {{"new", Figures(r.new_placer, r.best_validation)}, {"start", Figures(r.start_placer, r.start_validation)},
-        {"what", "policy placer (single shot, as served): geometric mean over the validation instances of step time / "
-                 "lower bound; validation_ratio: the learning curve's (better of greedy and the greedy scheduled "
-                 "decoding, mean step time / lower bound, +2 per overflow)"}}},
+       {{"new", Figures(r.new_placer, r.best_validation)},
+        {"start", Figures(r.start_placer, r.start_validation)},
+        {"what",
+         "policy placer (single shot, as served): geometric mean over the validation instances of step time / "
+         "lower bound; validation_ratio: the learning curve's (better of greedy and the greedy scheduled "
+         "decoding, mean step time / lower bound, +2 per overflow)"}}},
   };
 }
 
@@ -90,7 +100,8 @@ std::string BesideWeights(const std::string& weights, const std::string& extensi
 absl::StatusOr<TrainOutputs> WriteTrainOutputs(const TrainOptions& options, const learned::TrainingRunOptions& run,
                                                const learned::TrainingRunReport& report, const TrainedGraphs& graphs,
                                                const std::vector<learned::RunTopology>& topologies) {
-  TrainOutputs out{run.out, BesideWeights(run.out, ".json"), BesideWeights(run.out, ".tsv"), BesideWeights(run.out, ".svg")};
+  TrainOutputs out{run.out, BesideWeights(run.out, ".json"), BesideWeights(run.out, ".tsv"),
+                   BesideWeights(run.out, ".svg")};
   const std::vector<CurveRow> rows = RowsOf(report.curve);
   if (absl::Status s = WriteWholeFile(out.curve_tsv, CurveTsv(rows)); !s.ok()) return s;
   absl::StatusOr<std::string> svg = CurveSvg(rows);
@@ -105,12 +116,13 @@ absl::StatusOr<TrainOutputs> WriteTrainOutputs(const TrainOptions& options, cons
 }
 
 std::string TrainSummary(const learned::TrainingRunReport& r, const TrainOutputs& out) {
-  std::string s = absl::StrFormat(
-      "%s%d iterations in %.0f s on %d training instances (%d graphs), validated on %d (%d graphs)%s\n",
-      r.stopped ? "interrupted: " : "", r.iterations, r.seconds, r.train_instances, r.train_sources.size(),
-      r.validation_instances, r.validation_sources.size(),
-      r.skipped.empty() ? "" : absl::StrCat("; ", r.skipped.size(), " inputs skipped"));
-  absl::StrAppendFormat(&s, "validation ratio %.4f -> %.4f (the checkpoint written)\n", r.start_validation, r.best_validation);
+  std::string s =
+      absl::StrFormat("%s%d iterations in %.0f s on %d training instances (%d graphs), validated on %d (%d graphs)%s\n",
+                      r.stopped ? "interrupted: " : "", r.iterations, r.seconds, r.train_instances,
+                      r.train_sources.size(), r.validation_instances, r.validation_sources.size(),
+                      r.skipped.empty() ? "" : absl::StrCat("; ", r.skipped.size(), " inputs skipped"));
+  absl::StrAppendFormat(&s, "validation ratio %.4f -> %.4f (the checkpoint written)\n", r.start_validation,
+                        r.best_validation);
   absl::StrAppendFormat(&s, "policy placer on validation, step time / lower bound (geometric mean): %s %.4f, %s %.4f\n",
                         r.start_placer.version, r.start_placer.geomean_ratio, r.new_placer.version,
                         r.new_placer.geomean_ratio);

@@ -86,7 +86,8 @@ void WriteCanonical(const Graph& g, Writer& w) {
       w.I64(t.bytes);
       w.F64(t.transfer_seconds < 0 ? -1.0 : t.transfer_seconds);
     }
-    w.Str(g.colocation_group(op) == kNone ? absl::string_view() : absl::string_view(g.colocation_groups()[g.colocation_group(op)]));
+    w.Str(g.colocation_group(op) == kNone ? absl::string_view()
+                                          : absl::string_view(g.colocation_groups()[g.colocation_group(op)]));
     w.Str(g.pinned(op) == kNone ? absl::string_view() : absl::string_view(g.pinned_devices()[g.pinned(op)]));
     w.U64(g.is_backward(op) ? 1 : 0);
   }
@@ -126,7 +127,8 @@ std::string GraphHash(const Graph& graph) {
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
   EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
   {
-    CanonicalWriter writer([&ctx](const std::string& block) { EVP_DigestUpdate(ctx.get(), block.data(), block.size()); });
+    CanonicalWriter writer(
+        [&ctx](const std::string& block) { EVP_DigestUpdate(ctx.get(), block.data(), block.size()); });
     WriteCanonical(graph, writer);
   }
   unsigned char digest[EVP_MAX_MD_SIZE];

@@ -84,9 +84,9 @@ absl::StatusOr<CostModel> CostModel::Create(const Graph& graph, const Topology& 
     if (m.fastest_device_[op] < 0) {
       std::vector<std::string> kinds;
       for (const MeasuredTime& mt : measured) kinds.push_back(graph.device_kinds()[mt.kind]);
-      return absl::InvalidArgumentError(absl::StrCat("operator '", graph.name(op), "' has measured times only for device kind(s) ",
-                                                     absl::StrJoin(kinds, ", "), ", none of which the topology has (it has ",
-                                                     absl::StrJoin(topology.kinds(), ", "), ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "operator '", graph.name(op), "' has measured times only for device kind(s) ", absl::StrJoin(kinds, ", "),
+          ", none of which the topology has (it has ", absl::StrJoin(topology.kinds(), ", "), ")"));
     }
   }
   return m;

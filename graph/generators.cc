@@ -22,8 +22,8 @@ using seeded::UniformBelow;
 
 absl::Status CheckRange(absl::string_view name, double lo, double hi) {
   if (!(std::isfinite(lo) && std::isfinite(hi) && lo > 0 && lo <= hi)) {
-    return absl::InvalidArgumentError(absl::StrCat("LayeredDagOptions: ", name, " range [", lo, ", ", hi,
-                                                   "] must be finite with 0 < min <= max"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("LayeredDagOptions: ", name, " range [", lo, ", ", hi, "] must be finite with 0 < min <= max"));
   }
   return absl::OkStatus();
 }
@@ -36,13 +36,18 @@ absl::Status CheckFraction(absl::string_view name, double p) {
 }
 
 absl::Status Validate(const LayeredDagOptions& o) {
-  if (o.num_ops < 1) return absl::InvalidArgumentError(absl::StrCat("LayeredDagOptions: num_ops must be at least 1 (got ", o.num_ops, ")"));
+  if (o.num_ops < 1)
+    return absl::InvalidArgumentError(
+        absl::StrCat("LayeredDagOptions: num_ops must be at least 1 (got ", o.num_ops, ")"));
   if (!(std::isfinite(o.average_fan_in) && o.average_fan_in >= 1)) {
-    return absl::InvalidArgumentError(absl::StrCat("LayeredDagOptions: average_fan_in must be at least 1 (got ", o.average_fan_in, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("LayeredDagOptions: average_fan_in must be at least 1 (got ", o.average_fan_in, ")"));
   }
-  if (o.layer_width < 0) return absl::InvalidArgumentError(absl::StrCat("LayeredDagOptions: layer_width is negative (", o.layer_width, ")"));
+  if (o.layer_width < 0)
+    return absl::InvalidArgumentError(absl::StrCat("LayeredDagOptions: layer_width is negative (", o.layer_width, ")"));
   if (o.num_colocation_groups < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("LayeredDagOptions: num_colocation_groups is negative (", o.num_colocation_groups, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("LayeredDagOptions: num_colocation_groups is negative (", o.num_colocation_groups, ")"));
   }
   for (auto [name, lo, hi] : {std::tuple{"flops", o.min_flops, o.max_flops},
                               std::tuple{"bytes_accessed", o.min_bytes_accessed, o.max_bytes_accessed},
@@ -51,9 +56,10 @@ absl::Status Validate(const LayeredDagOptions& o) {
                               std::tuple{"temp_bytes", o.min_temp_bytes, o.max_temp_bytes}}) {
     RETURN_IF_ERROR(CheckRange(name, lo, hi));
   }
-  for (auto [name, p] : {std::pair{"skip_probability", o.skip_probability}, std::pair{"param_fraction", o.param_fraction},
-                         std::pair{"temp_fraction", o.temp_fraction}, std::pair{"two_output_fraction", o.two_output_fraction},
-                         std::pair{"colocation_probability", o.colocation_probability}}) {
+  for (auto [name, p] :
+       {std::pair{"skip_probability", o.skip_probability}, std::pair{"param_fraction", o.param_fraction},
+        std::pair{"temp_fraction", o.temp_fraction}, std::pair{"two_output_fraction", o.two_output_fraction},
+        std::pair{"colocation_probability", o.colocation_probability}}) {
     RETURN_IF_ERROR(CheckFraction(name, p));
   }
   return absl::OkStatus();
@@ -66,7 +72,8 @@ absl::StatusOr<Graph> LayeredRandomDag(const LayeredDagOptions& o) {
   std::mt19937_64 rng(o.seed);
   const int32_t n = o.num_ops;
   const int32_t width =
-      o.layer_width > 0 ? o.layer_width : std::max<int32_t>(1, static_cast<int32_t>(std::lround(std::sqrt(static_cast<double>(n)))));
+      o.layer_width > 0 ? o.layer_width
+                        : std::max<int32_t>(1, static_cast<int32_t>(std::lround(std::sqrt(static_cast<double>(n)))));
 
   GraphBuilder builder;
   std::vector<int32_t> num_outputs(n);
@@ -76,11 +83,14 @@ absl::StatusOr<Graph> LayeredRandomDag(const LayeredDagOptions& o) {
     op.op_type = "synthetic";
     op.flops = LogUniform(rng, o.min_flops, o.max_flops);
     op.bytes_accessed = LogUniform(rng, o.min_bytes_accessed, o.max_bytes_accessed);
-    if (Chance(rng, o.param_fraction)) op.param_bytes = static_cast<int64_t>(LogUniform(rng, o.min_param_bytes, o.max_param_bytes));
-    if (Chance(rng, o.temp_fraction)) op.temp_bytes = static_cast<int64_t>(LogUniform(rng, o.min_temp_bytes, o.max_temp_bytes));
+    if (Chance(rng, o.param_fraction))
+      op.param_bytes = static_cast<int64_t>(LogUniform(rng, o.min_param_bytes, o.max_param_bytes));
+    if (Chance(rng, o.temp_fraction))
+      op.temp_bytes = static_cast<int64_t>(LogUniform(rng, o.min_temp_bytes, o.max_temp_bytes));
     num_outputs[v] = Chance(rng, o.two_output_fraction) ? 2 : 1;
     for (int32_t k = 0; k < num_outputs[v]; ++k) {
-      op.outputs.push_back(OutputTensor{static_cast<int64_t>(LogUniform(rng, o.min_output_bytes, o.max_output_bytes)), -1});
+      op.outputs.push_back(
+          OutputTensor{static_cast<int64_t>(LogUniform(rng, o.min_output_bytes, o.max_output_bytes)), -1});
     }
     if (o.num_colocation_groups > 0 && Chance(rng, o.colocation_probability)) {
       op.colocation_group = absl::StrCat("group", UniformBelow(rng, static_cast<uint64_t>(o.num_colocation_groups)));

@@ -47,7 +47,9 @@ absl::Status ValidateOp(const OpSpec& op) {
   if (op.name.empty()) return absl::InvalidArgumentError("an operator has an empty name");
   absl::Status s;
   for (const auto& [kind, seconds] : op.measured_seconds) {
-    if (kind.empty()) return absl::InvalidArgumentError(absl::StrCat("operator '", op.name, "': measured time with an empty device kind"));
+    if (kind.empty())
+      return absl::InvalidArgumentError(
+          absl::StrCat("operator '", op.name, "': measured time with an empty device kind"));
     if (!(s = CheckNumber(op.name, absl::StrCat("measured time on ", kind), seconds)).ok()) return s;
   }
   for (size_t i = 0; i < op.measured_seconds.size(); ++i) {
@@ -67,7 +69,8 @@ absl::Status ValidateOp(const OpSpec& op) {
     if (!(s = CheckBytes(op.name, absl::StrCat("output ", i, " bytes"), out.bytes)).ok()) return s;
     // A negative transfer time means "derive it"; NaN and infinity are still errors.
     if (!std::isfinite(out.transfer_seconds)) {
-      return absl::InvalidArgumentError(absl::StrCat("operator '", op.name, "': output ", i, " transfer time is not finite"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("operator '", op.name, "': output ", i, " transfer time is not finite"));
     }
   }
   return absl::OkStatus();
@@ -78,7 +81,10 @@ std::string DescribeCycle(const Graph& g, const std::vector<int32_t>& remaining_
   // Every unordered node has an unordered predecessor; walk predecessors until a node repeats.
   OpId start = kNone;
   for (OpId v = 0; v < g.num_ops(); ++v) {
-    if (remaining_in[v] > 0) { start = v; break; }
+    if (remaining_in[v] > 0) {
+      start = v;
+      break;
+    }
   }
   std::vector<int32_t> seen_at(g.num_ops(), -1);
   std::vector<OpId> walk;
@@ -89,7 +95,10 @@ std::string DescribeCycle(const Graph& g, const std::vector<int32_t>& remaining_
     OpId next = kNone;
     for (EdgeId e : g.in_edges(v)) {
       OpId u = g.edge(e).src;
-      if (remaining_in[u] > 0) { next = u; break; }
+      if (remaining_in[u] > 0) {
+        next = u;
+        break;
+      }
     }
     v = next;
   }
@@ -222,15 +231,20 @@ absl::StatusOr<Graph> GraphBuilder::Build() && {
         return absl::InvalidArgumentError(absl::StrCat("edge ", i, " goes to unknown operator '", pe.dst_name, "'"));
       }
     }
-    if (pe.src < 0 || pe.src >= n) return absl::InvalidArgumentError(absl::StrCat("edge ", i, " comes from operator id ", pe.src, ", which does not exist"));
-    if (pe.dst < 0 || pe.dst >= n) return absl::InvalidArgumentError(absl::StrCat("edge ", i, " goes to operator id ", pe.dst, ", which does not exist"));
+    if (pe.src < 0 || pe.src >= n)
+      return absl::InvalidArgumentError(
+          absl::StrCat("edge ", i, " comes from operator id ", pe.src, ", which does not exist"));
+    if (pe.dst < 0 || pe.dst >= n)
+      return absl::InvalidArgumentError(
+          absl::StrCat("edge ", i, " goes to operator id ", pe.dst, ", which does not exist"));
     const std::string& src_name = g.op_name_[pe.src];
     if (pe.src_output < 0 || pe.src_output >= g.num_outputs(pe.src)) {
       return absl::InvalidArgumentError(absl::StrCat("edge '", src_name, "' -> '", g.op_name_[pe.dst], "' uses output ",
                                                      pe.src_output, " but '", src_name, "' has ", g.num_outputs(pe.src),
                                                      " output(s)"));
     }
-    if (pe.src == pe.dst) return absl::InvalidArgumentError(absl::StrCat("operator '", src_name, "' has an edge to itself"));
+    if (pe.src == pe.dst)
+      return absl::InvalidArgumentError(absl::StrCat("operator '", src_name, "' has an edge to itself"));
     int64_t bytes = pe.bytes < 0 ? g.outputs_[g.output_begin_[pe.src] + pe.src_output].bytes : pe.bytes;
     g.edges_.push_back(Edge{pe.src, pe.src_output, pe.dst, bytes});
   }
@@ -242,8 +256,8 @@ absl::StatusOr<Graph> GraphBuilder::Build() && {
     const Edge& a = g.edges_[i - 1];
     const Edge& b = g.edges_[i];
     if (a.src == b.src && a.src_output == b.src_output && a.dst == b.dst) {
-      return absl::InvalidArgumentError(absl::StrCat("duplicate edge '", g.op_name_[a.src], "':", a.src_output, " -> '",
-                                                     g.op_name_[a.dst], "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("duplicate edge '", g.op_name_[a.src], "':", a.src_output, " -> '", g.op_name_[a.dst], "'"));
     }
   }
 

@@ -10,8 +10,8 @@
 #include <functional>
 #include <limits>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -40,7 +40,7 @@ struct Edge {
   OpId src = kNone;
   int32_t src_output = 0;  // which output of src
   OpId dst = kNone;
-  int64_t bytes = 0;       // bytes of the tensor that flows
+  int64_t bytes = 0;  // bytes of the tensor that flows
 };
 
 // One operator as handed to the builder. Strings are interned by the builder.
@@ -139,10 +139,10 @@ class Graph {
   std::vector<int32_t> output_begin_;  // n + 1
   std::vector<OutputTensor> outputs_;
   std::vector<OpId> tensor_producer_;
-  std::vector<Edge> edges_;            // sorted by (src, src_output, dst)
-  std::vector<int32_t> out_begin_;     // n + 1
-  std::vector<EdgeId> in_edge_ids_;    // grouped by dst
-  std::vector<int32_t> in_begin_;      // n + 1
+  std::vector<Edge> edges_;          // sorted by (src, src_output, dst)
+  std::vector<int32_t> out_begin_;   // n + 1
+  std::vector<EdgeId> in_edge_ids_;  // grouped by dst
+  std::vector<int32_t> in_begin_;    // n + 1
   std::vector<OpId> topo_order_;
   std::vector<int32_t> topo_rank_;
   std::vector<std::string> device_kinds_;

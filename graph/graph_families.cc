@@ -29,7 +29,8 @@ class Emitter {
           std::initializer_list<OpId> inputs) {
     return Op(type, flops, out_bytes, param_bytes, std::vector<OpId>(inputs));
   }
-  OpId Op(absl::string_view type, double flops, int64_t out_bytes, int64_t param_bytes, const std::vector<OpId>& inputs) {
+  OpId Op(absl::string_view type, double flops, int64_t out_bytes, int64_t param_bytes,
+          const std::vector<OpId>& inputs) {
     OpSpec op;
     op.name = absl::StrCat(type, "_", next_);
     op.op_type = std::string(type);
@@ -83,7 +84,8 @@ absl::StatusOr<Graph> FanOut(const FamilyOptions& o) {
     // Branches differ in width, as experts or inception towers do.
     const int64_t w = std::max<int64_t>(8, static_cast<int64_t>(o.width * seeded::LogUniform(e.rng(), 0.25, 2.0)));
     for (int32_t d = 0; d < depth; ++d) {
-      prev = d % 2 == 0 ? e.Op("MatMul", 2.0 * o.batch * o.width * w, o.batch * w * kFloatBytes, o.width * w * kFloatBytes, {prev})
+      prev = d % 2 == 0 ? e.Op("MatMul", 2.0 * o.batch * o.width * w, o.batch * w * kFloatBytes,
+                               o.width * w * kFloatBytes, {prev})
                         : e.Op("Relu", 1.0 * o.batch * w, o.batch * w * kFloatBytes, 0, {prev});
     }
     ends.push_back(prev);
@@ -135,13 +137,16 @@ absl::StatusOr<Graph> NasCells(const FamilyOptions& o) {
   // One operation on one input; an identity adds no operator.
   auto apply = [&](OpId in) -> OpId {
     switch (seeded::UniformBelow(e.rng(), 4)) {
-      case 0: return e.Op("Conv", 2 * pixels * c * c * 9, act, c * c * 9 * kFloatBytes, {in});
+      case 0:
+        return e.Op("Conv", 2 * pixels * c * c * 9, act, c * c * 9 * kFloatBytes, {in});
       case 1: {
         const OpId dw = e.Op("DepthwiseConv", 2 * pixels * c * 9, act, c * 9 * kFloatBytes, {in});
         return e.Op("Conv", 2 * pixels * c * c, act, c * c * kFloatBytes, {dw});
       }
-      case 2: return e.Op("MaxPool", pixels * c * 9, act, 0, {in});
-      default: return in;
+      case 2:
+        return e.Op("MaxPool", pixels * c * 9, act, 0, {in});
+      default:
+        return in;
     }
   };
   OpId prev_prev = e.Op("Input", 0, act, 0, {});
@@ -177,7 +182,8 @@ absl::StatusOr<Graph> Branches(const FamilyOptions& o) {
   const char* layer = conv ? "Conv" : "MatMul";
   auto bytes = [&](int64_t channels) { return static_cast<int64_t>(positions) * channels * kFloatBytes; };
   auto dense = [&](int64_t in, int64_t out, OpId from) {
-    return e.Op(layer, 2 * positions * in * out * kernel, bytes(out), static_cast<int64_t>(in * out * kernel) * kFloatBytes, {from});
+    return e.Op(layer, 2 * positions * in * out * kernel, bytes(out),
+                static_cast<int64_t>(in * out * kernel) * kFloatBytes, {from});
   };
   OpId x = e.Op("Input", 0, bytes(d), 0, {});
   x = dense(d, d, x);
@@ -228,7 +234,9 @@ absl::StatusOr<Graph> UNet(const FamilyOptions& o) {
   // operators of the asked size.
   const int32_t convs = std::max<int32_t>(1, (o.approx_ops - 14 + 9) / 18);
   auto pixels = [&](int32_t level) { return static_cast<double>(o.batch) * (64 >> level) * (64 >> level); };
-  auto bytes = [&](int32_t level, int64_t channels) { return static_cast<int64_t>(pixels(level)) * channels * kFloatBytes; };
+  auto bytes = [&](int32_t level, int64_t channels) {
+    return static_cast<int64_t>(pixels(level)) * channels * kFloatBytes;
+  };
   auto stage = [&](int32_t level, int64_t in, int64_t out, OpId x) {
     for (int32_t k = 0; k < convs; ++k) {
       const int64_t from = k == 0 ? in : out;
@@ -251,7 +259,8 @@ absl::StatusOr<Graph> UNet(const FamilyOptions& o) {
   channels *= 2;
   for (int32_t level = kLevels - 1; level >= 0; --level) {
     const int64_t out = c0 << level;
-    x = e.Op("ConvTranspose", 2 * pixels(level) * channels * out * 4, bytes(level, out), channels * out * 4 * kFloatBytes, {x});
+    x = e.Op("ConvTranspose", 2 * pixels(level) * channels * out * 4, bytes(level, out),
+             channels * out * 4 * kFloatBytes, {x});
     x = e.Op("Concat", 0, bytes(level, 2 * out), 0, {skips[level], x});
     x = stage(level, 2 * out, out, x);
     channels = out;
@@ -269,8 +278,8 @@ absl::StatusOr<Graph> Layered(const FamilyOptions& o) {
 
 using Generator = absl::StatusOr<Graph> (*)(const FamilyOptions&);
 constexpr std::pair<absl::string_view, Generator> kFamilies[] = {
-    {"layered", Layered}, {"nas_cells", NasCells}, {"blocks", Blocks}, {"fan_out", FanOut}, {"chain", Chain},
-    {"branches", Branches}, {"unet", UNet},
+    {"layered", Layered}, {"nas_cells", NasCells}, {"blocks", Blocks}, {"fan_out", FanOut},
+    {"chain", Chain},     {"branches", Branches},  {"unet", UNet},
 };
 
 }  // namespace
@@ -286,10 +295,13 @@ const std::vector<std::string>& GraphFamilies() {
 
 absl::StatusOr<Graph> GenerateFamily(absl::string_view family, const FamilyOptions& o) {
   if (o.approx_ops < 2 || o.approx_ops > kMaxOps) {
-    return absl::InvalidArgumentError(absl::StrCat("approx_ops must be between 2 and ", kMaxOps, " (got ", o.approx_ops, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("approx_ops must be between 2 and ", kMaxOps, " (got ", o.approx_ops, ")"));
   }
-  if (o.batch < 1 || o.batch > 1'000'000) return absl::InvalidArgumentError(absl::StrCat("batch must be between 1 and 1000000 (got ", o.batch, ")"));
-  if (o.width < 1 || o.width > 1'000'000) return absl::InvalidArgumentError(absl::StrCat("width must be between 1 and 1000000 (got ", o.width, ")"));
+  if (o.batch < 1 || o.batch > 1'000'000)
+    return absl::InvalidArgumentError(absl::StrCat("batch must be between 1 and 1000000 (got ", o.batch, ")"));
+  if (o.width < 1 || o.width > 1'000'000)
+    return absl::InvalidArgumentError(absl::StrCat("width must be between 1 and 1000000 (got ", o.width, ")"));
   for (const auto& [name, generate] : kFamilies) {
     if (name == family) return generate(o);
   }

@@ -30,8 +30,8 @@ namespace placement {
 struct FamilyOptions {
   int32_t approx_ops = 1000;  // the graph has about this many operators (within a block or cell)
   uint64_t seed = 1;
-  int64_t batch = 32;         // scales activations and FLOPs
-  int64_t width = 512;        // hidden size, channels
+  int64_t batch = 32;   // scales activations and FLOPs
+  int64_t width = 512;  // hidden size, channels
 };
 
 // The family names above, in a fixed order.

@@ -30,9 +30,8 @@ using json::Keys;
 using json::UnitParser;
 
 constexpr Keys kTopKeys = {"format", "name", "description", "time_unit", "topology", "operators", "edges"};
-constexpr Keys kOpKeys = {"name",        "op_type",    "measured", "flops",         "bytes_accessed",
-                          "param_bytes", "temp_bytes", "outputs",  "colocation_group", "pinned_device",
-                          "is_backward"};
+constexpr Keys kOpKeys = {"name",       "op_type", "measured",         "flops",         "bytes_accessed", "param_bytes",
+                          "temp_bytes", "outputs", "colocation_group", "pinned_device", "is_backward"};
 constexpr Keys kOutputKeys = {"bytes", "transfer_seconds"};
 constexpr Keys kEdgeKeys = {"src", "src_output", "dst", "bytes"};
 
@@ -245,7 +244,6 @@ absl::StatusOr<Problem> ReadProblem(const Json& root) {
   problem.graph = *std::move(graph);
   return problem;
 }
-
 
 // Reads the top-level "format" and stops there, so probing a large file costs a scan up to that key.
 class FormatProbe : public JsonSaxBase {

@@ -82,7 +82,8 @@ absl::StatusOr<double> Figure(const Json& j, absl::string_view path, UnitParser 
 template <typename Json>
 absl::StatusOr<int64_t> ByteCount(const Json& j, absl::string_view path) {
   if (j.is_number_unsigned()) {
-    if (j.template get<uint64_t>() > (uint64_t{1} << 62)) return Err(path, absl::StrCat("is too large (", j.dump(), ")"));
+    if (j.template get<uint64_t>() > (uint64_t{1} << 62))
+      return Err(path, absl::StrCat("is too large (", j.dump(), ")"));
     return j.template get<int64_t>();
   }
   if (j.is_number_integer() && j.template get<int64_t>() < 0) {

@@ -77,8 +77,8 @@ absl::StatusOr<MeasuredCosts> ParseCsvCosts(absl::string_view text) {
     if (!seconds.ok()) return seconds.status();
     for (const auto& [kind, _] : costs.times[cols[0]]) {
       if (kind == cols[1]) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ": operator '", cols[0], "' has a time for '", kind,
-                                                       "' already"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": operator '", cols[0], "' has a time for '", kind, "' already"));
       }
     }
     costs.times[cols[0]].emplace_back(cols[1], *seconds);
@@ -141,8 +141,7 @@ absl::StatusOr<Graph> ApplyMeasuredCosts(const Graph& graph, const MeasuredCosts
   *sources = CountCostSources(*merged);
   if (!unknown.empty()) {
     sources->warnings.push_back(absl::StrCat(unknown.size(), " operator", unknown.size() == 1 ? "" : "s",
-                                             " of the costs file the graph does not have (first: '", unknown[0],
-                                             "')"));
+                                             " of the costs file the graph does not have (first: '", unknown[0], "')"));
   }
   return merged;
 }

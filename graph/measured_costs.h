@@ -34,9 +34,9 @@ absl::StatusOr<MeasuredCosts> ParseMeasuredCosts(absl::string_view text);
 
 // Where an answer's costs came from.
 struct CostSources {
-  int32_t measured_ops = 0;   // operators with at least one measured time
-  int32_t modelled_ops = 0;   // operators estimated by the cost model
-  double measured_flops_share = 0;  // share of the graph's FLOPs done by measured operators (0 without FLOPs)
+  int32_t measured_ops = 0;           // operators with at least one measured time
+  int32_t modelled_ops = 0;           // operators estimated by the cost model
+  double measured_flops_share = 0;    // share of the graph's FLOPs done by measured operators (0 without FLOPs)
   std::vector<std::string> warnings;  // operators of the costs file the graph does not have
 };
 

@@ -15,7 +15,7 @@ namespace {
 struct ScopeState {
   int32_t subtree_group = kNone;
   bool mixed = false;
-  OpId first_op = kNone;  // the first operator in its subtree, in the graph's (the export's) order
+  OpId first_op = kNone;         // the first operator in its subtree, in the graph's (the export's) order
   OpId first_direct_op = kNone;  // the first of its own operators
   std::vector<std::pair<int32_t, double>> direct;  // few entries: one per group its own operators use
 
@@ -117,7 +117,8 @@ std::vector<std::vector<std::string>> StageModules(const Graph& graph, absl::Spa
   std::vector<ModuleGroup> map = ModuleGroupMap(graph, stage_of_op);
   // By the operator each entry starts at: a split module's own operators (the model's Flatten) sit between its
   // children, not before them, and the stage's first and last entries are its boundaries.
-  std::stable_sort(map.begin(), map.end(), [](const ModuleGroup& a, const ModuleGroup& b) { return a.first_op < b.first_op; });
+  std::stable_sort(map.begin(), map.end(),
+                   [](const ModuleGroup& a, const ModuleGroup& b) { return a.first_op < b.first_op; });
   std::vector<std::vector<std::string>> out(num_stages);
   for (ModuleGroup& m : map) out[m.group].push_back(std::move(m.module));
   return out;

@@ -15,16 +15,16 @@ namespace placement {
 class Graph;
 
 enum class OpClass : int {
-  kGemm,          // MatMul, Gemm, Einsum, recurrent cells: dense matrix products
-  kThinGemm,      // the same with few rows (a small batch through a large Linear): streaming the weights
-  kConv,          // convolutions that reuse each input many times
-  kThinConv,      // depthwise, grouped or few-channel convolutions: little reuse, bandwidth-bound
-  kPooling,       // max and average pooling over windows
-  kNormalization, // batch, layer, instance and group norms, softmax, reductions and global pooling
-  kElementwise,   // activations, arithmetic, casts: one pass over the data
-  kDataMovement,  // concatenations, slices, gathers, transposes, padding: copies
-  kView,          // reshapes, squeezes, identities, shapes: metadata where the runtime has views
-  kOptimizer,     // the training step's parameter updates
+  kGemm,           // MatMul, Gemm, Einsum, recurrent cells: dense matrix products
+  kThinGemm,       // the same with few rows (a small batch through a large Linear): streaming the weights
+  kConv,           // convolutions that reuse each input many times
+  kThinConv,       // depthwise, grouped or few-channel convolutions: little reuse, bandwidth-bound
+  kPooling,        // max and average pooling over windows
+  kNormalization,  // batch, layer, instance and group norms, softmax, reductions and global pooling
+  kElementwise,    // activations, arithmetic, casts: one pass over the data
+  kDataMovement,   // concatenations, slices, gathers, transposes, padding: copies
+  kView,           // reshapes, squeezes, identities, shapes: metadata where the runtime has views
+  kOptimizer,      // the training step's parameter updates
   kOther,
 };
 inline constexpr int kNumOpClasses = 11;
@@ -34,9 +34,8 @@ using ClassFactors = std::array<double, kNumOpClasses>;
 // Every class at 1: the plain roofline.
 inline constexpr ClassFactors kUnitFactors = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
-// "gemm", "thin_gemm", "conv", "thin_conv", "pooling", "normalization", "elementwise", "data_movement", "view", "optimizer",
-// "other":
-// the keys of a topology's "efficiency" object.
+// "gemm", "thin_gemm", "conv", "thin_conv", "pooling", "normalization", "elementwise", "data_movement", "view",
+// "optimizer", "other": the keys of a topology's "efficiency" object.
 absl::string_view OpClassName(OpClass c);
 std::optional<OpClass> OpClassFromName(absl::string_view name);
 

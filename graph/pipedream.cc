@@ -133,8 +133,9 @@ absl::StatusOr<Problem> ParsePipeDreamProfile(absl::string_view text, bool train
   std::vector<Layer> layers;
   std::map<std::string, int> index;
   if (!LooksLikePipeDreamProfile(text)) {
-    return absl::InvalidArgumentError("not a PipeDream profile: the first line is not 'nodeN -- Description -- "
-                                      "forward_compute_time=...'");
+    return absl::InvalidArgumentError(
+        "not a PipeDream profile: the first line is not 'nodeN -- Description -- "
+        "forward_compute_time=...'");
   }
   std::vector<std::pair<int, int>> edges;
   std::vector<std::pair<std::pair<std::string, std::string>, int>> named_edges;  // resolved once every layer is in
@@ -146,9 +147,9 @@ absl::StatusOr<Problem> ParsePipeDreamProfile(absl::string_view text, bool train
     if (!raw.empty() && raw[0] == '\t') {  // an edge
       std::vector<absl::string_view> ends = absl::StrSplit(line, " -- ");
       if (ends.size() != 2) return LineError(number, "expected an edge '\\tnodeA -- nodeB'");
-      named_edges.push_back({{std::string(absl::StripAsciiWhitespace(ends[0])),
-                              std::string(absl::StripAsciiWhitespace(ends[1]))},
-                             number});
+      named_edges.push_back(
+          {{std::string(absl::StripAsciiWhitespace(ends[0])), std::string(absl::StripAsciiWhitespace(ends[1]))},
+           number});
       continue;
     }
     absl::StatusOr<Layer> layer = ParseLayer(line, number);

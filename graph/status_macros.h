@@ -10,11 +10,11 @@
 #define PLACEMENT_STATUS_CONCAT_INNER(a, b) a##b
 #define PLACEMENT_STATUS_CONCAT(a, b) PLACEMENT_STATUS_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)                                   \
-  do {                                                          \
+#define RETURN_IF_ERROR(expr)                                                 \
+  do {                                                                        \
     if (::absl::Status placement_status_ = (expr); !placement_status_.ok()) { \
-      return placement_status_;                                 \
-    }                                                           \
+      return placement_status_;                                               \
+    }                                                                         \
   } while (false)
 
 #define PLACEMENT_ASSIGN_OR_RETURN_IMPL(result, lhs, rexpr) \

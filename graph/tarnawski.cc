@@ -39,7 +39,8 @@ absl::StatusOr<double> Number(const json& obj, const char* key, absl::string_vie
     return absl::InvalidArgumentError(absl::StrCat(where, ": field '", key, "' must be a number"));
   }
   if (!std::isfinite(v) || v < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": field '", key, "' must be a finite non-negative number (got ", v, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": field '", key, "' must be a finite non-negative number (got ", v, ")"));
   }
   return v;
 }
@@ -57,7 +58,8 @@ absl::StatusOr<int64_t> Integer(const json& obj, const char* key, absl::string_v
 absl::StatusOr<double> Bytes(const json& obj, const char* key, absl::string_view where, bool required = true) {
   absl::StatusOr<double> v = Number(obj, key, where, required);
   if (v.ok() && *v > 9.0e18) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": field '", key, "' is too large for a byte count (got ", *v, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": field '", key, "' is too large for a byte count (got ", *v, ")"));
   }
   return v;
 }
@@ -130,7 +132,8 @@ absl::StatusOr<Edges> ReadEdges(const json& edges) {
     OutInfo& info = out.out_info[src];
     if (info.cost >= 0 && info.cost != cost) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": node ", src, " has out-edges with different costs (",
-                                                     info.cost, " and ", cost, "); the format requires one cost per node"));
+                                                     info.cost, " and ", cost,
+                                                     "); the format requires one cost per node"));
     }
     info.cost = cost;
     info.bytes = std::max(info.bytes, size);
@@ -213,7 +216,8 @@ absl::StatusOr<Problem> ParseTarnawskiGraph(absl::string_view json_text) {
   return problem;
 }
 
-absl::StatusOr<Placement> ParseTarnawskiSplit(absl::string_view json_text, const Graph& graph, const Topology& topology) {
+absl::StatusOr<Placement> ParseTarnawskiSplit(absl::string_view json_text, const Graph& graph,
+                                              const Topology& topology) {
   absl::StatusOr<json> parsed = ParseJson(json_text, "the split");
   if (!parsed.ok()) return parsed.status();
   const json& doc = *parsed;
@@ -232,15 +236,18 @@ absl::StatusOr<Placement> ParseTarnawskiSplit(absl::string_view json_text, const
       const std::string name = device_name(i);
       const DeviceId d = topology.FindDevice(name);
       if (d < 0 && !part["nodes"].empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(where, " needs device '", name, "', which the input does not have (",
-                                                       topology.num_devices(), " devices)"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, " needs device '", name, "', which the input does not have (", topology.num_devices(), " devices)"));
       }
       for (const json& id : part["nodes"]) {
-        if (!id.is_number_integer()) return absl::InvalidArgumentError(absl::StrCat(where, ": node ids must be integers"));
+        if (!id.is_number_integer())
+          return absl::InvalidArgumentError(absl::StrCat(where, ": node ids must be integers"));
         const OpId op = graph.FindOp(absl::StrCat(id.get<int64_t>()));
-        if (op == kNone) return absl::InvalidArgumentError(absl::StrCat(where, ": node ", id.get<int64_t>(), " is not in the graph"));
+        if (op == kNone)
+          return absl::InvalidArgumentError(absl::StrCat(where, ": node ", id.get<int64_t>(), " is not in the graph"));
         if (placement.device[op] >= 0 && placement.device[op] != d) {
-          return absl::InvalidArgumentError(absl::StrCat(where, ": node ", id.get<int64_t>(), " is listed on two devices"));
+          return absl::InvalidArgumentError(
+              absl::StrCat(where, ": node ", id.get<int64_t>(), " is listed on two devices"));
         }
         placement.device[op] = d;
       }
@@ -254,14 +261,15 @@ absl::StatusOr<Placement> ParseTarnawskiSplit(absl::string_view json_text, const
   // Unlisted nodes follow their colour class.
   std::vector<DeviceId> group_device(graph.colocation_groups().size(), -1);
   for (OpId op = 0; op < graph.num_ops(); ++op) {
-    if (placement.device[op] >= 0 && graph.colocation_group(op) != kNone) group_device[graph.colocation_group(op)] = placement.device[op];
+    if (placement.device[op] >= 0 && graph.colocation_group(op) != kNone)
+      group_device[graph.colocation_group(op)] = placement.device[op];
   }
   for (OpId op = 0; op < graph.num_ops(); ++op) {
     if (placement.device[op] >= 0) continue;
     const int32_t group = graph.colocation_group(op);
     if (group == kNone || group_device[group] < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("the split does not place node ", graph.name(op),
-                                                     " and no node of its colour class is listed"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the split does not place node ", graph.name(op), " and no node of its colour class is listed"));
     }
     placement.device[op] = group_device[group];
   }

@@ -29,7 +29,8 @@ bool LooksLikeTarnawskiGraph(absl::string_view json_text);
 // An expert split: {"fpgas": [{"nodes": [ids]}], "cpus": [{"nodes": [ids]}]}. fpgas[i] is device "acc<i>",
 // cpus[j] is "cpu<j>". Nodes the split does not list take the device of their colour class (training graphs
 // reuse the inference split for their forward nodes); a node with neither is an error naming it.
-absl::StatusOr<Placement> ParseTarnawskiSplit(absl::string_view json_text, const Graph& graph, const Topology& topology);
+absl::StatusOr<Placement> ParseTarnawskiSplit(absl::string_view json_text, const Graph& graph,
+                                              const Topology& topology);
 
 bool LooksLikeTarnawskiSplit(absl::string_view json_text);
 

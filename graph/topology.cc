@@ -48,7 +48,8 @@ absl::Status CheckKindConsistent(const Device& a, const Device& b) {
   if (a.peak_flops != b.peak_flops || a.memory_bandwidth != b.memory_bandwidth ||
       a.launch_overhead != b.launch_overhead || a.type != b.type || a.efficiency != b.efficiency ||
       a.backward_efficiency != b.backward_efficiency) {
-    return absl::InvalidArgumentError(absl::StrCat("devices '", a.name, "' and '", b.name, "' are both of kind '", a.kind,
+    return absl::InvalidArgumentError(absl::StrCat("devices '", a.name, "' and '", b.name, "' are both of kind '",
+                                                   a.kind,
                                                    "' but differ in peak FLOP/s, memory bandwidth, launch overhead, "
                                                    "efficiencies or type; give them different kinds"));
   }
@@ -76,16 +77,18 @@ absl::StatusOr<Topology> Topology::Create(TopologySpec spec) {
     } else if (absl::Status s = CheckKindConsistent(spec.devices[it->second], dev); !s.ok()) {
       return s;
     }
-    t.kind_index_.push_back(static_cast<int32_t>(std::find(t.kinds_.begin(), t.kinds_.end(), dev.kind) - t.kinds_.begin()));
+    t.kind_index_.push_back(
+        static_cast<int32_t>(std::find(t.kinds_.begin(), t.kinds_.end(), dev.kind) - t.kinds_.begin()));
   }
   for (size_t r = 0; r < spec.resources.size(); ++r) {
     const LinkResource& res = spec.resources[r];
-    if (absl::Status s = CheckFigure(absl::StrCat("link '", res.name, "'"), "bandwidth", res.bandwidth, true); !s.ok()) return s;
+    if (absl::Status s = CheckFigure(absl::StrCat("link '", res.name, "'"), "bandwidth", res.bandwidth, true); !s.ok())
+      return s;
   }
   const size_t pairs = static_cast<size_t>(n) * n;
   if (spec.latency.size() != pairs || spec.path_resources.size() != pairs) {
-    return absl::InvalidArgumentError(absl::StrCat("the topology needs latency and path entries for all ", n, " x ", n,
-                                                   " device pairs"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the topology needs latency and path entries for all ", n, " x ", n, " device pairs"));
   }
   t.paths_.resize(pairs);
   for (DeviceId a = 0; a < n; ++a) {
@@ -150,7 +153,8 @@ absl::StatusOr<Topology> BuildHierarchy(const HierarchySpec& spec) {
     const std::string host_name = host.name.empty() ? absl::StrCat("host", h) : host.name;
     if (host.devices.empty()) return absl::InvalidArgumentError(absl::StrCat("host '", host_name, "' has no devices"));
     if (host.devices.size() > 1) {
-      RETURN_IF_ERROR(CheckFigure(absl::StrCat("host '", host_name, "'"), "intra-host bandwidth", host.intra_bandwidth, true));
+      RETURN_IF_ERROR(
+          CheckFigure(absl::StrCat("host '", host_name, "'"), "intra-host bandwidth", host.intra_bandwidth, true));
     }
     // Only links some path uses exist, so a one-device host needs no port and a one-host cluster no network.
     nic.push_back(many_hosts ? static_cast<int32_t>(out.resources.size()) : -1);
@@ -161,7 +165,8 @@ absl::StatusOr<Topology> BuildHierarchy(const HierarchySpec& spec) {
       dev.host = static_cast<int32_t>(h);
       if (many_hosts) dev.name = absl::StrCat(host_name, "/", d.name);
       port.push_back(host.devices.size() > 1 ? static_cast<int32_t>(out.resources.size()) : -1);
-      if (host.devices.size() > 1) out.resources.push_back(LinkResource{absl::StrCat(dev.name, "/port"), host.intra_bandwidth});
+      if (host.devices.size() > 1)
+        out.resources.push_back(LinkResource{absl::StrCat(dev.name, "/port"), host.intra_bandwidth});
       out.devices.push_back(std::move(dev));
     }
   }
@@ -189,7 +194,8 @@ absl::StatusOr<Topology> BuildMatrix(std::string name, std::vector<Device> devic
                                      const std::vector<std::vector<double>>& latency) {
   const size_t n = devices.size();
   if (bandwidth.size() != n || latency.size() != n) {
-    return absl::InvalidArgumentError(absl::StrCat("bandwidth and latency matrices must have ", n, " rows, one per device"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("bandwidth and latency matrices must have ", n, " rows, one per device"));
   }
   TopologySpec out;
   out.name = std::move(name);
@@ -197,7 +203,8 @@ absl::StatusOr<Topology> BuildMatrix(std::string name, std::vector<Device> devic
   out.path_resources.assign(n * n, {});
   for (size_t a = 0; a < n; ++a) {
     if (bandwidth[a].size() != n || latency[a].size() != n) {
-      return absl::InvalidArgumentError(absl::StrCat("row ", a, " of the bandwidth or latency matrix does not have ", n, " entries"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("row ", a, " of the bandwidth or latency matrix does not have ", n, " entries"));
     }
     for (size_t b = 0; b < n; ++b) {
       if (a == b) continue;

@@ -9,8 +9,8 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -26,11 +26,11 @@ struct Device {
   std::string name;  // unique, e.g. "host0/gpu3"
   std::string kind;  // device model, matched against measured times in the graph, e.g. "H100"
   DeviceType type = DeviceType::kAccelerator;
-  double peak_flops = 0;          // FLOP/s
-  double memory_bandwidth = 0;    // bytes/s
-  int64_t memory_bytes = 0;       // capacity; 0 means unlimited (host memory in the Tarnawski model)
+  double peak_flops = 0;        // FLOP/s
+  double memory_bandwidth = 0;  // bytes/s
+  int64_t memory_bytes = 0;     // capacity; 0 means unlimited (host memory in the Tarnawski model)
   int32_t host = 0;
-  double launch_overhead = 0;     // seconds added to every roofline-estimated operator
+  double launch_overhead = 0;  // seconds added to every roofline-estimated operator
   // Share of the roofline each operator class reaches (graph/op_class.h); backward operators of a training
   // step reach efficiency x backward_efficiency.
   ClassFactors efficiency = kUnitFactors;
@@ -43,8 +43,8 @@ struct LinkResource {
 };
 
 struct Path {
-  double latency = 0;     // seconds
-  double bandwidth = 0;   // bytes/s: the slowest resource on the path
+  double latency = 0;          // seconds
+  double bandwidth = 0;        // bytes/s: the slowest resource on the path
   int32_t first_resource = 0;  // into Topology::path_resources()
   int32_t num_resources = 0;
 };
@@ -118,9 +118,9 @@ class Topology {
 // receiving host's interfaces (the network, not NVLink, is what limits it).
 struct HostSpec {
   std::string name;
-  std::vector<Device> devices;        // names are prefixed with the host name when not already unique
-  double intra_bandwidth = 0;         // bytes/s per device port
-  double intra_latency = 0;           // seconds
+  std::vector<Device> devices;  // names are prefixed with the host name when not already unique
+  double intra_bandwidth = 0;   // bytes/s per device port
+  double intra_latency = 0;     // seconds
 };
 
 struct HierarchySpec {

@@ -40,10 +40,9 @@ absl::StatusOr<Topology> ReadTopologyForm(const Json& root, std::string name) {
 }
 
 absl::StatusOr<Topology> ReadTopology(const Json& root) {
-  if (absl::Status s = CheckObject(
-          root, "",
-          {"name", "description", "hosts", "network", "devices", "links", "shared_bus", "resources", "paths",
-           "data_parallel_across_hosts"});
+  if (absl::Status s = CheckObject(root, "",
+                                   {"name", "description", "hosts", "network", "devices", "links", "shared_bus",
+                                    "resources", "paths", "data_parallel_across_hosts"});
       !s.ok()) {
     return s;
   }
@@ -55,7 +54,8 @@ absl::StatusOr<Topology> ReadTopology(const Json& root) {
   if (const Json* d = Find(root, "description"); d && !d->is_string()) return Err("description", "expected a string");
   bool across_hosts = true;
   if (const Json* a = Find(root, "data_parallel_across_hosts")) {
-    if (!a->is_boolean()) return Err("data_parallel_across_hosts", absl::StrCat("expected true or false, got ", a->type_name()));
+    if (!a->is_boolean())
+      return Err("data_parallel_across_hosts", absl::StrCat("expected true or false, got ", a->type_name()));
     across_hosts = a->get<bool>();
   }
   absl::StatusOr<Topology> t = ReadTopologyForm(root, std::move(name));

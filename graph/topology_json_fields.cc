@@ -45,7 +45,8 @@ absl::Status ReadClassFactors(const Json& j, absl::string_view path, ClassFactor
     if (!c) {
       std::vector<std::string> names;
       for (int i = 0; i < kNumOpClasses; ++i) names.emplace_back(OpClassName(static_cast<OpClass>(i)));
-      return Err(Child(path, name), absl::StrCat("unknown operator class; the classes are ", absl::StrJoin(names, ", ")));
+      return Err(Child(path, name),
+                 absl::StrCat("unknown operator class; the classes are ", absl::StrJoin(names, ", ")));
     }
     if (!value.is_number() || !(value.get<double>() > 0) || !std::isfinite(value.get<double>())) {
       return Err(Child(path, name), absl::StrCat("expected a positive number, got ", value.dump()));

@@ -92,7 +92,8 @@ std::string TopologyToJson(const Topology& t) {
   // Written by hand rather than by Json::dump(2) so that each device and each matrix row is one line.
   const int32_t n = t.num_devices();
   std::string out = absl::StrCat("{\n  \"name\": ", Dump(Json(t.name())), ",\n  \"devices\": [\n");
-  for (DeviceId d = 0; d < n; ++d) absl::StrAppend(&out, "    ", Dump(DeviceJson(t.device(d))), d + 1 < n ? ",\n" : "\n");
+  for (DeviceId d = 0; d < n; ++d)
+    absl::StrAppend(&out, "    ", Dump(DeviceJson(t.device(d))), d + 1 < n ? ",\n" : "\n");
   absl::StrAppend(&out, "  ],\n  \"resources\": [\n");
   for (int32_t r = 0; r < t.num_resources(); ++r) {
     nlohmann::ordered_json j = {{"name", t.resource(r).name}, {"bandwidth", t.resource(r).bandwidth}};

@@ -1,8 +1,8 @@
 #include "graph/torch_trace.h"
 
 #include <algorithm>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -26,12 +26,12 @@ struct Range {
   std::string thread;  // pid/tid
   double start = 0;    // microseconds
   double duration = 0;
-  std::string module;  // "path#call"; empty for a kernel launch
+  std::string module;        // "path#call"; empty for a kernel launch
   int64_t correlation = -1;  // a launch's id, shared with the kernels it started
 };
 
 struct TraceEvents {
-  std::vector<Range> ranges;                       // module ranges and, on GPU traces, kernel launches
+  std::vector<Range> ranges;                      // module ranges and, on GPU traces, kernel launches
   std::map<int64_t, double> device_microseconds;  // correlation -> time of the device work it started
   int steps = 0;
   double step_microseconds = 0;
@@ -93,8 +93,8 @@ std::map<std::string, double> SelfMicroseconds(TraceEvents events) {
   std::map<std::string, double> self;
   std::vector<std::pair<const Range*, double>> open;  // module range, its children's time
   auto close = [&](double until, const std::string& thread) {
-    while (!open.empty() && (open.back().first->thread != thread ||
-                             open.back().first->start + open.back().first->duration <= until)) {
+    while (!open.empty() &&
+           (open.back().first->thread != thread || open.back().first->start + open.back().first->duration <= until)) {
       if (!device_times) self[open.back().first->module] += open.back().first->duration - open.back().second;
       open.pop_back();
     }
@@ -150,8 +150,9 @@ absl::StatusOr<ModuleTimes> ParseTorchTrace(absl::string_view text) {
       RETURN_IF_ERROR(ReadEvent(events[i], i, &trace));
     }
     if (std::none_of(trace.ranges.begin(), trace.ranges.end(), [](const Range& r) { return !r.module.empty(); })) {
-      return absl::InvalidArgumentError("the trace has no \"module:\" range: record it with scripts/profile_model.py, "
-                                        "which names every module call");
+      return absl::InvalidArgumentError(
+          "the trace has no \"module:\" range: record it with scripts/profile_model.py, "
+          "which names every module call");
     }
     ModuleTimes times;
     times.steps = trace.steps;
@@ -189,15 +190,17 @@ MeasuredCosts MatchModuleTimes(const Graph& graph, const ModuleTimes& times, con
       bytes += graph.bytes_accessed(op);
     }
     for (OpId op : ops) {
-      const double share = flops > 0 ? graph.flops(op) / flops
+      const double share = flops > 0   ? graph.flops(op) / flops
                            : bytes > 0 ? graph.bytes_accessed(op) / bytes
                                        : 1.0 / static_cast<double>(ops.size());
       costs.times[std::string(graph.name(op))].emplace_back(kind, times.self_seconds.at(module) * share);
     }
   }
   if (unmatched > 0) {
-    warnings->push_back(absl::StrCat(unmatched, " operators have no module in the trace and keep the model's "
-                                     "estimate (first: '", first_unmatched, "')"));
+    warnings->push_back(absl::StrCat(unmatched,
+                                     " operators have no module in the trace and keep the model's "
+                                     "estimate (first: '",
+                                     first_unmatched, "')"));
   }
   return costs;
 }

@@ -87,8 +87,8 @@ absl::Status CheckForward(const Graph& g, const TrainingOptions& options) {
       if (!absl::EndsWith(name, suffix)) continue;
       const OpId stem = g.FindOp(name.substr(0, name.size() - suffix.size()));
       if (stem != kNone && (suffix == "/grad" || HasWeightGradient(g, stem, options))) {
-        return absl::InvalidArgumentError(absl::StrCat("operator '", name, "' has the name of a backward operator of '",
-                                                       g.name(stem), "'"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("operator '", name, "' has the name of a backward operator of '", g.name(stem), "'"));
       }
     }
   }
@@ -190,7 +190,7 @@ absl::StatusOr<Graph> BuildTrainingGraph(const Graph& forward, const TrainingOpt
     for (OpId consumer : {grad_of[u], wgrad_of[u]}) {
       if (consumer == kNone) continue;
       for (int32_t k = 0; k < g.num_outputs(u); ++k) builder.AddEdge(u, k, consumer);  // saved outputs
-      for (EdgeId e : g.in_edges(u)) {                                                  // saved inputs
+      for (EdgeId e : g.in_edges(u)) {                                                 // saved inputs
         const Edge& in = g.edge(e);
         builder.AddEdge(in.src, in.src_output, consumer, in.bytes);
       }

@@ -112,7 +112,9 @@ std::optional<int> TimeUnit(absl::string_view unit) {
 // Three significant figures without trailing zeros: 74.506 -> "74.5", 450.0 -> "450", 2.0 -> "2".
 std::string ThreeFigures(double v) {
   // One literal per call: clang checks absl::StrFormat's format at compile time and refuses a computed one.
-  std::string s = v >= 100 ? absl::StrFormat("%.0f", v) : v >= 10 ? absl::StrFormat("%.1f", v) : absl::StrFormat("%.2f", v);
+  std::string s = v >= 100  ? absl::StrFormat("%.0f", v)
+                  : v >= 10 ? absl::StrFormat("%.1f", v)
+                            : absl::StrFormat("%.2f", v);
   if (s.find('.') != std::string::npos) {
     while (s.back() == '0') s.pop_back();
     if (s.back() == '.') s.pop_back();

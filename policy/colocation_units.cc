@@ -57,16 +57,16 @@ absl::StatusOr<ColocationUnits> ColocationUnits::Build(const CostModel& costs) {
     if (g.pinned(v) == kNone) continue;
     const DeviceId d = pin_device[g.pinned(v)];
     if (d == kNone) {
-      return absl::InvalidArgumentError(absl::StrCat("operator '", g.name(v), "' is pinned to device '",
-                                                     g.pinned_devices()[g.pinned(v)],
-                                                     "', which the topology does not have (it has ", DeviceNames(topo), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("operator '", g.name(v), "' is pinned to device '", g.pinned_devices()[g.pinned(v)],
+                       "', which the topology does not have (it has ", DeviceNames(topo), ")"));
     }
     const int32_t u = x.unit_of_[v];
     if (x.pinned_[u] != kNone && x.pinned_[u] != d) {
-      return absl::InvalidArgumentError(absl::StrCat("colocation group '", g.colocation_groups()[g.colocation_group(v)],
-                                                     "' must share one device, but operator '", g.name(x.pinned_by_[u]),
-                                                     "' is pinned to '", topo.device(x.pinned_[u]).name, "' and operator '",
-                                                     g.name(v), "' to '", topo.device(d).name, "'"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "colocation group '", g.colocation_groups()[g.colocation_group(v)], "' must share one device, but operator '",
+          g.name(x.pinned_by_[u]), "' is pinned to '", topo.device(x.pinned_[u]).name, "' and operator '", g.name(v),
+          "' to '", topo.device(d).name, "'"));
     }
     x.pinned_[u] = d;
     x.pinned_by_[u] = v;

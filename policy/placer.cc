@@ -12,10 +12,14 @@ namespace placement {
 
 absl::string_view ParallelismName(Parallelism p) {
   switch (p) {
-    case Parallelism::kData: return "data";
-    case Parallelism::kPipeline: return "pipeline";
-    case Parallelism::kHybrid: return "hybrid";
-    case Parallelism::kOperator: break;
+    case Parallelism::kData:
+      return "data";
+    case Parallelism::kPipeline:
+      return "pipeline";
+    case Parallelism::kHybrid:
+      return "hybrid";
+    case Parallelism::kOperator:
+      break;
   }
   return "operator";
 }
@@ -30,7 +34,8 @@ absl::StatusOr<Parallelism> ParseParallelism(absl::string_view name) {
 }
 
 absl::Status Budget::ExpiredStatus() const {
-  if (cancelled != nullptr && cancelled->load(std::memory_order_relaxed)) return absl::CancelledError("the request was cancelled");
+  if (cancelled != nullptr && cancelled->load(std::memory_order_relaxed))
+    return absl::CancelledError("the request was cancelled");
   return absl::DeadlineExceededError("the deadline passed before a placement was found");
 }
 
@@ -53,8 +58,10 @@ absl::Status CheckPlacerFits(const Placer& placer, Objective objective, CostMode
       " cost model, not ", ObjectiveName(objective), " under the ", CostModelName(cost_model), " cost model"));
 }
 
-absl::StatusOr<PlacerResult> ScorePlacement(const PlacementProblem& problem, Placement placement, std::string algorithm) {
-  absl::StatusOr<Evaluation> evaluation = Evaluate(*problem.costs, placement, problem.objective, problem.simulator, problem.cost_model);
+absl::StatusOr<PlacerResult> ScorePlacement(const PlacementProblem& problem, Placement placement,
+                                            std::string algorithm) {
+  absl::StatusOr<Evaluation> evaluation =
+      Evaluate(*problem.costs, placement, problem.objective, problem.simulator, problem.cost_model);
   if (!evaluation.ok()) return evaluation.status();
   PlacerResult result;
   result.placement = std::move(placement);

@@ -39,7 +39,9 @@ struct Budget {
     if (on_improved != nullptr && *on_improved) (*on_improved)(result);
   }
 
-  bool Expired() const { return absl::Now() >= deadline || (cancelled != nullptr && cancelled->load(std::memory_order_relaxed)); }
+  bool Expired() const {
+    return absl::Now() >= deadline || (cancelled != nullptr && cancelled->load(std::memory_order_relaxed));
+  }
   // The status a placer returns when it stops for the budget without an answer.
   absl::Status ExpiredStatus() const;
   static Budget For(absl::Duration d) { return Budget{absl::Now() + d, nullptr}; }
@@ -61,11 +63,11 @@ struct PlacementProblem {
   // (parallelism other than operator) PipeDream's formulas.
   CostModelKind cost_model = CostModelKind::kDefault;
   Parallelism parallelism = Parallelism::kOperator;
-  Schedule schedule = Schedule::kOneFOneB;             // plans: the micro-batch schedule
-  int64_t global_batch = 0;                            // plans: micro-batches per step; 0: none (PipeDream's)
-  SimulatorConfig simulator;         // used when the objective simulates
-  uint64_t seed = 1;                 // for randomized placers
-  const Placement* start = nullptr;  // optional starting point for improving placers (search)
+  Schedule schedule = Schedule::kOneFOneB;  // plans: the micro-batch schedule
+  int64_t global_batch = 0;                 // plans: micro-batches per step; 0: none (PipeDream's)
+  SimulatorConfig simulator;                // used when the objective simulates
+  uint64_t seed = 1;                        // for randomized placers
+  const Placement* start = nullptr;         // optional starting point for improving placers (search)
 
   const Graph& graph() const { return costs->graph(); }
   const Topology& topology() const { return costs->topology(); }
@@ -79,11 +81,11 @@ struct PlanAnswer {
 };
 
 struct PlacerResult {
-  Placement placement;  // for a plan: every operator on its stage's first replica
-  Evaluation evaluation;  // the placement scored under the problem's objective
-  std::string algorithm;  // which placer produced it (for AUTO: the winner, e.g. "auto:heft")
-  bool proven_optimal = false;  // exact methods that finished
-  double best_bound = 0;  // exact methods: the best proven bound on the optimum (else the generic lower bound)
+  Placement placement;             // for a plan: every operator on its stage's first replica
+  Evaluation evaluation;           // the placement scored under the problem's objective
+  std::string algorithm;           // which placer produced it (for AUTO: the winner, e.g. "auto:heft")
+  bool proven_optimal = false;     // exact methods that finished
+  double best_bound = 0;           // exact methods: the best proven bound on the optimum (else the generic lower bound)
   std::vector<std::string> notes;  // human-readable remarks (e.g. "deadline reached after 1,234 moves")
   std::optional<PlanAnswer> plan;  // set when the answer is a parallel plan (evaluation is then its score)
 };
@@ -92,7 +94,7 @@ class Placer {
  public:
   virtual ~Placer() = default;
   virtual absl::string_view name() const = 0;
-  virtual absl::string_view description() const = 0;  // one line
+  virtual absl::string_view description() const = 0;      // one line
   virtual std::vector<Objective> objectives() const = 0;  // the objectives it optimizes
   // The cost models it optimizes under; most placers know only the default one.
   virtual std::vector<CostModelKind> cost_models() const { return {CostModelKind::kDefault}; }
@@ -106,6 +108,7 @@ bool Optimizes(const Placer& placer, const PlacementProblem& problem);
 absl::Status CheckPlacerFits(const Placer& placer, Objective objective, CostModelKind cost_model);
 
 // Scores a placement under the problem's objective and fills a result; placers end with this.
-absl::StatusOr<PlacerResult> ScorePlacement(const PlacementProblem& problem, Placement placement, std::string algorithm);
+absl::StatusOr<PlacerResult> ScorePlacement(const PlacementProblem& problem, Placement placement,
+                                            std::string algorithm);
 
 }  // namespace placement

@@ -14,10 +14,9 @@ absl::StatusOr<const Placer*> PlacerRegistry::Find(absl::string_view name) const
   for (const auto& p : placers_) {
     if (p->name() == name) return p.get();
   }
-  return absl::NotFoundError(absl::StrCat("unknown algorithm '", name, "'; known algorithms: ",
-                                          absl::StrJoin(placers_, ", ", [](std::string* out, const auto& p) {
-                                            absl::StrAppend(out, p->name());
-                                          })));
+  return absl::NotFoundError(absl::StrCat(
+      "unknown algorithm '", name, "'; known algorithms: ",
+      absl::StrJoin(placers_, ", ", [](std::string* out, const auto& p) { absl::StrAppend(out, p->name()); })));
 }
 
 std::vector<const Placer*> PlacerRegistry::All() const {

@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "graph/module_map.h"
 #include "graph/placement_json.h"
-#include "simulator/collectives.h"
 #include "server/request_decoder.h"
+#include "simulator/collectives.h"
 
 namespace placement::server {
 namespace pb = ::placement::v1;
@@ -138,8 +138,8 @@ absl::StatusOr<Placement> PlacementFromRequest(const pb::SimulateRequest& reques
     }
     const DeviceId d = topology.FindDevice(a.device());
     if (d == kNone) {
-      return absl::InvalidArgumentError(absl::StrCat("assignment[", i, "] ('", a.op(), "'): no device named '",
-                                                     a.device(), "' in the topology"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("assignment[", i, "] ('", a.op(), "'): no device named '", a.device(), "' in the topology"));
     }
     if (placement.device[op] != kNone) {
       return absl::InvalidArgumentError(absl::StrCat("assignment[", i, "]: operator '", a.op(), "' is assigned twice"));

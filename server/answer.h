@@ -26,7 +26,8 @@ void FillModules(const Graph& graph, const Placement& placement, const Topology&
                  google::protobuf::RepeatedPtrField<placement::v1::ModulePlacement>* modules);
 // A parallel plan's stages (operators in topological order, devices, figures) and its schedule, global batch, cost
 // model, step time, simulated time and bottleneck.
-void FillPlan(const PlanAnswer& answer, const Graph& graph, const Topology& topology, placement::v1::PlaceResponse* out);
+void FillPlan(const PlanAnswer& answer, const Graph& graph, const Topology& topology,
+              placement::v1::PlaceResponse* out);
 
 // FAILED_PRECONDITION naming the device that is most short of memory, for answers that do not fit.
 absl::Status DoesNotFit(const PlacerResult& result, const Topology& topology);

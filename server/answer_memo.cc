@@ -18,7 +18,8 @@ std::shared_ptr<const placement::v1::PlaceResponse> AnswerMemo::Find(absl::strin
 void AnswerMemo::Put(absl::string_view key, std::shared_ptr<const placement::v1::PlaceResponse> answer) {
   // Parsed messages take a few times their serialized size; the bound counts serialized bytes, the figure
   // that is cheap to get and proportional.
-  const int64_t bytes = static_cast<int64_t>(answer->ByteSizeLong()) + static_cast<int64_t>(key.size()) + kEntryOverhead;
+  const int64_t bytes =
+      static_cast<int64_t>(answer->ByteSizeLong()) + static_cast<int64_t>(key.size()) + kEntryOverhead;
   absl::MutexLock lock(&mu_);
   if (const auto it = index_.find(key); it != index_.end()) EraseLocked(it->second);
   if (bytes > max_bytes_) return;

@@ -20,9 +20,7 @@ constexpr char kKeyDomain[] = "placement.cache.key/v1";
 constexpr int64_t kMinMemtable = int64_t{1} << 20;
 constexpr int64_t kMaxMemtable = int64_t{64} << 20;
 
-void AppendPart(std::string* out, absl::string_view part) {
-  absl::StrAppend(out, part.size(), ":", part, ";");
-}
+void AppendPart(std::string* out, absl::string_view part) { absl::StrAppend(out, part.size(), ":", part, ";"); }
 
 absl::Status FromRocks(const rocksdb::Status& s, absl::string_view what) {
   if (s.ok()) return absl::OkStatus();
@@ -47,13 +45,17 @@ AnswerCache::~AnswerCache() {
 absl::StatusOr<std::unique_ptr<AnswerCache>> AnswerCache::Open(const CacheOptions& options) {
   if (options.dir.empty()) return absl::InvalidArgumentError("answer cache: the data directory is empty");
   if (options.max_bytes <= 0) return absl::InvalidArgumentError("answer cache: the size bound must be positive");
-  if (options.memory_bytes < 0) return absl::InvalidArgumentError("answer cache: the memory bound must not be negative");
+  if (options.memory_bytes < 0)
+    return absl::InvalidArgumentError("answer cache: the memory bound must not be negative");
   std::error_code ec;
   // The answers describe the users' models: a directory this call creates is private to the server's user.
   if (std::filesystem::create_directories(options.dir, ec)) {
-    std::filesystem::permissions(options.dir, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace, ec);
+    std::filesystem::permissions(options.dir, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace,
+                                 ec);
   }
-  if (ec) return absl::FailedPreconditionError(absl::StrCat("answer cache: cannot create '", options.dir, "': ", ec.message()));
+  if (ec)
+    return absl::FailedPreconditionError(
+        absl::StrCat("answer cache: cannot create '", options.dir, "': ", ec.message()));
 
   rocksdb::Options db_options;
   db_options.create_if_missing = true;
@@ -65,9 +67,11 @@ absl::StatusOr<std::unique_ptr<AnswerCache>> AnswerCache::Open(const CacheOption
   rocksdb::DB* raw = nullptr;
   const rocksdb::Status s = rocksdb::DB::Open(db_options, options.dir, &raw);
   if (!s.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat("answer cache: cannot open RocksDB in '", options.dir, "': ", s.ToString()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("answer cache: cannot open RocksDB in '", options.dir, "': ", s.ToString()));
   }
-  return std::unique_ptr<AnswerCache>(new AnswerCache(std::unique_ptr<rocksdb::DB>(raw), options.max_bytes, options.memory_bytes));
+  return std::unique_ptr<AnswerCache>(
+      new AnswerCache(std::unique_ptr<rocksdb::DB>(raw), options.max_bytes, options.memory_bytes));
 }
 
 std::string AnswerCache::Key(const CacheKeyParts& p) {

@@ -38,7 +38,7 @@ namespace placement::server {
 class AnswerMemo;
 
 struct CacheOptions {
-  std::string dir;                     // created when missing
+  std::string dir;                       // created when missing
   int64_t max_bytes = int64_t{1} << 30;  // approximate bound on the stored answers
   // The recently used answers kept parsed in memory in front of RocksDB (answer_memo.h), at most a quarter of
   // max_bytes; 0: none.
@@ -47,15 +47,15 @@ struct CacheOptions {
 
 // Everything a Place answer depends on. Strings are compared exactly, so callers pass canonical forms.
 struct CacheKeyParts {
-  std::string graph_hash;      // GraphHash of the placed graph (after import and training expansion)
-  std::string topology;        // TopologyToJson: exact and canonical
-  std::string objective;       // ObjectiveName
-  std::string cost_model;      // CanonicalCostModel: "" for the default, so that its keys stay as they were
-  std::string algorithm;       // the placer's registered name ("auto" for the default)
-  std::string graph_options;   // batch, sequence, training, optimizer, multiplier
-  std::string simulator;       // preset and priority
+  std::string graph_hash;     // GraphHash of the placed graph (after import and training expansion)
+  std::string topology;       // TopologyToJson: exact and canonical
+  std::string objective;      // ObjectiveName
+  std::string cost_model;     // CanonicalCostModel: "" for the default, so that its keys stay as they were
+  std::string algorithm;      // the placer's registered name ("auto" for the default)
+  std::string graph_options;  // batch, sequence, training, optimizer, multiplier
+  std::string simulator;      // preset and priority
   uint64_t seed = 1;
-  int64_t budget_ms = 0;       // the nominal budget
+  int64_t budget_ms = 0;  // the nominal budget
   std::string policy_version;
   std::string time_unit;
   std::string plan_options;  // "" for an operator placement (CanonicalPlanOptions)

@@ -5,7 +5,6 @@
 #include <array>
 #include <cstring>
 
-
 namespace placement::server {
 namespace {
 
@@ -47,7 +46,8 @@ std::string EncodeCacheEntry(const placement::v1::PlaceResponse& response) {
 }
 
 EntryState DecodeCacheEntry(absl::string_view bytes, placement::v1::PlaceResponse* response) {
-  if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) return EntryState::kCorrupt;
+  if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
+    return EntryState::kCorrupt;
   if (GetU32(bytes.data() + sizeof(kMagic)) != kCacheFormatVersion) return EntryState::kOtherVersion;
   const absl::string_view payload = bytes.substr(kHeaderBytes);
   const Digest d = Sha256(payload);

@@ -40,9 +40,10 @@ CallScope::~CallScope() {
 
 grpc::Status CallScope::Finish(const absl::Status& given, absl::string_view detail) {
   // gRPC cancels a call whose deadline passed, so the placer sees "cancelled"; say what really happened.
-  const absl::Status status = given.code() == absl::StatusCode::kCancelled && absl::Now() >= control_.client_deadline
-                                  ? absl::DeadlineExceededError("the client's deadline passed before the answer was ready")
-                                  : given;
+  const absl::Status status =
+      given.code() == absl::StatusCode::kCancelled && absl::Now() >= control_.client_deadline
+          ? absl::DeadlineExceededError("the client's deadline passed before the answer was ready")
+          : given;
   const grpc::Status out = ToGrpcStatus(status);
   const char* code = GrpcCodeName(out.error_code());
   const double seconds = absl::ToDoubleSeconds(absl::Now() - control_.arrived);

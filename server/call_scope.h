@@ -6,10 +6,10 @@
 #include <atomic>
 #include <string>
 
+#include <grpcpp/grpcpp.h>
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include <grpcpp/grpcpp.h>
 #include "server/metrics.h"
 #include "server/placement_engine.h"
 #include "server/security.h"

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/flags/parse.h"
-#include "absl/flags/usage_config.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string address = WithPort(listen, (*server)->port());
-  placement::server::LogLine("", absl::StrCat("listening on ", address, ", version ", placement::server::ServerVersion()));
+  placement::server::LogLine("",
+                             absl::StrCat("listening on ", address, ", version ", placement::server::ServerVersion()));
   std::cout << "listening on " << address << std::endl;
   if ((*server)->metrics_port() != 0) {
     std::cout << "metrics on " << WithPort(metrics, (*server)->metrics_port()) << std::endl;
@@ -86,8 +87,8 @@ int main(int argc, char** argv) {
     (void)(*server)->ReloadPolicies(placement::server::ReloadRequest{});  // logs its outcome
   }
   const absl::Duration grace = placement::server::GracePeriodFromFlags();
-  placement::server::LogLine("", absl::StrCat("received ", strsignal(signal_number), ": draining for up to ",
-                                              absl::FormatDuration(grace)));
+  placement::server::LogLine(
+      "", absl::StrCat("received ", strsignal(signal_number), ": draining for up to ", absl::FormatDuration(grace)));
   (*server)->Shutdown(grace);
   server->reset();
   return 0;

@@ -18,7 +18,7 @@ namespace {
 
 // Request times from a cache hit (about a millisecond) to a long search (minutes).
 const std::vector<double> kSecondsBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-                                             1,     2.5,    5,     10,   30,    60,   120,  300};
+                                             1,     2.5,    5,     10,   30,    60,   120, 300};
 // Graph sizes from toy graphs to the 100k-operator graphs the server is sized for.
 const std::vector<double> kOperatorBuckets = {10, 30, 100, 300, 1000, 3000, 10000, 30000, 100000, 300000, 1000000};
 // How far answers are from their lower bound: 1 is optimal.
@@ -61,8 +61,7 @@ void Metrics::RegisterRequestSeries() {
 }
 
 void Metrics::RegisterCacheSeries() {
-  cache_hits_ =
-      OneCounter(*registry_, "placement_cache_hits_total", "Place requests answered from the answer cache");
+  cache_hits_ = OneCounter(*registry_, "placement_cache_hits_total", "Place requests answered from the answer cache");
   cache_misses_ =
       OneCounter(*registry_, "placement_cache_misses_total",
                  "Place requests the answer cache could not answer (absent, damaged or old-format entries)");
@@ -72,8 +71,9 @@ void Metrics::RegisterCacheSeries() {
 }
 
 void Metrics::RegisterAnswerSeries() {
-  operators_ = OneHistogram(*registry_, "placement_graph_operators",
-                            "Operators of each graph placed or simulated (after a training expansion)", kOperatorBuckets);
+  operators_ =
+      OneHistogram(*registry_, "placement_graph_operators",
+                   "Operators of each graph placed or simulated (after a training expansion)", kOperatorBuckets);
   ratio_ = OneHistogram(*registry_, "placement_ratio_to_bound",
                         "Value of each computed answer divided by the objective's lower bound (1 is optimal)",
                         kRatioBuckets);
@@ -119,7 +119,8 @@ void Metrics::RegisterLabelledCounters() {
 Metrics::~Metrics() = default;
 
 absl::Status Metrics::Serve(const std::string& address) {
-  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint = MetricsEndpoint::Start(address, [this] { return Text(); });
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint =
+      MetricsEndpoint::Start(address, [this] { return Text(); });
   if (!endpoint.ok()) return endpoint.status();
   endpoint_ = *std::move(endpoint);
   return absl::OkStatus();

@@ -29,8 +29,8 @@
 #include <memory>
 #include <string>
 
-#include "absl/status/status.h"
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 
@@ -106,7 +106,7 @@ class Metrics {
   prometheus::Counter* graph_hash_header_[3] = {};  // by GraphHashHeader
   prometheus::Gauge* ready_ = nullptr;
   prometheus::Counter* reloads_[2] = {};  // refused, swapped
-  prometheus::Gauge* storage_[4] = {};  // cache bytes, cache limit, disk available, disk size
+  prometheus::Gauge* storage_[4] = {};    // cache bytes, cache limit, disk available, disk size
   mutable absl::Mutex storage_mu_;
   std::function<StorageFigures()> storage_source_ ABSL_GUARDED_BY(storage_mu_);
   std::unique_ptr<MetricsEndpoint> endpoint_;

@@ -42,7 +42,7 @@ std::string Response(absl::string_view status, absl::string_view content_type, a
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(const std::string& address,
-                                                                         std::function<std::string()> body) {
+                                                                        std::function<std::string()> body) {
   const size_t colon = address.rfind(':');
   int port_number = 0;
   if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port_number) || port_number < 0 ||
@@ -121,8 +121,8 @@ void MetricsEndpoint::Serve(int connection) {
     SendAll(connection, Response("405 Method Not Allowed", "text/plain", "only GET\n"));
     return;
   }
-  absl::string_view path = line.substr(4, line.find(' ', 4) == absl::string_view::npos ? absl::string_view::npos
-                                                                                          : line.find(' ', 4) - 4);
+  absl::string_view path =
+      line.substr(4, line.find(' ', 4) == absl::string_view::npos ? absl::string_view::npos : line.find(' ', 4) - 4);
   path = path.substr(0, path.find('?'));
   if (path != "/metrics") {
     SendAll(connection, Response("404 Not Found", "text/plain", "metrics are at /metrics\n"));

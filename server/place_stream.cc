@@ -24,13 +24,15 @@ class PlaceStreamReactor final : public grpc::ServerWriteReactor<pb::PlaceProgre
   void Start(std::shared_ptr<const PlacementEngine> engine) {
     if (!scope_.admission().ok()) return Complete(scope_.admission());
     if (engine == nullptr) {
-      return Complete(absl::UnavailableError("the server is starting: the placers and policy are not loaded yet (retry)"));
+      return Complete(
+          absl::UnavailableError("the server is starting: the placers and policy are not loaded yet (retry)"));
     }
     scope_.set_algorithm_label(engine->AlgorithmLabel(request_->algorithm()));
     engine_ = std::move(engine);
     if (!deps_.pool->TrySubmit([this] { Run(); })) {
-      Complete(absl::ResourceExhaustedError(absl::StrCat(
-          "the server is busy: ", deps_.pool->max_queued(), " requests are waiting for a worker (--max_queued_requests)")));
+      Complete(
+          absl::ResourceExhaustedError(absl::StrCat("the server is busy: ", deps_.pool->max_queued(),
+                                                    " requests are waiting for a worker (--max_queued_requests)")));
     }
   }
 
@@ -61,23 +63,26 @@ class PlaceStreamReactor final : public grpc::ServerWriteReactor<pb::PlaceProgre
   // On the pool. Complete() is the last touch of the reactor.
   void Run() {
     Post(Progress(pb::PlaceProgress::KIND_STARTED,
-                  absl::StrFormat("started after %.1f ms in the queue", Elapsed() * 1e3)), false);
-    const int64_t tick = deps_.ticker->Add([this] {
-      Post(Progress(pb::PlaceProgress::KIND_HEARTBEAT, "searching"), /*droppable=*/true);
-    });
+                  absl::StrFormat("started after %.1f ms in the queue", Elapsed() * 1e3)),
+         false);
+    const int64_t tick = deps_.ticker->Add(
+        [this] { Post(Progress(pb::PlaceProgress::KIND_HEARTBEAT, "searching"), /*droppable=*/true); });
     CallControl& control = scope_.control();
-    control.on_phase = [this](absl::string_view what) { Post(Progress(pb::PlaceProgress::KIND_HEARTBEAT, what), false); };
+    control.on_phase = [this](absl::string_view what) {
+      Post(Progress(pb::PlaceProgress::KIND_HEARTBEAT, what), false);
+    };
     control.on_improved = [this](const pb::PlaceResponse& answer) {
-      pb::PlaceProgress p = Progress(pb::PlaceProgress::KIND_IMPROVED,
-                                     absl::StrFormat("%s: %g%s", answer.algorithm(), answer.score().value(),
-                                                     answer.score().time_unit()));
+      pb::PlaceProgress p =
+          Progress(pb::PlaceProgress::KIND_IMPROVED,
+                   absl::StrFormat("%s: %g%s", answer.algorithm(), answer.score().value(), answer.score().time_unit()));
       *p.mutable_answer() = answer;
       Post(std::move(p), false);
     };
     absl::StatusOr<pb::PlaceResponse> result = engine_->Place(*request_, control);
     deps_.ticker->Remove(tick);  // from here no heartbeat can touch the reactor
     if (!result.ok()) return Complete(result.status());
-    pb::PlaceProgress last = Progress(pb::PlaceProgress::KIND_RESULT, result->cache_hit() ? "answer (from the cache)" : "answer");
+    pb::PlaceProgress last =
+        Progress(pb::PlaceProgress::KIND_RESULT, result->cache_hit() ? "answer (from the cache)" : "answer");
     const std::string detail = absl::StrFormat("algorithm=%s value=%g cache_hit=%d", result->algorithm(),
                                                result->score().value(), result->cache_hit() ? 1 : 0);
     *last.mutable_answer() = *std::move(result);

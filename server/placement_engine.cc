@@ -14,11 +14,11 @@
 #include "graph/status_macros.h"
 #include "graph/topology_json.h"
 #include "server/answer.h"
-#include "simulator/plan_model.h"
 #include "server/request_decoder.h"
 #include "server/request_key.h"
 #include "server/request_log.h"
 #include "server/server.h"
+#include "simulator/plan_model.h"
 
 namespace placement::server {
 namespace {
@@ -84,7 +84,8 @@ class ImprovementRelay {
       : control_(control), input_(input), graph_hash_(std::move(graph_hash)) {}
 
   void Offer(const PlacerResult& result) {
-    if (!result.evaluation.fits_memory || result.placement.device.size() != static_cast<size_t>(input_.graph.num_ops())) return;
+    if (!result.evaluation.fits_memory || result.placement.device.size() != static_cast<size_t>(input_.graph.num_ops()))
+      return;
     std::lock_guard<std::mutex> lock(mu_);
     if (best_.has_value() && result.evaluation.value >= *best_) return;
     best_ = result.evaluation.value;
@@ -167,7 +168,8 @@ PlacementEngine::PlacementEngine(const PlacerRegistry& classic, std::shared_ptr<
       cache_(cache),
       metrics_(metrics),
       config_(std::move(config)) {
-  for (const auto& p : policies_->policies) serving_.push_back(Serving{p->name, p->registry.get(), PolicyVersion(p->version)});
+  for (const auto& p : policies_->policies)
+    serving_.push_back(Serving{p->name, p->registry.get(), PolicyVersion(p->version)});
   if (serving_.empty()) serving_.push_back(Serving{"", &classic, PolicyVersion()});
 }
 
@@ -176,18 +178,17 @@ absl::StatusOr<const PlacementEngine::Serving*> PlacementEngine::Resolve(absl::s
   for (const Serving& s : serving_) {
     if (s.name == name) return &s;
   }
-  return absl::InvalidArgumentError(absl::StrCat("policy: '", name, "' is not served here (",
-                                                 policies_->policies.empty() ? "no learned policy is"
-                                                                             : absl::StrCat("served: ", policies_->Names()),
-                                                 ")"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "policy: '", name, "' is not served here (",
+      policies_->policies.empty() ? "no learned policy is" : absl::StrCat("served: ", policies_->Names()), ")"));
 }
 
 // What a Place request asks for, checked before its graph is decoded.
 struct PlacementEngine::PlaceRoute {
   Scoring scoring;
-  std::string algorithm;     // the request's, or the default
-  const Serving* serving;    // the policy that answers it
-  const Placer* placer;      // `algorithm` in its registry
+  std::string algorithm;   // the request's, or the default
+  const Serving* serving;  // the policy that answers it
+  const Placer* placer;    // `algorithm` in its registry
 };
 
 // The request's graph decoded, and what follows from it: the placer's budget and the answer's cache key.
@@ -199,7 +200,8 @@ struct PlacementEngine::DecodedPlace {
   std::string key;  // AnswerCache::Key(parts)
 };
 
-absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest& request, const CallControl& control) const {
+absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest& request,
+                                                         const CallControl& control) const {
   if (request.budget_ms() < 0) {
     return absl::InvalidArgumentError(absl::StrCat("budget_ms: must not be negative (got ", request.budget_ms(), ")"));
   }
@@ -216,7 +218,8 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
                                       ? control.request_key
                                       : RequestKey(request, route.algorithm, route.serving->policy_version, control);
   if (use_cache) {
-    if (std::optional<pb::PlaceResponse> hit = Cached(request_key, control, /*count_miss=*/false)) return *std::move(hit);
+    if (std::optional<pb::PlaceResponse> hit = Cached(request_key, control, /*count_miss=*/false))
+      return *std::move(hit);
   }
   ASSIGN_OR_RETURN(const DecodedPlace decoded, Decode(request, route, control));
   if (use_cache) {
@@ -249,8 +252,8 @@ absl::StatusOr<PlacementEngine::PlaceRoute> PlacementEngine::Route(const pb::Pla
 absl::StatusOr<PlacementEngine::DecodedPlace> PlacementEngine::Decode(const pb::PlaceRequest& request,
                                                                       const PlaceRoute& route,
                                                                       const CallControl& control) const {
-  absl::StatusOr<DecodedInput> input =
-      DecodeInput(SourceOf(request), request.options(), request.has_topology() ? &request.topology() : nullptr, config_.limits);
+  absl::StatusOr<DecodedInput> input = DecodeInput(
+      SourceOf(request), request.options(), request.has_topology() ? &request.topology() : nullptr, config_.limits);
   if (!input.ok()) return input.status();
   const Budget call{control.client_deadline, control.cancelled};
   if (call.Expired()) return call.ExpiredStatus();
@@ -273,8 +276,8 @@ absl::StatusOr<PlacementEngine::DecodedPlace> PlacementEngine::Decode(const pb::
 // The same graph, cluster and options sent differently (another ONNX export, JSON spacing): the answer is the
 // one cached for the canonical graph, now also stored under this request's key.
 std::optional<pb::PlaceResponse> PlacementEngine::CachedUnderGraphKey(const std::string& key,
-                                                                     const std::string& request_key,
-                                                                     const CallControl& control) const {
+                                                                      const std::string& request_key,
+                                                                      const CallControl& control) const {
   std::optional<pb::PlaceResponse> hit = Cached(key, control, /*count_miss=*/true);
   if (!hit.has_value()) return std::nullopt;
   pb::PlaceResponse stored = *hit;
@@ -285,8 +288,8 @@ std::optional<pb::PlaceResponse> PlacementEngine::CachedUnderGraphKey(const std:
 }
 
 absl::StatusOr<pb::PlaceResponse> PlacementEngine::RunPlacer(const pb::PlaceRequest& request, const PlaceRoute& route,
-                                                            const DecodedPlace& decoded,
-                                                            const CallControl& control) const {
+                                                             const DecodedPlace& decoded,
+                                                             const CallControl& control) const {
   Budget budget{decoded.plan.deadline, control.cancelled};
   if (budget.Expired()) return budget.ExpiredStatus();
   const DecodedInput& input = decoded.input;
@@ -326,19 +329,20 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::RunPlacer(const pb::PlaceRequ
 std::string PlacementEngine::RequestKey(const pb::PlaceRequest& request, const std::string& algorithm,
                                         const std::string& policy_version, const CallControl& control) const {
   const std::string payload_hash = PayloadHash(request);
-  metrics_->GraphHashHeaderChecked(control.graph_hash_header.empty()    ? Metrics::GraphHashHeader::kAbsent
+  metrics_->GraphHashHeaderChecked(control.graph_hash_header.empty()           ? Metrics::GraphHashHeader::kAbsent
                                    : control.graph_hash_header == payload_hash ? Metrics::GraphHashHeader::kMatch
-                                                                              : Metrics::GraphHashHeader::kMismatch);
+                                                                               : Metrics::GraphHashHeader::kMismatch);
   return RequestCacheKey(request, payload_hash, algorithm,
                          PlanBudget(request.budget_ms(), control, config_.limits, 0).nominal_ms, policy_version);
 }
 
-void PlacementEngine::Store(const std::string& key, const pb::PlaceResponse& response, const CallControl& control) const {
+void PlacementEngine::Store(const std::string& key, const pb::PlaceResponse& response,
+                            const CallControl& control) const {
   if (absl::Status s = cache_->Insert(key, response); !s.ok()) LogLine(control.request_id, s.message());
 }
 
 std::optional<pb::PlaceResponse> PlacementEngine::PlaceFromMemory(const pb::PlaceRequest& request,
-                                                                 CallControl* control) const {
+                                                                  CallControl* control) const {
   // A negative budget must get Place's error rather than the answer of the default budget it would plan.
   if (cache_ == nullptr || request.skip_cache() || request.budget_ms() < 0) return std::nullopt;
   if (request.ByteSizeLong() > kMaxInlinePayloadBytes) return std::nullopt;
@@ -372,7 +376,9 @@ std::optional<pb::PlaceResponse> PlacementEngine::Cached(const std::string& key,
       metrics_->CacheInvalidEntry("corrupt");
       LogLine(control.request_id, "answer cache: a damaged entry was ignored (computing afresh)");
       break;
-    case LookupOutcome::kOtherVersion: metrics_->CacheInvalidEntry("other_version"); break;
+    case LookupOutcome::kOtherVersion:
+      metrics_->CacheInvalidEntry("other_version");
+      break;
   }
   return std::nullopt;
 }
@@ -382,8 +388,8 @@ absl::StatusOr<pb::SimulateResponse> PlacementEngine::Simulate(const pb::Simulat
   const Budget budget{control.client_deadline, control.cancelled};
   absl::StatusOr<Scoring> scoring = ScoringOf(request.objective(), request.cost_model(), request.simulator());
   if (!scoring.ok()) return scoring.status();
-  absl::StatusOr<DecodedInput> input =
-      DecodeInput(SourceOf(request), request.options(), request.has_topology() ? &request.topology() : nullptr, config_.limits);
+  absl::StatusOr<DecodedInput> input = DecodeInput(
+      SourceOf(request), request.options(), request.has_topology() ? &request.topology() : nullptr, config_.limits);
   if (!input.ok()) return input.status();
   if (budget.Expired()) return budget.ExpiredStatus();
   metrics_->GraphOperators(input->graph.num_ops());
@@ -391,7 +397,8 @@ absl::StatusOr<pb::SimulateResponse> PlacementEngine::Simulate(const pb::Simulat
   if (!costs.ok()) return costs.status();
   absl::StatusOr<Placement> placement = PlacementFromRequest(request, input->graph, input->topology);
   if (!placement.ok()) return placement.status();
-  absl::StatusOr<Evaluation> evaluation = EvaluateUnder(*costs, *placement, scoring->objective, scoring->simulator, scoring->cost_model);
+  absl::StatusOr<Evaluation> evaluation =
+      EvaluateUnder(*costs, *placement, scoring->objective, scoring->simulator, scoring->cost_model);
   if (!evaluation.ok()) return evaluation.status();
 
   pb::SimulateResponse response;

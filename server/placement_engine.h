@@ -47,9 +47,9 @@ struct CallControl {
 // answer of `num_ops` operators to still reach it.
 struct BudgetPlan {
   absl::Time deadline;
-  int64_t nominal_ms = 0;          // what the cache key records
-  bool cut_by_client = false;      // the client's deadline, not the nominal budget, ends the work
-  std::string warning;             // set when budget_ms was capped
+  int64_t nominal_ms = 0;      // what the cache key records
+  bool cut_by_client = false;  // the client's deadline, not the nominal budget, ends the work
+  std::string warning;         // set when budget_ms was capped
 };
 
 BudgetPlan PlanBudget(int64_t budget_ms, const CallControl& control, const ServerLimits& limits, int64_t num_ops);

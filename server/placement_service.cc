@@ -61,7 +61,10 @@ class PooledUnaryReactor final : public grpc::ServerUnaryReactor {
 
   PooledUnaryReactor(grpc::CallbackServerContext* context, const ServiceDeps& deps, absl::string_view method,
                      const Request* request, Response* response)
-      : scope_(context, deps.metrics, method, deps.token_check), pool_(deps.pool), request_(request), response_(response) {}
+      : scope_(context, deps.metrics, method, deps.token_check),
+        pool_(deps.pool),
+        request_(request),
+        response_(response) {}
 
   // `ready`: the server has an engine (else UNAVAILABLE). The work holds what it needs (the engine it started
   // with) until it ends.
@@ -119,23 +122,26 @@ std::shared_ptr<const PlacementEngine> PlacementServiceImpl::engine() const {
   return engine_;
 }
 
-grpc::ServerUnaryReactor* PlacementServiceImpl::Place(grpc::CallbackServerContext* context, const pb::PlaceRequest* request,
-                                                      pb::PlaceResponse* response) {
-  auto* reactor = new PooledUnaryReactor<pb::PlaceRequest, pb::PlaceResponse>(context, deps_, "Place", request, response);
+grpc::ServerUnaryReactor* PlacementServiceImpl::Place(grpc::CallbackServerContext* context,
+                                                      const pb::PlaceRequest* request, pb::PlaceResponse* response) {
+  auto* reactor =
+      new PooledUnaryReactor<pb::PlaceRequest, pb::PlaceResponse>(context, deps_, "Place", request, response);
   std::shared_ptr<const PlacementEngine> engine = this->engine();
-  reactor->Start(engine != nullptr, engine != nullptr ? engine->AlgorithmLabel(request->algorithm()) : "none",
-                 [engine](const pb::PlaceRequest& r, const CallControl& c) { return engine->Place(r, c); },
-                 [engine](const pb::PlaceRequest& r, CallControl* c) { return engine->PlaceFromMemory(r, c); });
+  reactor->Start(
+      engine != nullptr, engine != nullptr ? engine->AlgorithmLabel(request->algorithm()) : "none",
+      [engine](const pb::PlaceRequest& r, const CallControl& c) { return engine->Place(r, c); },
+      [engine](const pb::PlaceRequest& r, CallControl* c) { return engine->PlaceFromMemory(r, c); });
   return reactor;
 }
 
 grpc::ServerWriteReactor<pb::PlaceProgress>* PlacementServiceImpl::PlaceStream(grpc::CallbackServerContext* context,
-                                                                                const pb::PlaceRequest* request) {
+                                                                               const pb::PlaceRequest* request) {
   return StartPlaceStream(context, request, deps_, engine());
 }
 
 grpc::ServerUnaryReactor* PlacementServiceImpl::Simulate(grpc::CallbackServerContext* context,
-                                                         const pb::SimulateRequest* request, pb::SimulateResponse* response) {
+                                                         const pb::SimulateRequest* request,
+                                                         pb::SimulateResponse* response) {
   auto* reactor =
       new PooledUnaryReactor<pb::SimulateRequest, pb::SimulateResponse>(context, deps_, "Simulate", request, response);
   std::shared_ptr<const PlacementEngine> engine = this->engine();
@@ -149,22 +155,23 @@ grpc::ServerUnaryReactor* PlacementServiceImpl::ReloadPolicy(grpc::CallbackServe
                                                              pb::ReloadPolicyResponse* response) {
   ServiceDeps admin = deps_;
   admin.token_check = deps_.admin_check;
-  auto* reactor = new PooledUnaryReactor<pb::ReloadPolicyRequest, pb::ReloadPolicyResponse>(context, admin, "ReloadPolicy",
-                                                                                            request, response);
+  auto* reactor = new PooledUnaryReactor<pb::ReloadPolicyRequest, pb::ReloadPolicyResponse>(
+      context, admin, "ReloadPolicy", request, response);
   if (deps_.admin_check == nullptr || !deps_.admin_check->required() || !deps_.reload) {
     reactor->Refuse(absl::PermissionDeniedError(
         "this server takes no ReloadPolicy without a token (--admin_token_file or --auth_token_file); SIGHUP reloads "
         "its policies from their files"));
     return reactor;
   }
-  reactor->Start(engine() != nullptr, "none", [reload = deps_.reload](const pb::ReloadPolicyRequest& r, const CallControl&) {
-    absl::StatusOr<ReloadResult> result = reload(ReloadRequest{r.name(), r.weights_path(), r.weights()});
-    if (!result.ok()) return absl::StatusOr<pb::ReloadPolicyResponse>(result.status());
-    pb::ReloadPolicyResponse out;
-    for (const std::string& name : result->reloaded) out.add_reloaded(name);
-    ServedPoliciesToProto(*result->set, out.mutable_policies());
-    return absl::StatusOr<pb::ReloadPolicyResponse>(std::move(out));
-  });
+  reactor->Start(engine() != nullptr, "none",
+                 [reload = deps_.reload](const pb::ReloadPolicyRequest& r, const CallControl&) {
+                   absl::StatusOr<ReloadResult> result = reload(ReloadRequest{r.name(), r.weights_path(), r.weights()});
+                   if (!result.ok()) return absl::StatusOr<pb::ReloadPolicyResponse>(result.status());
+                   pb::ReloadPolicyResponse out;
+                   for (const std::string& name : result->reloaded) out.add_reloaded(name);
+                   ServedPoliciesToProto(*result->set, out.mutable_policies());
+                   return absl::StatusOr<pb::ReloadPolicyResponse>(std::move(out));
+                 });
   return reactor;
 }
 

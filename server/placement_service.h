@@ -33,7 +33,7 @@ inline constexpr char kServiceName[] = "placement.v1.PlacementService";
 struct ServiceDeps {
   ThreadPool* pool = nullptr;
   Metrics* metrics = nullptr;
-  Ticker* ticker = nullptr;  // PlaceStream heartbeats
+  Ticker* ticker = nullptr;                       // PlaceStream heartbeats
   const BearerTokenCheck* token_check = nullptr;  // null: no token required
   // ReloadPolicy: the admin token's check (null or none required: the RPC is refused) and what it calls.
   const BearerTokenCheck* admin_check = nullptr;
@@ -41,7 +41,8 @@ struct ServiceDeps {
 };
 
 // The policies of `set` as GetServerInfo and ReloadPolicy list them, the default first.
-void ServedPoliciesToProto(const PolicySet& set, google::protobuf::RepeatedPtrField<placement::v1::ServedPolicy>* policies);
+void ServedPoliciesToProto(const PolicySet& set,
+                           google::protobuf::RepeatedPtrField<placement::v1::ServedPolicy>* policies);
 
 class PlacementServiceImpl final : public placement::v1::PlacementService::CallbackService {
  public:
@@ -55,9 +56,10 @@ class PlacementServiceImpl final : public placement::v1::PlacementService::Callb
 
   grpc::ServerUnaryReactor* Place(grpc::CallbackServerContext* context, const placement::v1::PlaceRequest* request,
                                   placement::v1::PlaceResponse* response) override;
-  grpc::ServerWriteReactor<placement::v1::PlaceProgress>* PlaceStream(grpc::CallbackServerContext* context,
-                                                                      const placement::v1::PlaceRequest* request) override;
-  grpc::ServerUnaryReactor* Simulate(grpc::CallbackServerContext* context, const placement::v1::SimulateRequest* request,
+  grpc::ServerWriteReactor<placement::v1::PlaceProgress>* PlaceStream(
+      grpc::CallbackServerContext* context, const placement::v1::PlaceRequest* request) override;
+  grpc::ServerUnaryReactor* Simulate(grpc::CallbackServerContext* context,
+                                     const placement::v1::SimulateRequest* request,
                                      placement::v1::SimulateResponse* response) override;
   grpc::ServerUnaryReactor* ListAlgorithms(grpc::CallbackServerContext* context,
                                            const placement::v1::ListAlgorithmsRequest* request,

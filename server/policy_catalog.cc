@@ -42,8 +42,8 @@ absl::StatusOr<std::string> PolicyCatalog::KeepUpload(const std::string& name, c
   std::filesystem::create_directories(upload_dir_, ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot create '", upload_dir_, "': ", ec.message()));
   // Named by content: the same bytes sent twice are one file, and a file in use is never overwritten.
-  const std::string path = absl::StrCat(upload_dir_, "/", name.empty() ? "default" : name, "-",
-                                        Sha256Hex(bytes).substr(0, 16), ".pt");
+  const std::string path =
+      absl::StrCat(upload_dir_, "/", name.empty() ? "default" : name, "-", Sha256Hex(bytes).substr(0, 16), ".pt");
   if (absl::Status s = WriteWholeFile(path, bytes); !s.ok()) return s;
   return path;
 }
@@ -61,8 +61,8 @@ absl::StatusOr<std::vector<PolicySpec>> PolicyCatalog::SpecsFor(const ReloadRequ
   auto configured = std::find_if(specs_.begin(), specs_.end(), [&](const PolicySpec& s) { return s.name == name; });
   if (!new_weights) {
     if (configured == specs_.end()) {
-      return absl::NotFoundError(absl::StrCat("no policy named '", name, "' is served (served: ",
-                                              current()->Names(), "); send weights to add it"));
+      return absl::NotFoundError(absl::StrCat("no policy named '", name, "' is served (served: ", current()->Names(),
+                                              "); send weights to add it"));
     }
     return std::vector<PolicySpec>{*configured};
   }
@@ -88,8 +88,9 @@ absl::StatusOr<ReloadResult> PolicyCatalog::Reload(const ReloadRequest& request)
     if (!policy.ok()) {
       std::error_code ec;
       if (!request.weights.empty()) std::filesystem::remove(spec.weights, ec);  // an upload that will never serve
-      return absl::Status(policy.status().code(), absl::StrCat("policy '", spec.name, "' not reloaded, its weights stay ",
-                                                               "as they were: ", policy.status().message()));
+      return absl::Status(policy.status().code(),
+                          absl::StrCat("policy '", spec.name, "' not reloaded, its weights stay ",
+                                       "as they were: ", policy.status().message()));
     }
     loaded.push_back(std::make_shared<const ServedPolicy>(*std::move(policy)));
   }
@@ -97,14 +98,18 @@ absl::StatusOr<ReloadResult> PolicyCatalog::Reload(const ReloadRequest& request)
   ReloadResult result;
   for (auto& p : loaded) {
     result.reloaded.push_back(p->name);
-    auto same = std::find_if(next->policies.begin(), next->policies.end(), [&](const auto& q) { return q->name == p->name; });
+    auto same =
+        std::find_if(next->policies.begin(), next->policies.end(), [&](const auto& q) { return q->name == p->name; });
     if (same != next->policies.end()) {
       *same = p;
     } else {
       next->policies.push_back(p);  // a policy served from now on
     }
     auto spec = std::find_if(specs_.begin(), specs_.end(), [&](const PolicySpec& s) { return s.name == p->name; });
-    if (spec != specs_.end()) spec->weights = p->weights; else specs_.push_back({p->name, p->weights});
+    if (spec != specs_.end())
+      spec->weights = p->weights;
+    else
+      specs_.push_back({p->name, p->weights});
   }
   result.set = std::move(next);
   absl::MutexLock lock(&mu_);

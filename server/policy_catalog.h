@@ -75,7 +75,8 @@ class PolicyCatalog {
   absl::StatusOr<ReloadResult> Reload(const ReloadRequest& request);
 
  private:
-  absl::StatusOr<std::vector<PolicySpec>> SpecsFor(const ReloadRequest& request) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);
+  absl::StatusOr<std::vector<PolicySpec>> SpecsFor(const ReloadRequest& request)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);
   // Writes weights sent as bytes under upload_dir_; returns the file.
   absl::StatusOr<std::string> KeepUpload(const std::string& name, const std::string& bytes) const;
 

@@ -30,18 +30,19 @@ absl::Status CheckPlaces(const learned::LearnedPolicy& policy, const std::string
   if (!costs.ok()) return costs.status();
   absl::StatusOr<learned::PolicyAnswer> answer = learned::RunPolicy(policy, *costs);
   if (!answer.ok()) {
-    return absl::DataLossError(absl::StrCat("policy weights '", path, "' load but do not place a graph: ",
-                                            answer.status().message()));
+    return absl::DataLossError(
+        absl::StrCat("policy weights '", path, "' load but do not place a graph: ", answer.status().message()));
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<ServedPolicy> LoadServed(const PolicySpec& spec, const std::string& device) {
-  absl::StatusOr<std::shared_ptr<const learned::LearnedPolicy>> policy = learned::LearnedPolicy::Load(spec.weights, device);
+  absl::StatusOr<std::shared_ptr<const learned::LearnedPolicy>> policy =
+      learned::LearnedPolicy::Load(spec.weights, device);
   if (!policy.ok()) return policy.status();
   if (absl::Status s = CheckPlaces(**policy, spec.weights); !s.ok()) return s;
-  return ServedPolicy{spec.name, spec.weights, (*policy)->version(), (*policy)->device(), absl::Now(),
-                      learned::MakeRegistryWithPolicy(*policy)};
+  return ServedPolicy{spec.name,           spec.weights, (*policy)->version(),
+                      (*policy)->device(), absl::Now(),  learned::MakeRegistryWithPolicy(*policy)};
 }
 
 // The default policy (--policy_weights, or the shipped weights) first, then the named ones.
@@ -74,9 +75,10 @@ absl::Status SetUpPolicy(ServerOptions* options) {
       LogLine("", absl::StrCat("policy ", spec.name, " not loaded (", loaded.status().message(),
                                "); --policy_fallback: serving AUTO without it"));
     } else {
-      return absl::Status(loaded.status().code(),
-                          absl::StrCat(loaded.status().message(),
-                                       options->policy_fallback ? "" : " (--policy_fallback serves without the policy)"));
+      return absl::Status(
+          loaded.status().code(),
+          absl::StrCat(loaded.status().message(),
+                       options->policy_fallback ? "" : " (--policy_fallback serves without the policy)"));
     }
   }
   options->policies = std::move(set);

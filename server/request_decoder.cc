@@ -11,12 +11,12 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "graph/canonical.h"
-#include "graph/graph_json.h"
 #include "graph/costs_input.h"
+#include "graph/graph_json.h"
 #include "graph/measured_costs.h"
-#include "graph/pipedream.h"
 #include "graph/onnx/graph_format.h"
 #include "graph/onnx/onnx_import.h"
+#include "graph/pipedream.h"
 #include "graph/proto/graph_proto.h"
 #include "graph/tarnawski.h"
 #include "graph/topology_json.h"
@@ -35,8 +35,8 @@ absl::Status InField(absl::string_view field, const absl::Status& s) {
 }
 
 absl::Status OverLimit(absl::string_view what, int64_t has, int64_t limit, absl::string_view flag) {
-  return absl::ResourceExhaustedError(absl::StrCat("the ", what, " has ", has, " ", flag.substr(4), "; this server's limit is ",
-                                                   limit, " (--", flag, ")"));
+  return absl::ResourceExhaustedError(absl::StrCat("the ", what, " has ", has, " ", flag.substr(4),
+                                                   "; this server's limit is ", limit, " (--", flag, ")"));
 }
 
 absl::Status CheckGraphSize(absl::string_view what, int64_t ops, int64_t edges, const ServerLimits& limits) {
@@ -97,7 +97,8 @@ absl::StatusOr<Imported> Import(const GraphSource& source, const pb::GraphOption
       return absl::InvalidArgumentError("no graph: set one of graph, onnx or graph_json");
     case GraphSource::Kind::kProto: {
       // Refused before building: the builder's memory grows with what it is given.
-      if (absl::Status s = CheckGraphSize("graph", source.graph->operators_size(), source.graph->edges_size(), limits); !s.ok()) {
+      if (absl::Status s = CheckGraphSize("graph", source.graph->operators_size(), source.graph->edges_size(), limits);
+          !s.ok()) {
         return s;
       }
       absl::StatusOr<Graph> g = GraphFromProto(*source.graph);
@@ -112,7 +113,8 @@ absl::StatusOr<Imported> Import(const GraphSource& source, const pb::GraphOption
       if (format == GraphFormat::kUnknown) {
         return absl::InvalidArgumentError(absl::StrCat("onnx: ", UnknownGraphFormatMessage(source.bytes)));
       }
-      if (format != GraphFormat::kOnnx) return Import(GraphSource{GraphSource::Kind::kJson, nullptr, source.bytes}, o, limits);
+      if (format != GraphFormat::kOnnx)
+        return Import(GraphSource{GraphSource::Kind::kJson, nullptr, source.bytes}, o, limits);
       absl::StatusOr<OnnxImportOptions> options = OnnxOptions(o, limits);
       if (!options.ok()) return options.status();
       absl::StatusOr<OnnxImportResult> r = ImportOnnxBytes(source.bytes, *options);
@@ -178,19 +180,27 @@ absl::StatusOr<Topology> ParseTopology(const pb::Topology& t) {
 
 GraphSource SourceOf(const pb::PlaceRequest& r) {
   switch (r.graph_source_case()) {
-    case pb::PlaceRequest::kGraph: return {GraphSource::Kind::kProto, &r.graph(), {}};
-    case pb::PlaceRequest::kOnnx: return {GraphSource::Kind::kOnnx, nullptr, r.onnx()};
-    case pb::PlaceRequest::kGraphJson: return {GraphSource::Kind::kJson, nullptr, r.graph_json()};
-    default: return {};
+    case pb::PlaceRequest::kGraph:
+      return {GraphSource::Kind::kProto, &r.graph(), {}};
+    case pb::PlaceRequest::kOnnx:
+      return {GraphSource::Kind::kOnnx, nullptr, r.onnx()};
+    case pb::PlaceRequest::kGraphJson:
+      return {GraphSource::Kind::kJson, nullptr, r.graph_json()};
+    default:
+      return {};
   }
 }
 
 GraphSource SourceOf(const pb::SimulateRequest& r) {
   switch (r.graph_source_case()) {
-    case pb::SimulateRequest::kGraph: return {GraphSource::Kind::kProto, &r.graph(), {}};
-    case pb::SimulateRequest::kOnnx: return {GraphSource::Kind::kOnnx, nullptr, r.onnx()};
-    case pb::SimulateRequest::kGraphJson: return {GraphSource::Kind::kJson, nullptr, r.graph_json()};
-    default: return {};
+    case pb::SimulateRequest::kGraph:
+      return {GraphSource::Kind::kProto, &r.graph(), {}};
+    case pb::SimulateRequest::kOnnx:
+      return {GraphSource::Kind::kOnnx, nullptr, r.onnx()};
+    case pb::SimulateRequest::kGraphJson:
+      return {GraphSource::Kind::kJson, nullptr, r.graph_json()};
+    default:
+      return {};
   }
 }
 
@@ -202,7 +212,8 @@ absl::StatusOr<DecodedInput> DecodeInput(const GraphSource& source, const pb::Gr
   out.time_unit = imported->time_unit;
   out.format = imported->format;
   out.warnings = std::move(imported->warnings);
-  if (absl::Status s = CheckGraphSize("graph", imported->graph.num_ops(), imported->graph.num_edges(), limits); !s.ok()) {
+  if (absl::Status s = CheckGraphSize("graph", imported->graph.num_ops(), imported->graph.num_edges(), limits);
+      !s.ok()) {
     return s;
   }
   std::optional<CostsInput> costs;
@@ -242,18 +253,25 @@ absl::StatusOr<DecodedInput> DecodeInput(const GraphSource& source, const pb::Gr
 
 absl::StatusOr<Objective> ObjectiveFromProto(pb::Objective objective) {
   switch (objective) {
-    case pb::OBJECTIVE_STEP_TIME: return Objective::kStepTime;
-    case pb::OBJECTIVE_THROUGHPUT: return Objective::kThroughput;
-    case pb::OBJECTIVE_LATENCY: return Objective::kLatency;
-    default: return absl::InvalidArgumentError(absl::StrCat("objective: unknown value ", static_cast<int>(objective)));
+    case pb::OBJECTIVE_STEP_TIME:
+      return Objective::kStepTime;
+    case pb::OBJECTIVE_THROUGHPUT:
+      return Objective::kThroughput;
+    case pb::OBJECTIVE_LATENCY:
+      return Objective::kLatency;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("objective: unknown value ", static_cast<int>(objective)));
   }
 }
 
 pb::Objective ObjectiveToProto(Objective objective) {
   switch (objective) {
-    case Objective::kThroughput: return pb::OBJECTIVE_THROUGHPUT;
-    case Objective::kLatency: return pb::OBJECTIVE_LATENCY;
-    case Objective::kStepTime: break;
+    case Objective::kThroughput:
+      return pb::OBJECTIVE_THROUGHPUT;
+    case Objective::kLatency:
+      return pb::OBJECTIVE_LATENCY;
+    case Objective::kStepTime:
+      break;
   }
   return pb::OBJECTIVE_STEP_TIME;
 }
@@ -264,7 +282,8 @@ absl::StatusOr<SimulatorConfig> SimulatorFromProto(const pb::SimulatorOptions& o
   if (preset == "placeto") {
     config = SimulatorConfig::Placeto();
   } else if (!preset.empty() && preset != "default") {
-    return absl::InvalidArgumentError(absl::StrCat("simulator.preset: '", o.preset(), "' is not one of default, placeto"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("simulator.preset: '", o.preset(), "' is not one of default, placeto"));
   }
   const std::string priority = absl::AsciiStrToLower(o.priority());
   if (priority == "upward_rank") {
@@ -279,9 +298,9 @@ absl::StatusOr<SimulatorConfig> SimulatorFromProto(const pb::SimulatorOptions& o
 std::string CanonicalGraphOptions(const pb::GraphOptions& o) {
   const std::string optimizer = o.optimizer().empty() ? "adam" : absl::AsciiStrToLower(o.optimizer());
   const double multiplier = o.backward_multiplier() != 0 ? o.backward_multiplier() : 2.0;
-  std::string key = absl::StrCat("batch=", o.batch_size(), ";seq=", o.sequence_length(), ";training=",
-                                 o.training() ? 1 : 0,
-                                 o.training() ? absl::StrCat(";optimizer=", optimizer, ";multiplier=", multiplier) : "");
+  std::string key =
+      absl::StrCat("batch=", o.batch_size(), ";seq=", o.sequence_length(), ";training=", o.training() ? 1 : 0,
+                   o.training() ? absl::StrCat(";optimizer=", optimizer, ";multiplier=", multiplier) : "");
   // The other ONNX options, only where set: requests without them keep the keys they always had.
   std::map<std::string, int64_t> dims(o.dims().begin(), o.dims().end());
   for (const auto& [name, value] : dims) absl::StrAppend(&key, ";dim:", name.size(), ":", name, "=", value);
@@ -312,11 +331,12 @@ std::string CanonicalPlanOptions(const pb::PlaceRequest& r) {
   const bool plain = (parallelism.empty() || parallelism == "operator") && (schedule.empty() || schedule == "1f1b") &&
                      r.global_batch() == 0;
   if (plain) return "";
-  return absl::StrCat("parallelism=", parallelism.empty() ? "operator" : parallelism, ";schedule=",
-                      schedule.empty() ? "1f1b" : schedule, ";global_batch=", r.global_batch());
+  return absl::StrCat("parallelism=", parallelism.empty() ? "operator" : parallelism,
+                      ";schedule=", schedule.empty() ? "1f1b" : schedule, ";global_batch=", r.global_batch());
 }
 
-absl::Status SetPlanOptionsFromRequest(const pb::PlaceRequest& r, const std::string& algorithm, PlacementProblem& problem) {
+absl::Status SetPlanOptionsFromRequest(const pb::PlaceRequest& r, const std::string& algorithm,
+                                       PlacementProblem& problem) {
   absl::Status s = SetPlanOptions(absl::AsciiStrToLower(r.parallelism()), absl::AsciiStrToLower(r.cost_model()),
                                   absl::AsciiStrToLower(r.schedule()), r.global_batch(), algorithm, problem);
   if (s.ok()) return s;

@@ -15,10 +15,10 @@
 #include "graph/measured_costs.h"
 #include "graph/topology.h"
 #include "placement/v1/placement.pb.h"
+#include "policy/placer.h"
 #include "server/limits.h"
 #include "simulator/objectives.h"
 #include "simulator/simulator.h"
-#include "policy/placer.h"
 
 namespace placement::server {
 
@@ -34,7 +34,7 @@ GraphSource SourceOf(const placement::v1::PlaceRequest& request);
 GraphSource SourceOf(const placement::v1::SimulateRequest& request);
 
 struct DecodedInput {
-  Graph graph;                        // as placed: imported, then expanded into a training step when asked
+  Graph graph;  // as placed: imported, then expanded into a training step when asked
   Topology topology;
   std::string time_unit = "s";
   std::string format;                 // "proto", "onnx", "placement.graph/v1" or "tarnawski"

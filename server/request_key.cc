@@ -26,19 +26,26 @@ std::string DeterministicBytes(const pb::Graph& graph) {
 
 std::string PayloadPart(const pb::PlaceRequest& r, const std::string& payload_hash) {
   switch (r.graph_source_case()) {
-    case pb::PlaceRequest::kOnnx: return absl::StrCat("request/onnx:", payload_hash);
-    case pb::PlaceRequest::kGraphJson: return absl::StrCat("request/json:", payload_hash);
-    case pb::PlaceRequest::kGraph: return absl::StrCat("request/proto:", payload_hash);
-    default: return "request/none";
+    case pb::PlaceRequest::kOnnx:
+      return absl::StrCat("request/onnx:", payload_hash);
+    case pb::PlaceRequest::kGraphJson:
+      return absl::StrCat("request/json:", payload_hash);
+    case pb::PlaceRequest::kGraph:
+      return absl::StrCat("request/proto:", payload_hash);
+    default:
+      return "request/none";
   }
 }
 
 std::string TopologyPart(const pb::PlaceRequest& r) {
   if (!r.has_topology()) return "none";
   switch (r.topology().source_case()) {
-    case pb::Topology::kShorthand: return absl::StrCat("shorthand:", r.topology().shorthand());
-    case pb::Topology::kJson: return absl::StrCat("json:", r.topology().json());
-    default: return "none";
+    case pb::Topology::kShorthand:
+      return absl::StrCat("shorthand:", r.topology().shorthand());
+    case pb::Topology::kJson:
+      return absl::StrCat("json:", r.topology().json());
+    default:
+      return "none";
   }
 }
 
@@ -46,10 +53,14 @@ std::string TopologyPart(const pb::PlaceRequest& r) {
 
 std::string PayloadHash(const pb::PlaceRequest& r) {
   switch (r.graph_source_case()) {
-    case pb::PlaceRequest::kOnnx: return Sha256Hex(r.onnx());
-    case pb::PlaceRequest::kGraphJson: return Sha256Hex(r.graph_json());
-    case pb::PlaceRequest::kGraph: return Sha256Hex(DeterministicBytes(r.graph()));
-    default: return "";
+    case pb::PlaceRequest::kOnnx:
+      return Sha256Hex(r.onnx());
+    case pb::PlaceRequest::kGraphJson:
+      return Sha256Hex(r.graph_json());
+    case pb::PlaceRequest::kGraph:
+      return Sha256Hex(DeterministicBytes(r.graph()));
+    default:
+      return "";
   }
 }
 

@@ -16,8 +16,8 @@ constexpr size_t kMaxClientIdBytes = 64;
 bool UsableClientId(absl::string_view id) {
   if (id.empty() || id.size() > kMaxClientIdBytes) return false;
   for (char c : id) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-                    c == ':' || c == '-';
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == ':' || c == '-';
     if (!ok) return false;  // ids go into log lines: nothing that could forge or break a line
   }
   return true;

@@ -2,7 +2,6 @@
 
 #include <sys/stat.h>
 
-
 #include <grpcpp/security/server_credentials.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
@@ -63,8 +62,8 @@ absl::StatusOr<std::string> ReadAuthTokenFile(const std::string& path, absl::str
     return absl::FailedPreconditionError(absl::StrCat("--", flag, ": cannot read '", path, "'"));
   }
   if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    return absl::FailedPreconditionError(absl::StrCat("--", flag, ": '", path,
-                                                      "' may be read by others; make it private (chmod 600)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("--", flag, ": '", path, "' may be read by others; make it private (chmod 600)"));
   }
   absl::StatusOr<std::string> text = ReadWholeFile(path);
   if (!text.ok()) return absl::FailedPreconditionError(absl::StrCat("--", flag, ": cannot read '", path, "'"));

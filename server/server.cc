@@ -41,7 +41,8 @@ absl::Status CheckOptions(const ServerOptions& o) {
   if (o.max_queued_requests < 0) return absl::InvalidArgumentError("--max_queued_requests must not be negative");
   if (o.heartbeat_period <= absl::ZeroDuration()) return absl::InvalidArgumentError("--heartbeat must be positive");
   if (o.policy_device != "auto" && o.policy_device != "cpu" && o.policy_device != "cuda" && o.policy_device != "none") {
-    return absl::InvalidArgumentError(absl::StrCat("--policy_device '", o.policy_device, "' is not one of auto, cpu, cuda, none"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--policy_device '", o.policy_device, "' is not one of auto, cpu, cuda, none"));
   }
   return absl::OkStatus();
 }
@@ -138,7 +139,8 @@ absl::Status PlacementServer::Open() {
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options_.listen_address, *credentials, &port_);
   builder.RegisterService(service_.get());
-  const int max_message = static_cast<int>(std::min<int64_t>(options_.limits.max_message_bytes, std::numeric_limits<int>::max()));
+  const int max_message =
+      static_cast<int>(std::min<int64_t>(options_.limits.max_message_bytes, std::numeric_limits<int>::max()));
   builder.SetMaxReceiveMessageSize(max_message);
   builder.SetMaxSendMessageSize(max_message);
   // Keepalive: find dead clients of long PlaceStream calls; let clients ping an idle connection once a minute.
@@ -152,9 +154,10 @@ absl::Status PlacementServer::Open() {
   }
   // Says how the port is protected, never with what (no token, no key material).
   const ServerSecurityOptions& sec = options_.security;
-  LogLine("", absl::StrCat("transport: ", sec.tls_cert_file.empty()        ? "plaintext"
-                                          : sec.tls_client_ca_file.empty() ? "TLS"
-                                                                           : "mutual TLS",
+  LogLine("", absl::StrCat("transport: ",
+                           sec.tls_cert_file.empty()        ? "plaintext"
+                           : sec.tls_client_ca_file.empty() ? "TLS"
+                                                            : "mutual TLS",
                            "; bearer token ", token_check_->required() ? "required" : "not required"));
   // Liveness ("") is SERVING from here on; readiness waits for Load.
   server_->GetHealthCheckService()->SetServingStatus(kServiceName, false);
@@ -224,7 +227,8 @@ absl::StatusOr<ReloadResult> PlacementServer::ReloadPolicies(const ReloadRequest
     absl::StrAppend(&versions, versions.empty() ? "" : ", ", name, " ", result->set->Find(name)->version, " from ",
                     result->set->Find(name)->weights);
   }
-  LogLine("", absl::StrCat("policy reloaded: ", versions, "; answers from now on carry ", engine_->DefaultPolicyVersion()));
+  LogLine("",
+          absl::StrCat("policy reloaded: ", versions, "; answers from now on carry ", engine_->DefaultPolicyVersion()));
   return result;
 }
 
@@ -251,7 +255,7 @@ void PlacementServer::Shutdown(absl::Duration grace) {
   if (pool_ != nullptr) pool_->Stop();
   const bool was_serving = server_ != nullptr && port_ != 0;
   if (metrics_ != nullptr) metrics_->SetStorageSource(nullptr);  // before what it reads closes
-  cache_.reset();  // closes RocksDB
+  cache_.reset();                                                // closes RocksDB
   if (was_serving) LogLine("", "stopped");
 }
 

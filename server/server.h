@@ -40,7 +40,7 @@ class Ticker;
 
 // Where the learned policy runs, as its loader reports it.
 struct PolicyRuntime {
-  std::string device;         // "cuda:0", "cpu"
+  std::string device;  // "cuda:0", "cpu"
   std::string torch_version;
 };
 
@@ -56,14 +56,14 @@ struct ServerOptions {
   int64_t cache_memory_bytes = int64_t{64} << 20;  // parsed answers in memory in front of RocksDB
   ServerLimits limits;
   ServerSecurityOptions security;  // plaintext and no token unless set
-  int32_t worker_threads = 0;  // 0: one per core
+  int32_t worker_threads = 0;      // 0: one per core
   int32_t max_queued_requests = 256;
   absl::Duration heartbeat_period = absl::Seconds(1);  // PlaceStream
-  std::string policy_device = "auto";  // where the learned policy runs: auto, cpu, cuda, or none (skip it)
-  PolicyLoader policy_loader;          // null: this build has no learned-policy runtime (as with "none")
-  std::string policy_weights;          // for the binary's loader: the default policy's file ("" the shipped one)
+  std::string policy_device = "auto";      // where the learned policy runs: auto, cpu, cuda, or none (skip it)
+  PolicyLoader policy_loader;              // null: this build has no learned-policy runtime (as with "none")
+  std::string policy_weights;              // for the binary's loader: the default policy's file ("" the shipped one)
   std::vector<PolicySpec> named_policies;  // for the binary's loader: more policies served beside the default
-  bool policy_fallback = false;        // for the binary's loader: serve without the policy when it cannot load
+  bool policy_fallback = false;            // for the binary's loader: serve without the policy when it cannot load
   // The learned policies (policy_setup.h fills these): those loaded at start, the default first (null or empty:
   // none, AUTO runs without); every one configured, also those that failed to load (a reload tries them again);
   // and the loader reloads read files with (null: this server cannot load weights).
@@ -126,7 +126,7 @@ class PlacementServer {
   PolicyRuntime runtime_;
   std::unique_ptr<grpc::Server> server_;
   std::thread loader_;
-  absl::Mutex lifecycle_mu_;  // orders the readiness flip against Shutdown's health change
+  absl::Mutex lifecycle_mu_;   // orders the readiness flip against Shutdown's health change
   absl::Notification loaded_;  // loading ended, ready or not
   std::atomic<bool> ready_{false};
   std::atomic<bool> shut_down_{false};

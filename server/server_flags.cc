@@ -20,7 +20,8 @@ ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics address, host:port (port 0 picks one, printed as 'metrics on HOST:PORT'); empty: none");
 ABSL_FLAG(std::string, data_dir, "./data", "directory of the answer cache (RocksDB); created when missing");
 ABSL_FLAG(int64_t, cache_max_mb, 1024, "approximate bound on the answer cache, MiB (oldest answers go first)");
-ABSL_FLAG(int64_t, cache_memory_mb, 64, "recently used answers kept parsed in memory in front of the cache, MiB; 0: none");
+ABSL_FLAG(int64_t, cache_memory_mb, 64,
+          "recently used answers kept parsed in memory in front of the cache, MiB; 0: none");
 ABSL_FLAG(int64_t, max_message_mb, 256, "largest request or response message, MiB");
 ABSL_FLAG(int64_t, max_operators, 500000, "most operators a placed graph may have (after a training expansion)");
 ABSL_FLAG(int64_t, max_edges, 4000000, "most edges a placed graph may have");
@@ -80,13 +81,16 @@ absl::StatusOr<std::vector<PolicySpec>> ParsePolicySpecs(const std::vector<std::
       return absl::ascii_isalnum(c) || c == '_' || c == '-' || c == '.';
     });
     if (!name_ok || spec.weights.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("--policy '", item, "' is not NAME=FILE (a name of letters, digits, _ - .)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--policy '", item, "' is not NAME=FILE (a name of letters, digits, _ - .)"));
     }
     if (spec.name == kDefaultPolicyName) {
-      return absl::InvalidArgumentError("--policy: 'default' is the policy of --policy_weights; name this one otherwise");
+      return absl::InvalidArgumentError(
+          "--policy: 'default' is the policy of --policy_weights; name this one otherwise");
     }
     for (const PolicySpec& other : specs) {
-      if (other.name == spec.name) return absl::InvalidArgumentError(absl::StrCat("--policy: '", spec.name, "' given twice"));
+      if (other.name == spec.name)
+        return absl::InvalidArgumentError(absl::StrCat("--policy: '", spec.name, "' given twice"));
     }
     specs.push_back(std::move(spec));
   }
@@ -143,7 +147,8 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   if (absl::GetFlag(FLAGS_max_message_mb) > 2047) {
     return absl::InvalidArgumentError("--max_message_mb must be below 2048 (gRPC's message size is an int)");
   }
-  if (absl::GetFlag(FLAGS_cache_memory_mb) < 0) return absl::InvalidArgumentError("--cache_memory_mb must not be negative");
+  if (absl::GetFlag(FLAGS_cache_memory_mb) < 0)
+    return absl::InvalidArgumentError("--cache_memory_mb must not be negative");
   o.cache_max_bytes = absl::GetFlag(FLAGS_cache_max_mb) * kMiB;
   o.cache_memory_bytes = absl::GetFlag(FLAGS_cache_memory_mb) * kMiB;
   o.limits.max_message_bytes = absl::GetFlag(FLAGS_max_message_mb) * kMiB;

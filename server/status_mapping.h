@@ -8,9 +8,9 @@
 
 #include <cstddef>
 
+#include <grpcpp/support/status.h>
 #include "absl/status/status.h"
 #include "proto/placement/v1/metadata.h"
-#include <grpcpp/support/status.h>
 
 namespace placement::server {
 

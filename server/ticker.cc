@@ -4,7 +4,9 @@
 
 namespace placement::server {
 
-Ticker::Ticker(absl::Duration period) : period_(period) { thread_ = std::thread([this] { Run(); }); }
+Ticker::Ticker(absl::Duration period) : period_(period) {
+  thread_ = std::thread([this] { Run(); });
+}
 
 Ticker::~Ticker() {
   {

@@ -120,9 +120,12 @@ std::vector<Interval> Merged(std::vector<Interval> x) {
 
 absl::string_view AllReduceName(AllReduceKind kind) {
   switch (kind) {
-    case AllReduceKind::kRing: return "ring";
-    case AllReduceKind::kHierarchical: return "hierarchical";
-    case AllReduceKind::kNone: break;
+    case AllReduceKind::kRing:
+      return "ring";
+    case AllReduceKind::kHierarchical:
+      return "hierarchical";
+    case AllReduceKind::kNone:
+      break;
   }
   return "none";
 }
@@ -154,7 +157,8 @@ double SecondsUnavailable(const Topology& topology, const AllReducePlan& plan, i
     double length = 0;
     for (size_t i = 0; i < sends.size(); ++i) {
       length = std::max(length, sends[i].end);
-      const absl::Span<const int32_t> links = topology.path_resources(topology.path(step.sends[i].first, step.sends[i].second));
+      const absl::Span<const int32_t> links =
+          topology.path_resources(topology.path(step.sends[i].first, step.sends[i].second));
       if (std::find(links.begin(), links.end(), resource) != links.end()) busy.push_back(sends[i]);
     }
     if (busy.empty()) continue;

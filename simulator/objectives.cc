@@ -26,7 +26,8 @@ absl::Status RejectBackwardOps(const Graph& g) {
   for (OpId v = 0; v < g.num_ops(); ++v) {
     if (g.is_backward(v)) {
       return absl::InvalidArgumentError(absl::StrCat("the latency objective scores inference graphs, but operator '",
-                                                     g.name(v), "' is a backward operator; use step_time for training"));
+                                                     g.name(v),
+                                                     "' is a backward operator; use step_time for training"));
     }
   }
   return absl::OkStatus();
@@ -50,7 +51,8 @@ absl::Status ScoreTarnawski(const CostModel& costs, const Placement& placement, 
   ev.value = *latency;
   const std::vector<int64_t> memory = ParameterBytes(costs, placement);
   ev.devices.resize(costs.topology().num_devices());
-  for (OpId v = 0; v < costs.graph().num_ops(); ++v) ev.devices[placement.device[v]].busy += costs.op_time(v, placement.device[v]);
+  for (OpId v = 0; v < costs.graph().num_ops(); ++v)
+    ev.devices[placement.device[v]].busy += costs.op_time(v, placement.device[v]);
   for (DeviceId d = 0; d < costs.topology().num_devices(); ++d) {
     DeviceScore& s = ev.devices[d];
     s.load = model.is_accelerator(d) ? 0 : s.busy;
@@ -97,12 +99,12 @@ absl::StatusOr<CostModelKind> ParseCostModel(absl::string_view name) {
 
 absl::Status CheckCostModel(CostModelKind cost_model, Objective objective) {
   if (cost_model == CostModelKind::kTarnawski && objective != Objective::kLatency) {
-    return absl::InvalidArgumentError(absl::StrCat("the tarnawski cost model scores the latency objective only, not ",
-                                                   ObjectiveName(objective)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the tarnawski cost model scores the latency objective only, not ", ObjectiveName(objective)));
   }
   if (cost_model == CostModelKind::kPipeDream && objective != Objective::kThroughput) {
-    return absl::InvalidArgumentError(absl::StrCat("the pipedream cost model scores the throughput objective only, not ",
-                                                   ObjectiveName(objective)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the pipedream cost model scores the throughput objective only, not ", ObjectiveName(objective)));
   }
   return absl::OkStatus();
 }
@@ -161,7 +163,8 @@ absl::StatusOr<Evaluation> Evaluate(const CostModel& costs, const Placement& pla
     const std::vector<double> load = DeviceLoads(costs, placement);
     const std::vector<int64_t> memory = ParameterBytes(costs, placement);
     ev.devices.resize(topo.num_devices());
-    for (OpId v = 0; v < costs.graph().num_ops(); ++v) ev.devices[placement.device[v]].busy += costs.op_time(v, placement.device[v]);
+    for (OpId v = 0; v < costs.graph().num_ops(); ++v)
+      ev.devices[placement.device[v]].busy += costs.op_time(v, placement.device[v]);
     for (DeviceId d = 0; d < topo.num_devices(); ++d) {
       DeviceScore& s = ev.devices[d];
       s.load = load[d];

@@ -14,8 +14,8 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 #include "graph/cost_model.h"
@@ -44,10 +44,10 @@ absl::StatusOr<CostModelKind> ParseCostModel(absl::string_view name);
 absl::Status CheckCostModel(CostModelKind cost_model, Objective objective);
 
 struct LowerBound {
-  double value = 0;           // seconds (or the input's time unit)
-  double critical_path = 0;   // every operator on its fastest device, transfers free
-  double work_per_device = 0; // sum of fastest times / devices
-  double largest_unit = 0;    // THROUGHPUT: the largest operator or colocation group, on its fastest device
+  double value = 0;                    // seconds (or the input's time unit)
+  double critical_path = 0;            // every operator on its fastest device, transfers free
+  double work_per_device = 0;          // sum of fastest times / devices
+  double largest_unit = 0;             // THROUGHPUT: the largest operator or colocation group, on its fastest device
   int32_t min_devices_for_memory = 0;  // devices needed by memory alone (0 when a device is unlimited)
 };
 
@@ -57,8 +57,8 @@ LowerBound ComputeLowerBound(const CostModel& costs, Objective objective,
                              CostModelKind cost_model = CostModelKind::kDefault);
 
 struct DeviceScore {
-  double busy = 0;          // compute seconds
-  double load = 0;          // THROUGHPUT: compute + transfers; else equal to busy
+  double busy = 0;  // compute seconds
+  double load = 0;  // THROUGHPUT: compute + transfers; else equal to busy
   int64_t peak_memory = 0;
   int64_t capacity = 0;
   bool oom = false;
@@ -72,7 +72,7 @@ struct Evaluation {
   double ratio = 0;  // value / bound.value (1 when the bound is 0)
   bool fits_memory = true;
   std::vector<DeviceScore> devices;
-  SimulationResult simulation;  // for STEP_TIME and LATENCY under the default cost model
+  SimulationResult simulation;       // for STEP_TIME and LATENCY under the default cost model
   std::vector<LatencyBlock> blocks;  // kTarnawski: every accelerator block, in the order they run
 };
 

@@ -42,8 +42,8 @@ absl::Status CheckShape(const CostModel& costs, const ParallelPlan& plan) {
     if (plan.stages[s].devices.empty()) return absl::InvalidArgumentError(absl::StrCat(name, " has no device"));
     for (DeviceId d : plan.stages[s].devices) {
       if (d < 0 || d >= t.num_devices()) {
-        return absl::InvalidArgumentError(absl::StrCat(name, " names device ", d, ", but the topology has devices 0..",
-                                                       t.num_devices() - 1));
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, " names device ", d, ", but the topology has devices 0..", t.num_devices() - 1));
       }
       if (stage_of_device[d] >= 0) {
         return absl::InvalidArgumentError(absl::StrCat("device '", t.device(d).name, "' is in the groups of stage ",
@@ -76,7 +76,8 @@ absl::Status CheckReplicas(const CostModel& costs, const ParallelPlan& plan) {
 
 absl::Status CheckBatchAndHosts(const CostModel& costs, const ParallelPlan& plan) {
   if (plan.global_batch < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("the global batch must not be negative (got ", plan.global_batch, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the global batch must not be negative (got ", plan.global_batch, ")"));
   }
   if (plan.schedule == Schedule::kGPipe && plan.global_batch == 0) {
     return absl::InvalidArgumentError("the gpipe schedule flushes the pipeline every step: give a global batch");
@@ -84,17 +85,19 @@ absl::Status CheckBatchAndHosts(const CostModel& costs, const ParallelPlan& plan
   const Topology& t = costs.topology();
   for (int32_t s = 0; s < plan.num_stages(); ++s) {
     if (plan.global_batch > 0 && plan.global_batch < plan.replicas(s)) {
-      return StageError(absl::StatusCode::kInvalidArgument, costs, plan, s,
-                        absl::StrCat("the global batch of ", plan.global_batch, " micro-batches is smaller than its ",
-                                     plan.replicas(s), " replicas: every replica needs at least one micro-batch a step"));
+      return StageError(
+          absl::StatusCode::kInvalidArgument, costs, plan, s,
+          absl::StrCat("the global batch of ", plan.global_batch, " micro-batches is smaller than its ",
+                       plan.replicas(s), " replicas: every replica needs at least one micro-batch a step"));
     }
     if (t.data_parallel_across_hosts()) continue;
     const std::vector<DeviceId>& group = plan.stages[s].devices;
     for (DeviceId d : group) {
       if (t.device(d).host != t.device(group.front()).host) {
-        return StageError(absl::StatusCode::kFailedPrecondition, costs, plan, s,
-                          absl::StrCat("its group spans hosts ('", t.device(group.front()).name, "' and '",
-                                       t.device(d).name, "'), but the topology keeps data-parallel groups inside a host"));
+        return StageError(
+            absl::StatusCode::kFailedPrecondition, costs, plan, s,
+            absl::StrCat("its group spans hosts ('", t.device(group.front()).name, "' and '", t.device(d).name,
+                         "'), but the topology keeps data-parallel groups inside a host"));
       }
     }
   }
@@ -136,7 +139,8 @@ std::string DescribeStage(const CostModel& costs, const ParallelPlan& plan, int3
   if (stage >= 0 && stage < plan.num_stages() && !plan.stages[stage].devices.empty()) {
     const std::vector<DeviceId>& group = plan.stages[stage].devices;
     const auto name = [&](DeviceId d) { return d >= 0 && d < t.num_devices() ? t.device(d).name : absl::StrCat(d); };
-    parts.push_back(absl::StrCat(group.size(), group.size() == 1 ? " replica on " : " replicas on ", name(group.front()),
+    parts.push_back(absl::StrCat(group.size(), group.size() == 1 ? " replica on " : " replicas on ",
+                                 name(group.front()),
                                  group.size() > 1 ? absl::StrCat(" .. ", name(group.back())) : ""));
   }
   return absl::StrCat("stage ", stage + 1, parts.empty() ? "" : absl::StrCat(" (", absl::StrJoin(parts, ", "), ")"));

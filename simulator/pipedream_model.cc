@@ -27,8 +27,8 @@ struct Levels {
 };
 
 absl::Status NotNested(int32_t stage, absl::string_view why) {
-  return absl::UnimplementedError(absl::StrCat("PipeDream's cost model reads plans whose stages nest in hosts, but stage ",
-                                               stage + 1, " ", why));
+  return absl::UnimplementedError(
+      absl::StrCat("PipeDream's cost model reads plans whose stages nest in hosts, but stage ", stage + 1, " ", why));
 }
 
 // The slowest path between devices of the plan on one host, and between devices on different hosts.
@@ -63,7 +63,8 @@ absl::StatusOr<Levels> NestPlan(const Topology& t, const ParallelPlan& plan) {
   for (size_t b = 0; b < levels.blocks.size(); ++b) {
     for (int32_t h : levels.blocks[b].hosts) {
       if (h >= static_cast<int32_t>(block_of_host.size())) block_of_host.resize(h + 1, -1);
-      if (block_of_host[h] >= 0) return NotNested(levels.blocks[b].first, "shares a host with an earlier stage on other hosts");
+      if (block_of_host[h] >= 0)
+        return NotNested(levels.blocks[b].first, "shares a host with an earlier stage on other hosts");
       block_of_host[h] = static_cast<int32_t>(b);
     }
   }
@@ -88,7 +89,8 @@ void InnerTime(const std::vector<double>& cut, const plan_internal::PlanFacts& f
                const Block& block, int32_t num_stages, std::vector<double>& stage_times) {
   for (int32_t s = block.first; s <= block.last; ++s) {
     const int32_t r = levels.per_host[s];
-    double t = PipeDreamStageSeconds(f.stages[s].work, static_cast<double>(f.stages[s].weight_bytes), r, levels.inner_bandwidth);
+    double t = PipeDreamStageSeconds(f.stages[s].work, static_cast<double>(f.stages[s].weight_bytes), r,
+                                     levels.inner_bandwidth);
     if (s != block.first) {
       t = std::max(t, PipeDreamTransferSeconds(cut[s - 1], r, levels.inner_bandwidth));
       if (s + 1 < num_stages) t = std::max(t, PipeDreamTransferSeconds(cut[s], r, levels.inner_bandwidth));
@@ -105,7 +107,8 @@ AntichainActivations::AntichainActivations(const Graph& g) : graph_(&g), index_(
     index_[op] = static_cast<int32_t>(forward_.size());
     forward_.push_back(op);
     double bytes = 0;
-    for (TensorId t = g.first_output(op); t < g.first_output(op + 1); ++t) bytes += static_cast<double>(g.tensor(t).bytes);
+    for (TensorId t = g.first_output(op); t < g.first_output(op + 1); ++t)
+      bytes += static_cast<double>(g.tensor(t).bytes);
     activation_.push_back(bytes);
   }
   const size_t n = forward_.size();
@@ -154,7 +157,8 @@ double AntichainActivations::CutBytes(const std::vector<uint8_t>& inside) const 
   return bytes;
 }
 
-double PipeDreamStageSeconds(double compute, double param_bytes, int32_t replicas, double bandwidth, int32_t inner_workers) {
+double PipeDreamStageSeconds(double compute, double param_bytes, int32_t replicas, double bandwidth,
+                             int32_t inner_workers) {
   if (replicas <= 1) return compute;
   const double r = replicas;
   return (compute + 4 * (r - 1) * param_bytes / (bandwidth * r) / inner_workers) / r;
@@ -183,13 +187,15 @@ absl::StatusOr<PipeDreamScore> ScorePipeDream(const CostModel& costs, const Para
     // The block is a stage of the pipeline between hosts: each of its stages at that level, the transfers
     // into and out of the block on its first and last stage.
     for (int32_t s = block.first; s <= block.last; ++s) {
-      score.stage_times[s] = PipeDreamStageSeconds(inner[s], weights, hosts, levels->outer_bandwidth, block.devices_per_host);
+      score.stage_times[s] =
+          PipeDreamStageSeconds(inner[s], weights, hosts, levels->outer_bandwidth, block.devices_per_host);
     }
     if (b > 0) {
       double& first = score.stage_times[block.first];
       first = std::max(first, PipeDreamTransferSeconds(cut[block.first - 1], hosts, levels->outer_bandwidth));
       double& last = score.stage_times[block.last];
-      if (block.last + 1 < n) last = std::max(last, PipeDreamTransferSeconds(cut[block.last], hosts, levels->outer_bandwidth));
+      if (block.last + 1 < n)
+        last = std::max(last, PipeDreamTransferSeconds(cut[block.last], hosts, levels->outer_bandwidth));
     }
   }
   const auto slowest = std::max_element(score.stage_times.begin(), score.stage_times.end());

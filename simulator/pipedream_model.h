@@ -26,7 +26,8 @@
 namespace placement {
 
 // (C + 4 (r - 1) P / (B r) / d) / r.
-double PipeDreamStageSeconds(double compute, double param_bytes, int32_t replicas, double bandwidth, int32_t inner_workers = 1);
+double PipeDreamStageSeconds(double compute, double param_bytes, int32_t replicas, double bandwidth,
+                             int32_t inner_workers = 1);
 
 // 2 A / (B r).
 double PipeDreamTransferSeconds(double activation_bytes, int32_t replicas, double bandwidth);
@@ -43,7 +44,7 @@ class AntichainActivations {
 
  private:
   const Graph* graph_;
-  std::vector<int32_t> index_;     // per operator: its place among the forward ones, or -1
+  std::vector<int32_t> index_;  // per operator: its place among the forward ones, or -1
   std::vector<OpId> forward_;
   std::vector<double> activation_;
   std::vector<std::vector<int32_t>> successors_;  // forward successors, by place

@@ -14,7 +14,8 @@ std::vector<std::vector<DeviceId>> KindRepresentatives(const Topology& t, const 
   std::vector<std::vector<DeviceId>> out(plan.stages.size());
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     for (DeviceId d : plan.stages[s].devices) {
-      const bool seen = std::any_of(out[s].begin(), out[s].end(), [&](DeviceId e) { return t.kind_index(e) == t.kind_index(d); });
+      const bool seen =
+          std::any_of(out[s].begin(), out[s].end(), [&](DeviceId e) { return t.kind_index(e) == t.kind_index(d); });
       if (!seen) out[s].push_back(d);
     }
   }
@@ -37,9 +38,10 @@ void GatherTimes(const CostModel& costs, const ParallelPlan& plan, PlanFacts& f)
     f.stages[s].work += costs.op_time(op, plan.stages[s].devices.front());
   }
   for (size_t s = 0; s < plan.stages.size(); ++s) {
-    const auto slowest = std::max_element(per_kind[s].begin(), per_kind[s].end(), [](const StageFacts& a, const StageFacts& b) {
-      return a.forward + a.backward + a.update < b.forward + b.backward + b.update;
-    });
+    const auto slowest =
+        std::max_element(per_kind[s].begin(), per_kind[s].end(), [](const StageFacts& a, const StageFacts& b) {
+          return a.forward + a.backward + a.update < b.forward + b.backward + b.update;
+        });
     f.stages[s].forward = slowest->forward;
     f.stages[s].backward = slowest->backward;
     f.stages[s].update = slowest->update;

@@ -84,7 +84,8 @@ StageScore ScoreStage(const CostModel& costs, const ParallelPlan& plan, const Pl
   score.forward = f.forward;
   score.backward = f.backward;
   score.update = f.update;
-  if (facts.training) *allreduce = PlanAllReduce(costs.topology(), plan.stages[s].devices, static_cast<double>(gradient_bytes));
+  if (facts.training)
+    *allreduce = PlanAllReduce(costs.topology(), plan.stages[s].devices, static_cast<double>(gradient_bytes));
   score.allreduce = allreduce->seconds;
   score.allreduce_kind = allreduce->kind;
   score.weight_bytes = f.weight_bytes;
@@ -128,8 +129,8 @@ void ScoreDevices(const CostModel& costs, const ParallelPlan& plan, PlanEvaluati
   const double per_sample = plan.global_batch > 0 ? 1.0 / plan.global_batch : 0;
   for (int32_t s = 0; s < plan.num_stages(); ++s) {
     const StageScore& x = ev.stages[s];
-    const double mb = per_sample > 0 ? static_cast<double>(CeilDiv(plan.global_batch, x.replicas)) * per_sample
-                                     : 1.0 / x.replicas;
+    const double mb =
+        per_sample > 0 ? static_cast<double>(CeilDiv(plan.global_batch, x.replicas)) * per_sample : 1.0 / x.replicas;
     for (DeviceId d : plan.stages[s].devices) {
       DeviceScore& score = ev.devices[d];
       score.busy = mb * (x.forward + x.backward) + (per_sample > 0 ? per_sample : 1.0 / x.replicas) * x.update;
@@ -151,7 +152,8 @@ std::vector<double> LinkPeriods(const Topology& t, const Traffic& traffic, const
                                 const std::vector<AllReducePlan>& allreduces, const std::vector<double>& rounds,
                                 bool flush) {
   std::vector<double> period = traffic.busy;
-  const bool shared = std::any_of(traffic.shared.begin(), traffic.shared.end(), [](const auto& m) { return !m.empty(); });
+  const bool shared =
+      std::any_of(traffic.shared.begin(), traffic.shared.end(), [](const auto& m) { return !m.empty(); });
   if (flush || !shared) return period;
   std::vector<std::vector<double>> uses(allreduces.size(), std::vector<double>(t.num_resources(), 0));
   for (size_t s = 0; s < allreduces.size(); ++s) AddLinkBusy(t, allreduces[s], 1.0, uses[s]);
@@ -181,7 +183,8 @@ void ScoreOwn(const CostModel& costs, const ParallelPlan& plan, const PlanFacts&
     AllReducePlan& allreduce = allreduces[s];
     StageScore x = ScoreStage(costs, plan, f, s, &allreduce);
     const double rounds = g > 0 ? 1.0 / g : 1.0 / x.replicas;  // syncs per sample
-    const double per_sample_compute = g > 0 ? static_cast<double>(CeilDiv(plan.global_batch, x.replicas)) / g : 1.0 / x.replicas;
+    const double per_sample_compute =
+        g > 0 ? static_cast<double>(CeilDiv(plan.global_batch, x.replicas)) / g : 1.0 / x.replicas;
     // With a flush the all-reduce ends the step (FlushStep). Without, a round's all-reduce runs while the replica
     // goes on with the next in_flight rounds, which then wait for it: it holds the stage back only when it takes
     // longer than they do.
@@ -268,7 +271,8 @@ absl::StatusOr<PlanEvaluation> EvaluatePlan(const CostModel& costs, const Parall
   return ev;
 }
 
-absl::Status PlanMemoryStatus(const CostModel& costs, const ParallelPlan& plan, const PlanEvaluation& ev, bool enforced) {
+absl::Status PlanMemoryStatus(const CostModel& costs, const ParallelPlan& plan, const PlanEvaluation& ev,
+                              bool enforced) {
   if (enforced && !ev.memory_checked) return absl::OkStatus();
   int32_t worst = -1;
   int64_t short_by = 0;
@@ -281,12 +285,14 @@ absl::Status PlanMemoryStatus(const CostModel& costs, const ParallelPlan& plan, 
   }
   if (worst < 0) return absl::OkStatus();
   const StageScore& x = ev.stages[worst];
-  return absl::FailedPreconditionError(absl::StrCat(
-      DescribeStage(costs, plan, worst), " does not fit memory: it needs ", FormatBytes(static_cast<double>(x.memory_bytes)),
-      " per device (weights ", FormatBytes(static_cast<double>(x.weight_bytes)), " x ", x.weight_versions,
-      " versions and a gradient, optimizer state ", FormatBytes(static_cast<double>(x.optimizer_bytes)), ", activations ",
-      FormatBytes(static_cast<double>(x.stash_bytes)), " x ", x.in_flight, " micro-batches in flight), ",
-      FormatBytes(static_cast<double>(short_by)), " more than its ", FormatBytes(static_cast<double>(x.capacity))));
+  return absl::FailedPreconditionError(
+      absl::StrCat(DescribeStage(costs, plan, worst), " does not fit memory: it needs ",
+                   FormatBytes(static_cast<double>(x.memory_bytes)), " per device (weights ",
+                   FormatBytes(static_cast<double>(x.weight_bytes)), " x ", x.weight_versions,
+                   " versions and a gradient, optimizer state ", FormatBytes(static_cast<double>(x.optimizer_bytes)),
+                   ", activations ", FormatBytes(static_cast<double>(x.stash_bytes)), " x ", x.in_flight,
+                   " micro-batches in flight), ", FormatBytes(static_cast<double>(short_by)), " more than its ",
+                   FormatBytes(static_cast<double>(x.capacity))));
 }
 
 Evaluation PlanAsEvaluation(const PlanEvaluation& plan) {

@@ -48,12 +48,12 @@ namespace placement {
 
 struct StageScore {
   int32_t replicas = 1;
-  double forward = 0;   // one micro-batch's forward operators on the stage's slowest replica
-  double backward = 0;  // its backward operators, the optimizer's updates apart
-  double update = 0;    // the optimizer's updates, once per all-reduce
+  double forward = 0;    // one micro-batch's forward operators on the stage's slowest replica
+  double backward = 0;   // its backward operators, the optimizer's updates apart
+  double update = 0;     // the optimizer's updates, once per all-reduce
   double allreduce = 0;  // one all-reduce of the weight gradients over the group
   AllReduceKind allreduce_kind = AllReduceKind::kNone;
-  double period = 0;    // time per sample the stage allows on its own
+  double period = 0;  // time per sample the stage allows on its own
   int64_t weight_bytes = 0;
   int64_t optimizer_bytes = 0;
   int64_t stash_bytes = 0;  // kept per micro-batch in flight

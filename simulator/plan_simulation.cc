@@ -17,8 +17,8 @@ namespace {
 struct NewOp {
   OpSpec spec;
   DeviceId device = kNone;
-  int32_t micro = -1;    // the micro-batch it belongs to
-  int32_t control = 0;   // its zero-byte output, for the schedule's edges
+  int32_t micro = -1;   // the micro-batch it belongs to
+  int32_t control = 0;  // its zero-byte output, for the schedule's edges
 };
 
 // The cluster with a collective engine beside every device: a device of its own kind and host whose transfers
@@ -155,7 +155,9 @@ class Unroller {
         }
         if (gpipe && pass == 0) continue;
         for (int32_t s = 0; s < s_; ++s) {
-          if (backward_[s]) done_[Slot(micro, s)] = Add(Control(absl::StrCat("stage", s + 1, "/done#", micro)), Replica(s, micro), micro);
+          if (backward_[s])
+            done_[Slot(micro, s)] =
+                Add(Control(absl::StrCat("stage", s + 1, "/done#", micro)), Replica(s, micro), micro);
         }
         if (!flush_) ListRounds(micro);
       }
@@ -220,7 +222,8 @@ class Unroller {
     }
     if (flush_) {
       for (int32_t micro : micros) {
-        sync_[Slot(micro, s)] = Add(Control(absl::StrCat("stage", s + 1, "/sync", tag, "#", micro)), Replica(s, micro), micro);
+        sync_[Slot(micro, s)] =
+            Add(Control(absl::StrCat("stage", s + 1, "/sync", tag, "#", micro)), Replica(s, micro), micro);
       }
     }
   }
@@ -236,14 +239,15 @@ class Unroller {
       }
     }
     for (size_t k = 0; k < micros.size(); ++k) {
-      if (std::find(order.begin(), order.end(), static_cast<int32_t>(k)) == order.end()) order.push_back(static_cast<int32_t>(k));
+      if (std::find(order.begin(), order.end(), static_cast<int32_t>(k)) == order.end())
+        order.push_back(static_cast<int32_t>(k));
     }
     std::vector<int32_t> ids(micros.size());
     for (int32_t k : order) {
       const int32_t micro = micros[k];
       ids[k] = (Add(Control(absl::StrCat("stage", s + 1, "/allreduce", tag, ".", t, "#", micro),
-                                {static_cast<int64_t>(step.bytes), 0}),
-                        Engine(Replica(s, micro)), micro));
+                            {static_cast<int64_t>(step.bytes), 0}),
+                    Engine(Replica(s, micro)), micro));
     }
     return ids;
   }
@@ -260,8 +264,8 @@ class Unroller {
   struct Collective {
     int32_t stage;
     std::vector<int32_t> micros;
-    std::vector<std::vector<int32_t>> steps;       // ids [step][member]
-    std::vector<const CollectiveStep*> sends;      // what step t sends
+    std::vector<std::vector<int32_t>> steps;   // ids [step][member]
+    std::vector<const CollectiveStep*> sends;  // what step t sends
   };
 
   const CostModel& c_;
@@ -372,13 +376,15 @@ absl::StatusOr<std::unique_ptr<PlanSimulation>> SimulatePlan(const CostModel& co
     if (micro < filling) micro = 0;  // the pipeline would not fill
   }
   if (micro * 2 * per_micro > options.max_operators || micro < 1) {
-    return absl::ResourceExhaustedError(absl::StrCat("simulating the plan's steady state takes ", 2 * std::max<int64_t>(2, filling),
-                                                     " micro-batches of ", costs.graph().num_ops(), " operators, more than ",
-                                                     options.max_operators, " operators in all"));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "simulating the plan's steady state takes ", 2 * std::max<int64_t>(2, filling), " micro-batches of ",
+        costs.graph().num_ops(), " operators, more than ", options.max_operators, " operators in all"));
   }
-  absl::StatusOr<std::unique_ptr<PlanSimulation>> shorter = Unroller(costs, plan, static_cast<int32_t>(micro)).Run(false);
+  absl::StatusOr<std::unique_ptr<PlanSimulation>> shorter =
+      Unroller(costs, plan, static_cast<int32_t>(micro)).Run(false);
   if (!shorter.ok()) return shorter.status();
-  absl::StatusOr<std::unique_ptr<PlanSimulation>> longer = Unroller(costs, plan, static_cast<int32_t>(2 * micro)).Run(options.record_timeline);
+  absl::StatusOr<std::unique_ptr<PlanSimulation>> longer =
+      Unroller(costs, plan, static_cast<int32_t>(2 * micro)).Run(options.record_timeline);
   if (!longer.ok()) return longer.status();
   (*longer)->time_per_sample = ((*longer)->result.makespan - (*shorter)->result.makespan) / static_cast<double>(micro);
   return longer;

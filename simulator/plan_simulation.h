@@ -6,9 +6,9 @@
 // all-reduce of each stage as the collective's steps (simulator/collectives.h), each a zero-time operator per
 // device whose chunk goes to the next step's operator on its peer, so that the simulator moves it over the link
 // resources (the steps run on a collective engine beside each device, which shares its links but not its
-// compute queue, as NCCL's own streams do); and the schedule as zero-byte edges on one device: a 1F1B replica starts a micro-batch's forward
-// pass only once the one `in_flight` micro-batches before it has finished its backward pass (and, without a
-// global batch, once the round before that one has finished its all-reduce and update: a forward pass uses
+// compute queue, as NCCL's own streams do); and the schedule as zero-byte edges on one device: a 1F1B replica starts a
+// micro-batch's forward pass only once the one `in_flight` micro-batches before it has finished its backward pass (and,
+// without a global batch, once the round before that one has finished its all-reduce and update: a forward pass uses
 // weights at most in_flight + 1 rounds old), and every device runs the operator listed first among those ready,
 // micro-batch by micro-batch (GPipe: every forward pass first). Weights are resident once per replica.
 //
@@ -29,8 +29,8 @@
 namespace placement {
 
 struct PlanSimulationOptions {
-  int32_t micro_batches = 0;           // M, without a global batch; 0: enough for the pipeline to fill
-  int64_t max_operators = 3'000'000;   // of the unrolled graph; fewer micro-batches are run past it
+  int32_t micro_batches = 0;          // M, without a global batch; 0: enough for the pipeline to fill
+  int64_t max_operators = 3'000'000;  // of the unrolled graph; fewer micro-batches are run past it
   bool record_timeline = true;
 };
 

@@ -121,8 +121,8 @@ class EdgePlanner {
   const std::vector<DeviceId>& device_;
   SchedulePlan& plan_;
   const int32_t num_devices_;
-  std::vector<TensorId> stamp_;       // per device
-  std::vector<int32_t> slot_;         // per device: the transfer of stamp_'s tensor to it
+  std::vector<TensorId> stamp_;          // per device
+  std::vector<int32_t> slot_;            // per device: the transfer of stamp_'s tensor to it
   std::vector<int32_t> releases_begin_;  // per op, and the total
   std::vector<int32_t> release_fill_;    // per op: where its next release goes
   int32_t num_readers_ = 0;

@@ -20,9 +20,9 @@ namespace {
 // order is the request order that decides which of two simultaneous transfers gets a shared link first; the
 // order of the other kinds changes nothing but is fixed all the same.
 enum EventKind : uint64_t {
-  kOpEnd = 0,        // id: the operator
-  kRoute = 1,        // id: a route whose head transfer starts or ends
-  kDeviceFree = 2,   // id: a device done idling after an operator
+  kOpEnd = 0,       // id: the operator
+  kRoute = 1,       // id: a route whose head transfer starts or ends
+  kDeviceFree = 2,  // id: a device done idling after an operator
 };
 
 struct ReadyOp {
@@ -84,7 +84,8 @@ class StepSimulation {
       memory_.Settle(now_);
     }
     if (ops_run_ != g_.num_ops()) {
-      return absl::InternalError(absl::StrCat("the simulation stalled after ", ops_run_, " of ", g_.num_ops(), " operators"));
+      return absl::InternalError(
+          absl::StrCat("the simulation stalled after ", ops_run_, " of ", g_.num_ops(), " operators"));
     }
     Finish();
     return std::move(result_);
@@ -94,9 +95,15 @@ class StepSimulation {
   void Handle(uint64_t tie) {
     const auto id = static_cast<int32_t>(tie & 0xffffffffu);
     switch (static_cast<EventKind>(tie >> 32)) {
-      case kOpEnd: FinishOp(id); break;
-      case kRoute: AdvanceRoute(id); break;
-      case kDeviceFree: ReleaseDevice(id); break;
+      case kOpEnd:
+        FinishOp(id);
+        break;
+      case kRoute:
+        AdvanceRoute(id);
+        break;
+      case kDeviceFree:
+        ReleaseDevice(id);
+        break;
     }
   }
 
@@ -142,7 +149,8 @@ class StepSimulation {
     const double end = now_ + op.time;
     result_.devices[d].busy += op.time;
     Push(end, kOpEnd, v);
-    if (config_.record_timeline) result_.timeline.push_back(TimelineEntry{TimelineEntry::Kind::kOp, v, d, -1, now_, end});
+    if (config_.record_timeline)
+      result_.timeline.push_back(TimelineEntry{TimelineEntry::Kind::kOp, v, d, -1, now_, end});
   }
 
   void FinishOp(OpId v) {

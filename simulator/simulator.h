@@ -55,10 +55,10 @@ struct MemorySample {
 };
 
 struct DeviceReport {
-  double busy = 0;            // seconds computing
-  int64_t peak_memory = 0;    // bytes
-  int64_t capacity = 0;       // bytes, 0 = unlimited
-  bool oom = false;           // peak_memory > capacity
+  double busy = 0;          // seconds computing
+  int64_t peak_memory = 0;  // bytes
+  int64_t capacity = 0;     // bytes, 0 = unlimited
+  bool oom = false;         // peak_memory > capacity
 };
 
 struct SimulationResult {
@@ -66,8 +66,8 @@ struct SimulationResult {
   std::vector<DeviceReport> devices;
   int64_t transfers = 0;
   int64_t bytes_moved = 0;
-  bool fits_memory = true;                // no device out of memory
-  std::vector<TimelineEntry> timeline;    // when record_timeline: sorted by (start, kind, id, peer)
+  bool fits_memory = true;              // no device out of memory
+  std::vector<TimelineEntry> timeline;  // when record_timeline: sorted by (start, kind, id, peer)
   // When record_timeline: per device, its bytes resident as a step function. Times strictly increase from 0;
   // a sample's bytes hold from its time (after everything due then) until the next sample's time.
   std::vector<std::vector<MemorySample>> memory;

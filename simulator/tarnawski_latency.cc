@@ -91,7 +91,8 @@ bool TarnawskiLatency::Contract(absl::Span<const DeviceId> device) {
     piece_base_[a] = num_blocks;
     num_blocks += pieces_[a];
   }
-  for (OpId v = 0; v < g.num_ops(); ++v) block_of_[v] = accelerator_[device[v]] ? piece_base_[device[v]] + block_of_[v] : num_blocks++;
+  for (OpId v = 0; v < g.num_ops(); ++v)
+    block_of_[v] = accelerator_[device[v]] ? piece_base_[device[v]] + block_of_[v] : num_blocks++;
   block_device_.resize(num_blocks);
   member_begin_.assign(num_blocks + 1, 0);
   for (OpId v = 0; v < g.num_ops(); ++v) ++member_begin_[block_of_[v] + 1];
@@ -183,15 +184,18 @@ double TarnawskiLatency::Latency(absl::Span<const DeviceId> device) {
 
 absl::StatusOr<double> TarnawskiLatency::Score(absl::Span<const DeviceId> device, std::vector<LatencyBlock>* blocks) {
   if (!Contract(device)) {
-    return absl::InvalidArgumentError(absl::StrCat("the split is one Tarnawski et al.'s latency model forbids: ",
-                                                   DescribeCycle(device)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the split is one Tarnawski et al.'s latency model forbids: ", DescribeCycle(device)));
   }
   const size_t first = blocks != nullptr ? blocks->size() : 0;
   const double latency = Finish(device, blocks);
   if (blocks != nullptr) {
-    std::stable_sort(blocks->begin() + static_cast<std::ptrdiff_t>(first), blocks->end(), [](const LatencyBlock& x, const LatencyBlock& y) {
-      return x.ready != y.ready ? x.ready < y.ready : x.device != y.device ? x.device < y.device : x.piece < y.piece;
-    });
+    std::stable_sort(blocks->begin() + static_cast<std::ptrdiff_t>(first), blocks->end(),
+                     [](const LatencyBlock& x, const LatencyBlock& y) {
+                       return x.ready != y.ready     ? x.ready < y.ready
+                              : x.device != y.device ? x.device < y.device
+                                                     : x.piece < y.piece;
+                     });
   }
   return latency;
 }
@@ -230,15 +234,17 @@ std::string TarnawskiLatency::DescribeCycle(absl::Span<const DeviceId> device) c
   for (EdgeId id : CycleEdges()) {
     const Edge& e = g.edge(id);
     const std::string name = absl::StrCat("'", topo.device(device[e.dst]).name, "'");
-    if (accelerator_[device[e.dst]] && std::find(accelerators.begin(), accelerators.end(), name) == accelerators.end()) {
+    if (accelerator_[device[e.dst]] &&
+        std::find(accelerators.begin(), accelerators.end(), name) == accelerators.end()) {
       accelerators.push_back(name);
     }
     if (edges.size() == kMaxCycleEdgesNamed) continue;
-    edges.push_back(absl::StrCat("'", g.name(e.src), "' on ", topo.device(device[e.src]).name, " feeds '", g.name(e.dst),
-                                 "' on ", topo.device(device[e.dst]).name));
+    edges.push_back(absl::StrCat("'", g.name(e.src), "' on ", topo.device(device[e.src]).name, " feeds '",
+                                 g.name(e.dst), "' on ", topo.device(device[e.dst]).name));
   }
-  return absl::StrCat("the blocks of accelerator", accelerators.size() > 1 ? "s " : " ", absl::StrJoin(accelerators, " and "),
-                      " feed each other in a circle (", absl::StrJoin(edges, ", "),
+  return absl::StrCat("the blocks of accelerator", accelerators.size() > 1 ? "s " : " ",
+                      absl::StrJoin(accelerators, " and "), " feed each other in a circle (",
+                      absl::StrJoin(edges, ", "),
                       "), so the graph contracted by the accelerators' blocks has a cycle; an accelerator's operators "
                       "must form contiguous blocks that some order can run one after another");
 }

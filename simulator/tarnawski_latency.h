@@ -33,12 +33,12 @@ namespace placement {
 // One accelerator block of a split.
 struct LatencyBlock {
   DeviceId device = -1;
-  int32_t piece = 1;     // 1, 2, ... on its accelerator, in the order they run
+  int32_t piece = 1;  // 1, 2, ... on its accelerator, in the order they run
   int32_t num_ops = 0;
-  double ready = 0;      // when the last outside operator feeding it finishes
+  double ready = 0;  // when the last outside operator feeding it finishes
   double finish = 0;
-  double compute = 0;    // the sum of its operators' times
-  double transfer = 0;   // cost(t) of the tensors entering and leaving it
+  double compute = 0;   // the sum of its operators' times
+  double transfer = 0;  // cost(t) of the tensors entering and leaving it
 };
 
 // Scores splits of one graph on one cluster. Keeps scratch space between calls (a search scores thousands of
@@ -84,9 +84,9 @@ class TarnawskiLatency {
   // Scratch, per operator / per block.
   std::vector<int32_t> pieces_, piece_base_, dp_, block_of_, member_begin_, members_, indegree_, order_;
   std::vector<DeviceId> block_device_;
-  std::vector<double> finish_;        // per block
-  std::vector<uint64_t> stamp_;       // per tensor: (call, block) that last counted it
-  uint64_t epoch_ = 0;                // calls so far
+  std::vector<double> finish_;   // per block
+  std::vector<uint64_t> stamp_;  // per tensor: (call, block) that last counted it
+  uint64_t epoch_ = 0;           // calls so far
   double finish_sum_ = 0;
 };
 

@@ -4,8 +4,8 @@
 #include <memory>
 #include <string>
 
-#include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 #include <prometheus/counter.h>
 #include <prometheus/registry.h>
@@ -56,7 +56,8 @@ TEST(Dependencies, OnnxModelProtoRoundTrips) {
 
 // A callback service answering from the request, called through a real channel on 127.0.0.1.
 class CountingService final : public placement::v1::PlacementService::CallbackService {
-  grpc::ServerUnaryReactor* Simulate(grpc::CallbackServerContext* context, const placement::v1::SimulateRequest* request,
+  grpc::ServerUnaryReactor* Simulate(grpc::CallbackServerContext* context,
+                                     const placement::v1::SimulateRequest* request,
                                      placement::v1::SimulateResponse* response) override {
     response->set_graph_hash(std::to_string(request->graph().operators_size()));
     auto* reactor = context->DefaultReactor();

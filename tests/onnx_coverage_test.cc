@@ -64,14 +64,15 @@ TEST_P(OnnxCoverage, ImportsAndPlacesForInferenceAndTraining) {
   absl::StatusOr<OnnxImportResult> imported = ImportOnnxFile(kDir + e.file, options);
   ASSERT_TRUE(imported.ok()) << imported.status();
   for (const std::string& w : imported->warnings) {
-    EXPECT_THAT(w, ::testing::AnyOf(::testing::HasSubstr("depends on the data"), ::testing::HasSubstr("assumed"),
-                                    ::testing::HasSubstr("imported as written"),
-                                    ::testing::HasSubstr("the larger sizes are taken"),
-                                    ::testing::HasSubstr("costlier")))
+    EXPECT_THAT(w,
+                ::testing::AnyOf(::testing::HasSubstr("depends on the data"), ::testing::HasSubstr("assumed"),
+                                 ::testing::HasSubstr("imported as written"),
+                                 ::testing::HasSubstr("the larger sizes are taken"), ::testing::HasSubstr("costlier")))
         << e.file;
   }
   if (!e.data_dependent) {
-    for (const std::string& w : imported->warnings) EXPECT_THAT(w, ::testing::Not(::testing::HasSubstr("depends on the data")));
+    for (const std::string& w : imported->warnings)
+      EXPECT_THAT(w, ::testing::Not(::testing::HasSubstr("depends on the data")));
   }
   absl::StatusOr<Topology> topology = ParseTopologyShorthand("4xA100");
   ASSERT_TRUE(topology.ok()) << topology.status();

@@ -14,8 +14,8 @@
 
 namespace {
 
-using ::testing::HasSubstr;
 using placement::testing::RunPlacectl;
+using ::testing::HasSubstr;
 
 const std::string kSource = PLACEMENT_SOURCE_DIR;
 // A small convolutional network as PipeDream profiles it: heavy convolutions, a large fully connected layer.
@@ -75,7 +75,8 @@ TEST(PlacectlPlan, OptionsThatDoNotGoTogetherAreBadInput) {
 TEST(PlacectlPlan, SimulateScoresAPlacementUnderPipeDreamsCostModel) {
   const std::string tiny = kSource + "/examples/graphs/tiny_pipeline.json";
   const std::string split = kSource + "/examples/placements/tiny_pipeline_split.json";
-  auto r = RunPlacectl("simulate " + tiny + " --placement " + split + " --objective throughput --cost_model pipedream --output json");
+  auto r = RunPlacectl("simulate " + tiny + " --placement " + split +
+                       " --objective throughput --cost_model pipedream --output json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_GT(nlohmann::json::parse(r.out)["value"].get<double>(), 0);
   r = RunPlacectl("simulate " + tiny + " --placement " + split + " --cost_model pipedream");
@@ -87,8 +88,10 @@ TEST(PlacectlPlan, PlanThatCannotFitMemoryIsInfeasibleNamingTheStage) {
   const std::filesystem::path tiny =
       std::filesystem::temp_directory_path() / ("placectl_plan_tiny_" + std::to_string(::getpid()) + ".json");
   std::ofstream(tiny) << R"({"hosts": [{"devices": [{"preset": "V100", "count": 2, "memory": "400MB"}]}]})";
-  auto r = RunPlacectl("place " + kProfile + " --training --objective throughput --parallelism hybrid --policy_device none "
-                       "--topology " + tiny.string());
+  auto r = RunPlacectl("place " + kProfile +
+                       " --training --objective throughput --parallelism hybrid --policy_device none "
+                       "--topology " +
+                       tiny.string());
   std::filesystem::remove(tiny);
   EXPECT_EQ(r.exit_code, 4) << r.out;
   EXPECT_THAT(r.err, HasSubstr("stage 1"));

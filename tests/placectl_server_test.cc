@@ -22,11 +22,11 @@
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using placement::server::PlacementServer;
 using placement::server::testing::StartReadyServer;
 using placement::server::testing::TempDir;
 using placement::server::testing::TestOptions;
+using ::testing::HasSubstr;
 
 using Result = placement::testing::PlacectlResult;
 using placement::testing::RunPlacectl;
@@ -118,7 +118,8 @@ TEST_F(PlacectlServer, TheTarnawskiCostModelOnTheServerAndItsErrors) {
                               " --objective latency --cost_model tarnawski --output json");
   ASSERT_EQ(scored.exit_code, 0) << scored.err;
   EXPECT_NEAR(nlohmann::json::parse(scored.out)["value"].get<double>(), 17.6, 1e-9);
-  Result placed = RunPlacectl("submit " + tiny + " " + Server() + " --objective latency --cost_model tarnawski --deadline 2s"
+  Result placed = RunPlacectl("submit " + tiny + " " + Server() +
+                              " --objective latency --cost_model tarnawski --deadline 2s"
                               " --output json");
   ASSERT_EQ(placed.exit_code, 0) << placed.err;
   EXPECT_LE(nlohmann::json::parse(placed.out)["value"].get<double>(), 17.6 + 1e-9);
@@ -138,9 +139,9 @@ TEST_F(PlacectlServer, SubmitPlanPrintsItsStagesAndChartsAFewMicroBatches) {
   TempDir out;
   const std::string chart = out.path() + "/plan.html";
   const std::string profile = kSource + "/examples/graphs/convnet_pipedream.txt";
-  Result r = RunPlacectl("submit " + profile + " " + Server() +
-                         " --training --devices 2x4xV100 --objective throughput --parallelism hybrid --output json --chart " +
-                         chart);
+  Result r = RunPlacectl(
+      "submit " + profile + " " + Server() +
+      " --training --devices 2x4xV100 --objective throughput --parallelism hybrid --output json --chart " + chart);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   ASSERT_GT(j["stages"].size(), 0u);
@@ -236,15 +237,14 @@ int ClosedPort() {
 TEST(PlacectlUnreachable, EveryServerCommandSaysItCannotReachTheServerWithExitCode5) {
   const std::string address = "127.0.0.1:" + std::to_string(ClosedPort());
   // --timeout bounds the calls of health and info; submit and bench take theirs from --deadline.
-  for (const std::string& command : {"submit " + kVgg + " --devices 2xA100 --deadline 5s", std::string("health --timeout 5s"),
-                                     std::string("info --timeout 5s"),
-                                     "bench " + kVgg + " --devices 2xA100 --requests 1 --deadline 5s"}) {
+  for (const std::string& command :
+       {"submit " + kVgg + " --devices 2xA100 --deadline 5s", std::string("health --timeout 5s"),
+        std::string("info --timeout 5s"), "bench " + kVgg + " --devices 2xA100 --requests 1 --deadline 5s"}) {
     Result r = RunPlacectl(command + " --server " + address);
     EXPECT_EQ(r.exit_code, 5) << command << ": " << r.err;
     EXPECT_THAT(r.err, HasSubstr("cannot reach the server at " + address)) << command;
   }
 }
-
 
 // The security flags reach every server command: a server that wants a bearer token refuses placectl without
 // it (exit 6, the server's word in the message) and answers with it, from a file or from the environment.

@@ -29,7 +29,8 @@ const std::string kTiny = kSource + "/examples/graphs/tiny_pipeline.json";
 const std::string kTinySplit = kSource + "/examples/placements/tiny_pipeline_split.json";
 
 TEST(Placectl, SimulateThroughputPrintsJsonWithTheHandComputedMaxLoad) {
-  Result r = RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --objective throughput --local --output json");
+  Result r =
+      RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --objective throughput --local --output json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["objective"], "throughput");
@@ -55,11 +56,13 @@ TEST(Placectl, SimulateStepTimePrintsATable) {
 }
 
 TEST(Placectl, JsonOutputIsAValidPlacementFile) {
-  Result first = RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --objective throughput --output json");
+  Result first =
+      RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --objective throughput --output json");
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const fs::path again = fs::temp_directory_path() / ("placectl_again_" + std::to_string(::getpid()) + ".json");
   std::ofstream(again) << first.out;
-  Result second = RunPlacectl("simulate " + kTiny + " --placement " + again.string() + " --objective throughput --output json");
+  Result second =
+      RunPlacectl("simulate " + kTiny + " --placement " + again.string() + " --objective throughput --output json");
   fs::remove(again);
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_EQ(nlohmann::json::parse(first.out)["value"], nlohmann::json::parse(second.out)["value"]);
@@ -102,8 +105,9 @@ TEST(Placectl, ForeignTopologyIsRejectedNamingTheOperatorAndKinds) {
 TEST(Placectl, PublishedExpertSplitOfGnmtTraining) {
   const fs::path root = fs::path(PLACEMENT_SHARED_DIR) / "bench" / "tarnawski";
   if (!fs::exists(root)) GTEST_SKIP() << "shared inputs not found at " << root << "; skipping";
-  Result r = RunPlacectl("simulate " + (root / "throughput-inputs/LayerGraphs/gnmt_training.json").string() + " --placement " +
-                 (root / "human-experts/gnmt_training_expert.json").string() + " --objective throughput --output json");
+  Result r = RunPlacectl("simulate " + (root / "throughput-inputs/LayerGraphs/gnmt_training.json").string() +
+                         " --placement " + (root / "human-experts/gnmt_training_expert.json").string() +
+                         " --objective throughput --output json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NEAR(nlohmann::json::parse(r.out)["value"].get<double>(), 137.15, 0.005);
 }
@@ -125,8 +129,8 @@ TEST(Placectl, OnnxModelImportsAndItsTrainingStepSimulates) {
   const nlohmann::json graph = nlohmann::json::parse(imported.out);
   EXPECT_EQ(graph["format"], "placement.graph/v1");
   const fs::path placement = AllOnOneDevice(imported.out, "gpu0", "resnet");
-  Result r = RunPlacectl("simulate " + model + " --training --batch 8 --devices 2xV100 --placement " + placement.string() +
-                         " --output json");
+  Result r = RunPlacectl("simulate " + model + " --training --batch 8 --devices 2xV100 --placement " +
+                         placement.string() + " --output json");
   fs::remove(placement);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
@@ -139,7 +143,8 @@ TEST(Placectl, OnnxModelImportsAndItsTrainingStepSimulates) {
 
 TEST(Placectl, PipelineStagesOfAPyTorchExportAreNamedByModule) {
   const std::string model = kSource + "/tests/data/torch_trace/resnet18_b1.onnx";
-  const std::string plan = "place " + model + " --devices 4xV100 --training --objective throughput --parallelism pipeline";
+  const std::string plan =
+      "place " + model + " --devices 4xV100 --training --objective throughput --parallelism pipeline";
   Result json = RunPlacectl(plan + " --output json");
   Result table = RunPlacectl(plan);
   ASSERT_EQ(json.exit_code, 0) << json.err;
@@ -252,8 +257,10 @@ TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
   Result calibrated = RunPlacectl("calibrate --threads 1 --measure_seconds 0.002 --output " + topology.string() +
                                   " --profiles " + profile.string());
   fs::remove_all(profile);
-  Result placed = RunPlacectl("place " + data + "resnet18_b1.onnx --algorithm single_device --output json "
-                              "--topology " + topology.string());
+  Result placed = RunPlacectl("place " + data +
+                              "resnet18_b1.onnx --algorithm single_device --output json "
+                              "--topology " +
+                              topology.string());
   Result no_threads = RunPlacectl("calibrate --threads 0");
   Result no_profile = RunPlacectl("calibrate --measure_seconds 0.002 --profiles /nonexistent/profile");
   fs::remove(topology);
@@ -277,9 +284,11 @@ TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
 TEST(Placectl, PipeDreamProfilesPlaceAtTheirMeasuredTimes) {
   const std::string profile = kSource + "/../shared/bench/pipedream/profiles/alexnet.txt";
   if (!fs::exists(profile)) GTEST_SKIP() << "../shared/bench/pipedream is absent";
-  Result training = RunPlacectl("place " + profile + " --training --devices 8xV100 --objective throughput "
+  Result training = RunPlacectl("place " + profile +
+                                " --training --devices 8xV100 --objective throughput "
                                 "--algorithm single_device --output json");
-  Result inference = RunPlacectl("place " + profile + " --devices 8xV100 --objective throughput "
+  Result inference = RunPlacectl("place " + profile +
+                                 " --devices 8xV100 --objective throughput "
                                  "--algorithm single_device --output json");
   ASSERT_EQ(training.exit_code, 0) << training.err;
   ASSERT_EQ(inference.exit_code, 0) << inference.err;
@@ -296,7 +305,8 @@ TEST(Placectl, GeneratedGraphRoundTripsThroughTheJsonFormat) {
   const fs::path graph = fs::temp_directory_path() / ("placectl_graph_" + std::to_string(::getpid()) + ".json");
   std::ofstream(graph) << generated.out;
   const fs::path placement = AllOnOneDevice(generated.out, "gpu1", "gen");
-  Result r = RunPlacectl("simulate " + graph.string() + " --devices 4xA100 --placement " + placement.string() + " --output json");
+  Result r = RunPlacectl("simulate " + graph.string() + " --devices 4xA100 --placement " + placement.string() +
+                         " --output json");
   Result again = RunPlacectl("import " + graph.string());
   fs::remove(graph);
   fs::remove(placement);
@@ -349,14 +359,16 @@ TEST(Placectl, ChartIsDrawnForPlaceAndSimulate) {
   fs::create_directories(dir);
   Result place = RunPlacectl("place " + kTiny + " --algorithm heft --chart " + (dir / "place.html").string());
   ASSERT_EQ(place.exit_code, 0) << place.err;
-  Result simulate = RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --chart " + (dir / "simulate.html").string());
+  Result simulate =
+      RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --chart " + (dir / "simulate.html").string());
   ASSERT_EQ(simulate.exit_code, 0) << simulate.err;
   for (const char* page : {"place.html", "simulate.html"}) {
     const std::string html = placement::testing::Slurp(dir / page);
     EXPECT_THAT(html, HasSubstr("<svg")) << page;
     EXPECT_THAT(html, HasSubstr("acc0")) << page;
   }
-  Result unwritable = RunPlacectl("place " + kTiny + " --algorithm heft --chart " + (dir / "no/such/dir.html").string());
+  Result unwritable =
+      RunPlacectl("place " + kTiny + " --algorithm heft --chart " + (dir / "no/such/dir.html").string());
   EXPECT_EQ(unwritable.exit_code, 3);
   EXPECT_THAT(unwritable.err, HasSubstr("--chart"));
   fs::remove_all(dir);
@@ -374,7 +386,8 @@ TEST(Placectl, PlaceWithAutoPrintsAPlacementThatSimulatesToTheSameValue) {
   EXPECT_LE(j["value"].get<double>(), 9.1 + 1e-9);
   const fs::path again = fs::temp_directory_path() / ("placectl_placed_" + std::to_string(::getpid()) + ".json");
   std::ofstream(again) << placed.out;
-  Result scored = RunPlacectl("simulate " + kTiny + " --placement " + again.string() + " --objective throughput --output json");
+  Result scored =
+      RunPlacectl("simulate " + kTiny + " --placement " + again.string() + " --objective throughput --output json");
   fs::remove(again);
   ASSERT_EQ(scored.exit_code, 0) << scored.err;
   EXPECT_EQ(nlohmann::json::parse(scored.out)["value"], j["value"]);
@@ -391,7 +404,8 @@ TEST(Placectl, PlaceWithANamedAlgorithmPrintsATable) {
 TEST(Placectl, AlgorithmsListsTheRegistry) {
   Result r = RunPlacectl("algorithms");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* name : {"auto", "local_search", "heft", "m_topo", "single_device"}) EXPECT_THAT(r.out, HasSubstr(name));
+  for (const char* name : {"auto", "local_search", "heft", "m_topo", "single_device"})
+    EXPECT_THAT(r.out, HasSubstr(name));
   EXPECT_THAT(r.out, HasSubstr("throughput"));
 }
 
@@ -435,17 +449,20 @@ TEST(Placectl, SimulateUnderTheTarnawskiCostModelShowsTheBlocks) {
   EXPECT_NEAR(j["blocks"][1]["ready"].get<double>(), 9.1, 1e-9);
   EXPECT_NEAR(j["blocks"][1]["transfer"].get<double>(), 0.7, 1e-9);
   // The default cost model simulates the same split differently and stays the default.
-  Result simulated = RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --objective latency --output json");
+  Result simulated =
+      RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --objective latency --output json");
   ASSERT_EQ(simulated.exit_code, 0) << simulated.err;
   EXPECT_EQ(nlohmann::json::parse(simulated.out)["cost_model"], "default");
   EXPECT_FALSE(nlohmann::json::parse(simulated.out).contains("blocks"));
 }
 
 TEST(Placectl, PlaceUnderTheTarnawskiCostModelIsNoWorseThanTheirGreedy) {
-  Result greedy = RunPlacectl("place " + kTiny + " --objective latency --cost_model tarnawski --algorithm tarnawski_greedy"
+  Result greedy = RunPlacectl("place " + kTiny +
+                              " --objective latency --cost_model tarnawski --algorithm tarnawski_greedy"
                               " --policy_device none --output json");
   ASSERT_EQ(greedy.exit_code, 0) << greedy.err;
-  Result placed = RunPlacectl("place " + kTiny + " --objective latency --cost_model tarnawski --deadline 3s"
+  Result placed = RunPlacectl("place " + kTiny +
+                              " --objective latency --cost_model tarnawski --deadline 3s"
                               " --policy_device none --output json");
   ASSERT_EQ(placed.exit_code, 0) << placed.err;
   nlohmann::json j = nlohmann::json::parse(placed.out);
@@ -462,14 +479,16 @@ TEST(Placectl, PlaceUnderTheTarnawskiCostModelIsNoWorseThanTheirGreedy) {
 }
 
 TEST(Placectl, CostModelErrorsAreBadInputsNamingTheProblem) {
-  Result r = RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --objective latency --cost_model roofline");
+  Result r =
+      RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --objective latency --cost_model roofline");
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_THAT(r.err, HasSubstr("roofline"));
   EXPECT_THAT(r.err, HasSubstr("tarnawski"));
   r = RunPlacectl("place " + kTiny + " --objective throughput --cost_model tarnawski --policy_device none");
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_THAT(r.err, HasSubstr("latency"));
-  r = RunPlacectl("place " + kTiny + " --objective latency --cost_model tarnawski --algorithm heft --policy_device none");
+  r = RunPlacectl("place " + kTiny +
+                  " --objective latency --cost_model tarnawski --algorithm heft --policy_device none");
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_THAT(r.err, HasSubstr("'heft'"));
   EXPECT_THAT(r.err, HasSubstr("tarnawski"));

@@ -25,9 +25,9 @@ extern char** environ;
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using placement::testing::RunPlacectl;
 using placement::testing::Slurp;
+using ::testing::HasSubstr;
 
 const std::string kSource = PLACEMENT_SOURCE_DIR;
 
@@ -37,7 +37,8 @@ class TrainDir {
   TrainDir() : path_(fs::temp_directory_path() / ("placectl_train_" + std::to_string(::getpid()) + "_" + Next())) {
     fs::create_directories(path_ / "graphs");
     for (int seed = 1; seed <= 3; ++seed) {
-      const auto r = RunPlacectl("generate layered --ops " + std::to_string(20 + 10 * seed) + " --seed " + std::to_string(seed));
+      const auto r =
+          RunPlacectl("generate layered --ops " + std::to_string(20 + 10 * seed) + " --seed " + std::to_string(seed));
       EXPECT_EQ(r.exit_code, 0) << r.err;
       std::ofstream(path_ / "graphs" / ("layered" + std::to_string(seed) + ".json")) << r.out;
     }
@@ -76,14 +77,17 @@ TEST(PlacectlTrain, TinyGraphsGiveWeightsWithAManifestAndALearningCurve) {
   EXPECT_GT(manifest["validation"]["new"]["policy_placer_geomean_step_time_over_lower_bound"].get<double>(), 0);
   EXPECT_EQ(manifest["run"]["interrupted"], false);
 
-  const absl::StatusOr<std::vector<placement::cli::CurveRow>> curve = placement::cli::ParseCurveTsv(Slurp(dir / "mine.tsv"));
+  const absl::StatusOr<std::vector<placement::cli::CurveRow>> curve =
+      placement::cli::ParseCurveTsv(Slurp(dir / "mine.tsv"));
   ASSERT_TRUE(curve.ok()) << curve.status();
   EXPECT_EQ(curve->back().iteration, 30);
   EXPECT_THAT(Slurp(dir / "mine.svg"), HasSubstr("<polyline"));
 
   // The weights serve: the policy placer names their version.
-  const auto placed = RunPlacectl("place " + (dir / "graphs/layered1.json") + " --devices 2xV100 --algorithm policy "
-                                  "--policy_weights " + (dir / "mine.pt") + " --output json");
+  const auto placed = RunPlacectl("place " + (dir / "graphs/layered1.json") +
+                                  " --devices 2xV100 --algorithm policy "
+                                  "--policy_weights " +
+                                  (dir / "mine.pt") + " --output json");
   ASSERT_EQ(placed.exit_code, 0) << placed.err;
   EXPECT_THAT(placed.out, HasSubstr(manifest["loaded_version"].get<std::string>()));
 }
@@ -121,8 +125,8 @@ TEST(PlacectlTrain, InterruptedRunKeepsItsBestCheckpoint) {
   const std::string log = dir / "train.log";
   // placectl execs placectl-torch in its own process: the pid stays the one signalled.
   const std::string graphs = dir / "graphs";
-  const char* argv[] = {PLACECTL_PATH, "train", graphs.c_str(), "--devices", "2xV100", "--time_limit", "120s",
-                        "--out", out.c_str(), nullptr};
+  const char* argv[] = {PLACECTL_PATH,  "train", graphs.c_str(), "--devices", "2xV100",
+                        "--time_limit", "120s",  "--out",        out.c_str(), nullptr};
   posix_spawn_file_actions_t files;
   posix_spawn_file_actions_init(&files);
   posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -143,8 +147,10 @@ TEST(PlacectlTrain, InterruptedRunKeepsItsBestCheckpoint) {
   const nlohmann::json manifest = nlohmann::json::parse(Slurp(dir / "interrupted.json"));
   EXPECT_EQ(manifest["run"]["interrupted"], true);
   EXPECT_LT(manifest["run"]["seconds"].get<double>(), 100);
-  const auto placed = RunPlacectl("place " + (dir / "graphs/layered2.json") + " --devices 2xV100 --algorithm policy "
-                                  "--policy_weights " + out);
+  const auto placed = RunPlacectl("place " + (dir / "graphs/layered2.json") +
+                                  " --devices 2xV100 --algorithm policy "
+                                  "--policy_weights " +
+                                  out);
   EXPECT_EQ(placed.exit_code, 0) << placed.err;
 }
 
@@ -166,7 +172,8 @@ TEST(LearningCurve, TsvRoundTripsAndImitationGetsItsBoundary) {
   std::vector<placement::cli::CurveRow> rows = {{"imitation", 0, 0, 1, 1, 1.3, 2.0},
                                                 {"imitation", 100, 1, 0.5, 0.9, 1.3, 1.6},
                                                 {"reinforce", 200, 2, 0.1, 0.5, 1.4, 1.4}};
-  const absl::StatusOr<std::vector<placement::cli::CurveRow>> back = placement::cli::ParseCurveTsv(placement::cli::CurveTsv(rows));
+  const absl::StatusOr<std::vector<placement::cli::CurveRow>> back =
+      placement::cli::ParseCurveTsv(placement::cli::CurveTsv(rows));
   ASSERT_TRUE(back.ok()) << back.status();
   ASSERT_EQ(back->size(), 3u);
   EXPECT_EQ((*back)[2].iteration, 200);

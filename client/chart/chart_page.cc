@@ -182,7 +182,8 @@ class Page {
       absl::StrAppend(&out_, "<p class=\"note\">Merged bars: ", Count(ops), " operators and ", Count(transfers),
                       " transfers are drawn as ", Count(d_.drawn_bars), " bars, to stay within ",
                       Count(options_.max_bars), ". Neighbours in a row narrower than ",
-                      absl::StrCat(d_.merged_below_px), " px each and less than that apart are drawn as one paler "
+                      absl::StrCat(d_.merged_below_px),
+                      " px each and less than that apart are drawn as one paler "
                       "bar in the colour of its longest member; its tooltip says how many it stands for.</p>\n");
     }
   }
@@ -190,16 +191,16 @@ class Page {
   void DeviceTable() {
     std::vector<int64_t> ops_on(topo_.num_devices(), 0);
     for (DeviceId d : placement_.device) ++ops_on[d];
-    absl::StrAppend(&out_, "<table class=\"devices\">\n<tr><th>device</th><th>kind</th><th>ops</th><th>busy</th>"
-                           "<th>busy share</th><th>peak memory</th><th>capacity</th></tr>\n");
+    absl::StrAppend(&out_,
+                    "<table class=\"devices\">\n<tr><th>device</th><th>kind</th><th>ops</th><th>busy</th>"
+                    "<th>busy share</th><th>peak memory</th><th>capacity</th></tr>\n");
     for (DeviceId d = 0; d < topo_.num_devices(); ++d) {
       const DeviceReport& r = d_.sim->devices[d];
       const double share = d_.sim->makespan > 0 ? 100 * r.busy / d_.sim->makespan : 0.0;
       absl::StrAppend(&out_, "<tr><td>", EscapeHtml(topo_.device(d).name), "</td><td>",
                       EscapeHtml(topo_.device(d).kind), "</td><td>", Count(ops_on[d]), "</td><td>", Time(r.busy),
-                      "</td><td>", absl::StrFormat("%.1f%%", share), "</td><td",
-                      r.oom ? " class=\"oom\"" : "", ">", EscapeHtml(FormatBytes(static_cast<double>(r.peak_memory))),
-                      r.oom ? " (OOM)" : "", "</td><td>",
+                      "</td><td>", absl::StrFormat("%.1f%%", share), "</td><td", r.oom ? " class=\"oom\"" : "", ">",
+                      EscapeHtml(FormatBytes(static_cast<double>(r.peak_memory))), r.oom ? " (OOM)" : "", "</td><td>",
                       r.capacity > 0 ? EscapeHtml(FormatBytes(static_cast<double>(r.capacity))) : "unlimited",
                       "</td></tr>\n");
     }

@@ -20,7 +20,7 @@ int64_t TransferKey(TensorId tensor, DeviceId to) {
 
 // Where each operator and each transfer is in the timeline.
 struct TimelineIndex {
-  std::vector<int32_t> entry_of;                        // by operator
+  std::vector<int32_t> entry_of;                         // by operator
   absl::flat_hash_map<int64_t, int32_t> transfer_entry;  // by TransferKey(tensor, destination device)
 };
 

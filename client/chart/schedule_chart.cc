@@ -41,8 +41,8 @@ absl::Status CheckInputs(const CostModel& costs, const Placement& placement, con
   }
   if (options.time_unit.empty()) return Invalid("time_unit is empty");
   if (static_cast<int32_t>(placement.device.size()) != g.num_ops()) {
-    return Invalid(absl::StrCat("the placement assigns ", placement.device.size(), " operators, the graph has ",
-                                g.num_ops()));
+    return Invalid(
+        absl::StrCat("the placement assigns ", placement.device.size(), " operators, the graph has ", g.num_ops()));
   }
   for (DeviceId d : placement.device) {
     if (d < 0 || d >= topo.num_devices()) {
@@ -50,8 +50,8 @@ absl::Status CheckInputs(const CostModel& costs, const Placement& placement, con
     }
   }
   if (static_cast<int32_t>(sim.devices.size()) != topo.num_devices()) {
-    return Invalid(absl::StrCat("the simulation reports ", sim.devices.size(), " devices, the topology has ",
-                                topo.num_devices()));
+    return Invalid(
+        absl::StrCat("the simulation reports ", sim.devices.size(), " devices, the topology has ", topo.num_devices()));
   }
   if (!sim.memory.empty() && sim.memory.size() != sim.devices.size()) {
     return Invalid("the simulation's memory samples do not cover every device");

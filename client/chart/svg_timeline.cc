@@ -94,8 +94,8 @@ class TimelineSvg {
     // Labels: the name (cut to the column, whole in the tooltip), the kind and load, the memory peak.
     const double busy_share = d_.sim->makespan > 0 ? report.busy / d_.sim->makespan : 0;
     absl::StrAppend(&out_, "<text class=\"dev\" x=\"10\" y=\"", Px(y0 + 13), "\">", EscapeHtml(Ellipsize(name, 20)),
-                    "<title>", EscapeHtml(name), "</title></text>\n<text class=\"sub\" x=\"10\" y=\"",
-                    Px(y0 + 27), "\">", EscapeHtml(Ellipsize(topo_.device(dev).kind, 12)), " \xC2\xB7 busy ",
+                    "<title>", EscapeHtml(name), "</title></text>\n<text class=\"sub\" x=\"10\" y=\"", Px(y0 + 27),
+                    "\">", EscapeHtml(Ellipsize(topo_.device(dev).kind, 12)), " \xC2\xB7 busy ",
                     EscapeHtml(Time(report.busy)), absl::StrFormat(" (%.0f%%)", 100 * busy_share), "</text>\n");
     std::string memory_label = absl::StrCat("peak ", FormatBytes(static_cast<double>(report.peak_memory)));
     if (report.capacity > 0) absl::StrAppend(&memory_label, " / ", FormatBytes(static_cast<double>(report.capacity)));

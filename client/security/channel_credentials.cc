@@ -86,12 +86,13 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials
   }
   if (token->empty()) return transport;
   const grpc_security_level level = tls ? GRPC_PRIVACY_AND_INTEGRITY : GRPC_SECURITY_NONE;
-  std::shared_ptr<grpc::CallCredentials> call = grpc::experimental::MetadataCredentialsFromPlugin(
-      std::make_unique<BearerTokenPlugin>(*std::move(token)), level);
+  std::shared_ptr<grpc::CallCredentials> call =
+      grpc::experimental::MetadataCredentialsFromPlugin(std::make_unique<BearerTokenPlugin>(*std::move(token)), level);
   return grpc::CompositeChannelCredentials(transport, call);
 }
 
-absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeSecureChannel(const std::string& target, const ClientSecurityOptions& o,
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeSecureChannel(const std::string& target,
+                                                                 const ClientSecurityOptions& o,
                                                                  int max_message_bytes) {
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = MakeChannelCredentials(o);
   if (!credentials.ok()) return credentials.status();

@@ -15,12 +15,12 @@ namespace placement::client {
 inline constexpr char kAuthTokenEnv[] = "PLACEMENT_AUTH_TOKEN";
 
 struct ClientSecurityOptions {
-  bool tls = false;            // also on when any file below is given
-  std::string ca_file;         // PEM CA that signed the server's certificate; empty: the system's roots
-  std::string cert_file;       // PEM client certificate and its key, for mutual TLS (both or neither)
+  bool tls = false;       // also on when any file below is given
+  std::string ca_file;    // PEM CA that signed the server's certificate; empty: the system's roots
+  std::string cert_file;  // PEM client certificate and its key, for mutual TLS (both or neither)
   std::string key_file;
-  std::string token_file;      // the bearer token; empty: $PLACEMENT_AUTH_TOKEN, or no token when unset
-  std::string server_name;     // the name to verify the server's certificate against; empty: the target's host
+  std::string token_file;   // the bearer token; empty: $PLACEMENT_AUTH_TOKEN, or no token when unset
+  std::string server_name;  // the name to verify the server's certificate against; empty: the target's host
 };
 
 // The bearer token the options name: the file's content (less surrounding whitespace), else the environment

@@ -52,14 +52,17 @@ std::optional<std::vector<int64_t>> AttrOrInput(const onnx::NodeProto& node, con
 
 Folded FoldConstant(const onnx::NodeProto& node) {
   if (const onnx::AttributeProto* a = FindAttr(node, "value"); a != nullptr && a->has_t()) return DecodeTensor(a->t());
-  if (const onnx::AttributeProto* a = FindAttr(node, "value_int"); a != nullptr) return Ints(TensorProto::INT64, {}, {a->i()});
+  if (const onnx::AttributeProto* a = FindAttr(node, "value_int"); a != nullptr)
+    return Ints(TensorProto::INT64, {}, {a->i()});
   if (const onnx::AttributeProto* a = FindAttr(node, "value_float"); a != nullptr) {
     return Reals(TensorProto::FLOAT, {}, {a->f()});
   }
-  if (const onnx::AttributeProto* a = FindAttr(node, "value_ints"); a != nullptr && a->ints_size() <= kMaxFoldElements) {
+  if (const onnx::AttributeProto* a = FindAttr(node, "value_ints");
+      a != nullptr && a->ints_size() <= kMaxFoldElements) {
     return Ints(TensorProto::INT64, {a->ints_size()}, std::vector<int64_t>(a->ints().begin(), a->ints().end()));
   }
-  if (const onnx::AttributeProto* a = FindAttr(node, "value_floats"); a != nullptr && a->floats_size() <= kMaxFoldElements) {
+  if (const onnx::AttributeProto* a = FindAttr(node, "value_floats");
+      a != nullptr && a->floats_size() <= kMaxFoldElements) {
     return Reals(TensorProto::FLOAT, {a->floats_size()}, std::vector<double>(a->floats().begin(), a->floats().end()));
   }
   return std::nullopt;
@@ -110,7 +113,8 @@ Folded FoldReshape(const onnx::NodeProto& node, Inputs in, const std::vector<int
       std::vector<int64_t> kept;
       for (size_t d = 0; d < a.dims.size(); ++d) {
         bool drop = axes->empty() ? a.dims[d] == 1 : false;
-        for (int64_t x : *axes) drop = drop || NormalizeAxis(x, static_cast<int64_t>(a.dims.size())) == static_cast<int64_t>(d);
+        for (int64_t x : *axes)
+          drop = drop || NormalizeAxis(x, static_cast<int64_t>(a.dims.size())) == static_cast<int64_t>(d);
         if (!drop) kept.push_back(a.dims[d]);
       }
       dims = kept;
@@ -173,8 +177,10 @@ Folded FoldConstantOfShape(const onnx::NodeProto& node, Inputs in) {
   }
   ConstValue v = fill;
   v.dims = *shape;
-  if (fill.is_real) v.reals.assign(*n, fill.reals[0]);
-  else v.ints.assign(*n, fill.ints[0]);
+  if (fill.is_real)
+    v.reals.assign(*n, fill.reals[0]);
+  else
+    v.ints.assign(*n, fill.ints[0]);
   return v;
 }
 
@@ -199,7 +205,8 @@ Folded FoldClip(const onnx::NodeProto& node, int opset, Inputs in) {
 Folded FoldVariadic(const std::string& op, Inputs in) {
   std::optional<ConstValue> acc = *in[0].value;
   for (size_t k = 1; k < in.size() && acc; ++k) acc = Elementwise(op == "Mean" ? "Sum" : op, *acc, *in[k].value, false);
-  if (acc && op == "Mean") acc = Elementwise("Div", *acc, Ints(TensorProto::INT64, {}, {static_cast<int64_t>(in.size())}), false);
+  if (acc && op == "Mean")
+    acc = Elementwise("Div", *acc, Ints(TensorProto::INT64, {}, {static_cast<int64_t>(in.size())}), false);
   return acc;
 }
 
@@ -258,11 +265,11 @@ Folded FoldValue(const onnx::NodeProto& node, int opset, Inputs in, const std::v
   // or whose optional inputs their folder reads through OptionalInts.
   bool all = true;
   for (const FoldInput& i : in) all = all && i.value != nullptr;
-  static const char* const kOptionalInputs[] = {"Cast", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Expand",
-                                                "Tile", "Transpose", "Slice", "ConstantOfShape", "NonZero",
-                                                "Clip", "Pad", "ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin",
-                                                "ReduceMean", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ArgMax",
-                                                "ArgMin"};
+  static const char* const kOptionalInputs[] = {
+      "Cast",     "Unsqueeze", "Squeeze",         "Reshape",         "Flatten",   "Expand",
+      "Tile",     "Transpose", "Slice",           "ConstantOfShape", "NonZero",   "Clip",
+      "Pad",      "ReduceSum", "ReduceProd",      "ReduceMax",       "ReduceMin", "ReduceMean",
+      "ReduceL1", "ReduceL2",  "ReduceSumSquare", "ArgMax",          "ArgMin"};
   if (!all && std::find(std::begin(kOptionalInputs), std::end(kOptionalInputs), op) == std::end(kOptionalInputs)) {
     return std::nullopt;
   }
@@ -322,17 +329,23 @@ std::optional<ConstValue> DecodeTensor(const TensorProto& t) {
   switch (t.data_type()) {
     case TensorProto::FLOAT:
       v.is_real = true;
-      if (has_raw) AppendRaw<float>(raw, &v);
-      else v.reals.assign(t.float_data().begin(), t.float_data().end());
+      if (has_raw)
+        AppendRaw<float>(raw, &v);
+      else
+        v.reals.assign(t.float_data().begin(), t.float_data().end());
       break;
     case TensorProto::DOUBLE:
       v.is_real = true;
-      if (has_raw) AppendRaw<double>(raw, &v);
-      else v.reals.assign(t.double_data().begin(), t.double_data().end());
+      if (has_raw)
+        AppendRaw<double>(raw, &v);
+      else
+        v.reals.assign(t.double_data().begin(), t.double_data().end());
       break;
     case TensorProto::INT64:
-      if (has_raw) AppendRaw<int64_t>(raw, &v);
-      else v.ints.assign(t.int64_data().begin(), t.int64_data().end());
+      if (has_raw)
+        AppendRaw<int64_t>(raw, &v);
+      else
+        v.ints.assign(t.int64_data().begin(), t.int64_data().end());
       break;
     case TensorProto::INT32:
     case TensorProto::INT16:
@@ -340,12 +353,18 @@ std::optional<ConstValue> DecodeTensor(const TensorProto& t) {
     case TensorProto::UINT16:
     case TensorProto::BOOL:
     case TensorProto::UINT8:
-      if (!has_raw) v.ints.assign(t.int32_data().begin(), t.int32_data().end());
-      else if (t.data_type() == TensorProto::INT32) AppendRaw<int32_t>(raw, &v);
-      else if (t.data_type() == TensorProto::INT16) AppendRaw<int16_t>(raw, &v);
-      else if (t.data_type() == TensorProto::INT8) AppendRaw<int8_t>(raw, &v);
-      else if (t.data_type() == TensorProto::UINT16) AppendRaw<uint16_t>(raw, &v);
-      else AppendRaw<uint8_t>(raw, &v);
+      if (!has_raw)
+        v.ints.assign(t.int32_data().begin(), t.int32_data().end());
+      else if (t.data_type() == TensorProto::INT32)
+        AppendRaw<int32_t>(raw, &v);
+      else if (t.data_type() == TensorProto::INT16)
+        AppendRaw<int16_t>(raw, &v);
+      else if (t.data_type() == TensorProto::INT8)
+        AppendRaw<int8_t>(raw, &v);
+      else if (t.data_type() == TensorProto::UINT16)
+        AppendRaw<uint16_t>(raw, &v);
+      else
+        AppendRaw<uint8_t>(raw, &v);
       break;
     default:
       return std::nullopt;

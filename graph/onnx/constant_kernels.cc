@@ -114,8 +114,14 @@ bool IsRealType(int32_t t) {
 
 bool IsIntType(int32_t t) {
   switch (t) {
-    case TensorProto::INT64: case TensorProto::INT32: case TensorProto::INT16: case TensorProto::INT8:
-    case TensorProto::UINT64: case TensorProto::UINT32: case TensorProto::UINT16: case TensorProto::UINT8:
+    case TensorProto::INT64:
+    case TensorProto::INT32:
+    case TensorProto::INT16:
+    case TensorProto::INT8:
+    case TensorProto::UINT64:
+    case TensorProto::UINT32:
+    case TensorProto::UINT16:
+    case TensorProto::UINT8:
     case TensorProto::BOOL:
       return true;
     default:
@@ -188,8 +194,10 @@ std::vector<int64_t> BroadcastIndex(const std::vector<int64_t>& in, const std::v
 ConstValue Pick(const ConstValue& a, const std::vector<int64_t>& index, std::vector<int64_t> dims) {
   ConstValue v = a.is_real ? Reals(a.elem_type, std::move(dims), {}) : Ints(a.elem_type, std::move(dims), {});
   for (int64_t i : index) {
-    if (a.is_real) v.reals.push_back(a.reals[i]);
-    else v.ints.push_back(a.ints[i]);
+    if (a.is_real)
+      v.reals.push_back(a.reals[i]);
+    else
+      v.ints.push_back(a.ints[i]);
   }
   return v;
 }
@@ -287,8 +295,10 @@ std::optional<ConstValue> Where(const ConstValue& condition, const ConstValue& x
     const bool take_x = condition.ints[ic[i]] != 0;
     const ConstValue& src = take_x ? x : y;
     const int64_t k = take_x ? ix[i] : iy[i];
-    if (real) v.reals.push_back(src.Real(k));
-    else v.ints.push_back(src.ints[k]);
+    if (real)
+      v.reals.push_back(src.Real(k));
+    else
+      v.ints.push_back(src.ints[k]);
   }
   return v;
 }

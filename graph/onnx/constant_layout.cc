@@ -55,14 +55,14 @@ std::optional<ConstValue> Gather(const ConstValue& data, const ConstValue& indic
   const std::vector<int64_t> strides = Strides(data.dims), index_strides = Strides(indices.dims);
   const size_t rank_i = indices.dims.size();
   return Remap(data, out, MapIndices(out, [&](const std::vector<int64_t>& c) {
-    int64_t flat = 0, pick = 0;
-    for (size_t d = 0; d < rank_i; ++d) pick += c[*axis + d] * index_strides[d];
-    int64_t k = indices.ints[pick];
-    for (int64_t d = 0; d < *axis; ++d) flat += c[d] * strides[d];
-    flat += (k < 0 ? k + size : k) * strides[*axis];
-    for (size_t d = *axis + 1; d < data.dims.size(); ++d) flat += c[d - 1 + rank_i] * strides[d];
-    return flat;
-  }));
+                 int64_t flat = 0, pick = 0;
+                 for (size_t d = 0; d < rank_i; ++d) pick += c[*axis + d] * index_strides[d];
+                 int64_t k = indices.ints[pick];
+                 for (int64_t d = 0; d < *axis; ++d) flat += c[d] * strides[d];
+                 flat += (k < 0 ? k + size : k) * strides[*axis];
+                 for (size_t d = *axis + 1; d < data.dims.size(); ++d) flat += c[d - 1 + rank_i] * strides[d];
+                 return flat;
+               }));
 }
 
 std::optional<ConstValue> GatherElements(const ConstValue& data, const ConstValue& indices, int64_t axis_attr) {
@@ -74,14 +74,14 @@ std::optional<ConstValue> GatherElements(const ConstValue& data, const ConstValu
   }
   const std::vector<int64_t> strides = Strides(data.dims), index_strides = Strides(indices.dims);
   return Remap(data, indices.dims, MapIndices(indices.dims, [&](const std::vector<int64_t>& c) {
-    int64_t pick = 0, flat = 0;
-    for (size_t d = 0; d < c.size(); ++d) pick += c[d] * index_strides[d];
-    for (size_t d = 0; d < c.size(); ++d) {
-      int64_t k = static_cast<int64_t>(d) == *axis ? indices.ints[pick] : c[d];
-      flat += (k < 0 ? k + size : k) * strides[d];
-    }
-    return flat;
-  }));
+                 int64_t pick = 0, flat = 0;
+                 for (size_t d = 0; d < c.size(); ++d) pick += c[d] * index_strides[d];
+                 for (size_t d = 0; d < c.size(); ++d) {
+                   int64_t k = static_cast<int64_t>(d) == *axis ? indices.ints[pick] : c[d];
+                   flat += (k < 0 ? k + size : k) * strides[d];
+                 }
+                 return flat;
+               }));
 }
 
 std::optional<ConstValue> Concat(absl::Span<const ConstValue* const> inputs, int64_t axis_attr) {
@@ -108,8 +108,10 @@ std::optional<ConstValue> Concat(absl::Span<const ConstValue* const> inputs, int
     for (const ConstValue* in : inputs) {
       const int64_t chunk = outer > 0 ? in->size() / outer : 0;
       for (int64_t i = o * chunk; i < (o + 1) * chunk; ++i) {
-        if (real) out.reals.push_back(in->Real(i));
-        else out.ints.push_back(in->ints[i]);
+        if (real)
+          out.reals.push_back(in->Real(i));
+        else
+          out.ints.push_back(in->ints[i]);
       }
     }
   }
@@ -125,7 +127,8 @@ std::optional<ConstValue> Slice(const ConstValue& data, const std::vector<int64_
     std::iota(axes.begin(), axes.end(), 0);
   }
   if (steps.empty()) steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) return std::nullopt;
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    return std::nullopt;
   std::vector<int64_t> first(rank, 0), step(rank, 1), out = data.dims;
   std::vector<bool> seen(rank, false);
   for (size_t i = 0; i < axes.size(); ++i) {
@@ -150,10 +153,10 @@ std::optional<ConstValue> Slice(const ConstValue& data, const std::vector<int64_
   }
   const std::vector<int64_t> strides = Strides(data.dims);
   return Remap(data, out, MapIndices(out, [&](const std::vector<int64_t>& c) {
-    int64_t flat = 0;
-    for (int64_t d = 0; d < rank; ++d) flat += (first[d] + c[d] * step[d]) * strides[d];
-    return flat;
-  }));
+                 int64_t flat = 0;
+                 for (int64_t d = 0; d < rank; ++d) flat += (first[d] + c[d] * step[d]) * strides[d];
+                 return flat;
+               }));
 }
 
 std::optional<ConstValue> Transpose(const ConstValue& data, std::vector<int64_t> perm) {
@@ -171,10 +174,10 @@ std::optional<ConstValue> Transpose(const ConstValue& data, std::vector<int64_t>
   }
   const std::vector<int64_t> strides = Strides(data.dims);
   return Remap(data, out, MapIndices(out, [&](const std::vector<int64_t>& c) {
-    int64_t flat = 0;
-    for (int64_t d = 0; d < rank; ++d) flat += c[d] * strides[perm[d]];
-    return flat;
-  }));
+                 int64_t flat = 0;
+                 for (int64_t d = 0; d < rank; ++d) flat += c[d] * strides[perm[d]];
+                 return flat;
+               }));
 }
 
 std::optional<ConstValue> Tile(const ConstValue& data, const std::vector<int64_t>& repeats) {
@@ -185,10 +188,10 @@ std::optional<ConstValue> Tile(const ConstValue& data, const std::vector<int64_t
   }
   const std::vector<int64_t> strides = Strides(data.dims);
   return Remap(data, out, MapIndices(out, [&](const std::vector<int64_t>& c) {
-    int64_t flat = 0;
-    for (size_t d = 0; d < c.size(); ++d) flat += (c[d] % data.dims[d]) * strides[d];
-    return flat;
-  }));
+                 int64_t flat = 0;
+                 for (size_t d = 0; d < c.size(); ++d) flat += (c[d] % data.dims[d]) * strides[d];
+                 return flat;
+               }));
 }
 
 std::optional<ConstValue> Expand(const ConstValue& data, const std::vector<int64_t>& shape) {
@@ -232,19 +235,21 @@ std::optional<ConstValue> PadConstant(const ConstValue& data, const std::vector<
   if (!n) return std::nullopt;
   // One extra element holds the pad value; coordinates outside the input pick it.
   ConstValue extended = data;
-  if (extended.is_real) extended.reals.push_back(value);
-  else extended.ints.push_back(static_cast<int64_t>(value));
+  if (extended.is_real)
+    extended.reals.push_back(value);
+  else
+    extended.ints.push_back(static_cast<int64_t>(value));
   const int64_t pad_index = data.size();
   const std::vector<int64_t> strides = Strides(data.dims);
   return Remap(extended, out, MapIndices(out, [&](const std::vector<int64_t>& c) {
-    int64_t flat = 0;
-    for (size_t d = 0; d < rank; ++d) {
-      int64_t x = c[d] - pads[d];
-      if (x < 0 || x >= data.dims[d]) return pad_index;
-      flat += x * strides[d];
-    }
-    return flat;
-  }));
+                 int64_t flat = 0;
+                 for (size_t d = 0; d < rank; ++d) {
+                   int64_t x = c[d] - pads[d];
+                   if (x < 0 || x >= data.dims[d]) return pad_index;
+                   flat += x * strides[d];
+                 }
+                 return flat;
+               }));
 }
 
 std::optional<ConstValue> NonZero(const ConstValue& data) {
@@ -290,13 +295,20 @@ std::optional<ConstValue> Reduce(const std::string& op, const ConstValue& data, 
     for (int64_t d = 0; d < rank; ++d) k += (reduced[d] ? 0 : coord[d]) * kept_strides[d];
     const double x = data.Real(i);
     double& a = acc[k];
-    if (op == "ReduceSum" || op == "ReduceMean") a += x;
-    else if (op == "ReduceProd") a *= x;
-    else if (op == "ReduceL1") a += std::fabs(x);
-    else if (op == "ReduceL2" || op == "ReduceSumSquare") a += x * x;
-    else if (op == "ReduceMax") a = count[k] == 0 ? x : std::max(a, x);
-    else if (op == "ReduceMin") a = count[k] == 0 ? x : std::min(a, x);
-    else return std::nullopt;
+    if (op == "ReduceSum" || op == "ReduceMean")
+      a += x;
+    else if (op == "ReduceProd")
+      a *= x;
+    else if (op == "ReduceL1")
+      a += std::fabs(x);
+    else if (op == "ReduceL2" || op == "ReduceSumSquare")
+      a += x * x;
+    else if (op == "ReduceMax")
+      a = count[k] == 0 ? x : std::max(a, x);
+    else if (op == "ReduceMin")
+      a = count[k] == 0 ? x : std::min(a, x);
+    else
+      return std::nullopt;
     ++count[k];
     for (int64_t d = rank; d-- > 0;) {
       if (++coord[d] < data.dims[d]) break;
@@ -353,14 +365,18 @@ std::optional<ConstValue> CumSum(const ConstValue& data, int64_t axis_attr, bool
       const double x = data.Real(j);
       const int64_t xi = data.is_real ? 0 : data.ints[j];
       if (exclusive) {
-        if (data.is_real) out.reals[j] = real;
-        else out.ints[j] = integer;
+        if (data.is_real)
+          out.reals[j] = real;
+        else
+          out.ints[j] = integer;
       }
       real += x;
       if (!data.is_real && __builtin_add_overflow(integer, xi, &integer)) return std::nullopt;
       if (!exclusive) {
-        if (data.is_real) out.reals[j] = real;
-        else out.ints[j] = integer;
+        if (data.is_real)
+          out.reals[j] = real;
+        else
+          out.ints[j] = integer;
       }
     }
   }

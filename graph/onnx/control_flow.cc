@@ -80,7 +80,8 @@ absl::Status Emitter::EmitControl(const onnx::NodeProto& node, std::string base,
   if (standard && node.op_type() == "If") return ExpandIf(c, scope);
   if (standard && node.op_type() == "Loop") return ExpandLoop(c, scope);
   if (standard && node.op_type() == "Scan") return ExpandScan(c, scope);
-  return absl::InvalidArgumentError(absl::StrCat("node ", NodeLabel(node, index), " holds a subgraph, but only "
+  return absl::InvalidArgumentError(absl::StrCat("node ", NodeLabel(node, index),
+                                                 " holds a subgraph, but only "
                                                  "If, Loop and Scan of the default domain may"));
 }
 
@@ -93,7 +94,8 @@ absl::Status Emitter::Append(onnx::NodeProto node, int32_t index) {
 
 absl::Status Emitter::CheckBudget() const {
   if (flat_.node_size() < options_.max_nodes) return absl::OkStatus();
-  return absl::ResourceExhaustedError(absl::StrCat("the graph holds more than ", options_.max_nodes, " nodes once its "
+  return absl::ResourceExhaustedError(absl::StrCat("the graph holds more than ", options_.max_nodes,
+                                                   " nodes once its "
                                                    "control flow is expanded (max_nodes)"));
 }
 
@@ -113,9 +115,8 @@ absl::Status Emitter::EmitBody(const onnx::GraphProto& body, Scope* scope, const
     }
   }
   const Scope* enclosing = scope;
-  absl::StatusOr<GraphIndex> index = IndexGraph(body, [this, enclosing](const std::string& name) {
-    return inferer_.Info(Resolve(*enclosing, name)) != nullptr;
-  });
+  absl::StatusOr<GraphIndex> index = IndexGraph(
+      body, [this, enclosing](const std::string& name) { return inferer_.Info(Resolve(*enclosing, name)) != nullptr; });
   if (!index.ok()) {
     return absl::Status(index.status().code(), absl::StrCat("in '", prefix, "': ", index.status().message()));
   }
@@ -169,11 +170,16 @@ absl::Status Emitter::ExpandIf(const ControlNode& c, Scope* scope) {
       bounds[b + 1] = flat_.node_size();
     }
     const OpCost cost[2] = {RangeCost(bounds[0], bounds[1]), RangeCost(bounds[1], bounds[2])};
-    kept = cost[0].flops > cost[1].flops || (cost[0].flops == cost[1].flops && cost[0].bytes_accessed >= cost[1].bytes_accessed) ? 0 : 1;
+    kept = cost[0].flops > cost[1].flops ||
+                   (cost[0].flops == cost[1].flops && cost[0].bytes_accessed >= cost[1].bytes_accessed)
+               ? 0
+               : 1;
     flat_.mutable_node()->DeleteSubrange(bounds[1 - kept], bounds[2 - kept] - bounds[1 - kept]);
-    inferer_.Warn(absl::StrCat("If '", base, "': its condition '", c.inputs[0], "' depends on the data; both branches "
-                               "were imported and the costlier, ", names[kept], " (", Flops(cost[kept].flops),
-                               ", the other ", Flops(cost[1 - kept].flops), "), is placed"));
+    inferer_.Warn(absl::StrCat("If '", base, "': its condition '", c.inputs[0],
+                               "' depends on the data; both branches "
+                               "were imported and the costlier, ",
+                               names[kept], " (", Flops(cost[kept].flops), ", the other ", Flops(cost[1 - kept].flops),
+                               "), is placed"));
   }
   for (int o = 0; o < node.output_size(); ++o) {
     if (!node.output(o).empty()) scope->names[node.output(o)] = outputs[kept][o];
@@ -215,8 +221,10 @@ absl::StatusOr<std::string> Emitter::EmitConstant(const std::string& name, onnx:
 absl::StatusOr<std::string> Emitter::EmitScalar(const std::string& name, int32_t elem_type, int64_t value) {
   onnx::TensorProto t;
   t.set_data_type(elem_type);
-  if (elem_type == onnx::TensorProto::INT64) t.add_int64_data(value);
-  else t.add_int32_data(static_cast<int32_t>(value));
+  if (elem_type == onnx::TensorProto::INT64)
+    t.add_int64_data(value);
+  else
+    t.add_int32_data(static_cast<int32_t>(value));
   return EmitConstant(name, std::move(t));
 }
 
@@ -253,7 +261,8 @@ absl::StatusOr<ExpandedGraph> ExpandGraph(onnx::GraphProto* main, GraphIndex ind
   ShapeInferer inferer(opsets, options, tensors);
   // Moving the container keeps each initializer where it is: the inferer holds pointers to them.
   out.graph.mutable_initializer()->Swap(main->mutable_initializer());
-  for (const onnx::TensorProto& init : out.graph.initializer()) inferer.AddInitializer(init, initializers.at(init.name()));
+  for (const onnx::TensorProto& init : out.graph.initializer())
+    inferer.AddInitializer(init, initializers.at(init.name()));
   for (const onnx::ValueInfoProto& input : main->input()) {
     if (initializers.count(input.name()) > 0) continue;  // an initializer listed as input: its data decides
     RETURN_IF_ERROR(inferer.AddInput(input));
@@ -277,7 +286,8 @@ absl::StatusOr<ExpandedGraph> ExpandGraph(onnx::GraphProto* main, GraphIndex ind
     renamed->set_name(Emitter::Resolve(root, output.name()));
   }
   bool in_file_order = true;
-  for (size_t i = 0; i < index.order.size() && in_file_order; ++i) in_file_order = index.order[i] == static_cast<int32_t>(i);
+  for (size_t i = 0; i < index.order.size() && in_file_order; ++i)
+    in_file_order = index.order[i] == static_cast<int32_t>(i);
   // Nothing expanded and nothing reordered: the flat graph is the main graph, and so is its index.
   out.index = emitter.plain() && in_file_order ? std::move(index) : IndexInOrder(out.graph);
   out.shapes = std::move(inferer).Finish();

@@ -103,7 +103,8 @@ std::optional<DimAssumption> FromBoundedSizes(const onnx::NodeProto& node, int a
     const ConstValue* delta = in.size() > 2 ? in[2].value : nullptr;
     if ((limit != nullptr || hi) && start != nullptr && delta != nullptr && start->size() == 1 && delta->size() == 1 &&
         delta->Real(0) > 0 && hi) {
-      most = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((static_cast<double>(*hi) - start->Real(0)) / delta->Real(0))));
+      most = std::max<int64_t>(
+          0, static_cast<int64_t>(std::ceil((static_cast<double>(*hi) - start->Real(0)) / delta->Real(0))));
     }
   }
   if (!most) return std::nullopt;
@@ -139,7 +140,8 @@ std::optional<DimAssumption> DataDependentDim(const onnx::NodeProto& node, int o
   if (op == "TopK" && output < 2) {
     int64_t topk_axis = IntAttr(node, "axis", -1);
     if (topk_axis < 0) topk_axis += static_cast<int64_t>(x->dims.size());
-    std::optional<DimAssumption> a = Assume(InputDim(inputs, 0, axis), "TopK with a computed k: at most the whole axis");
+    std::optional<DimAssumption> a =
+        Assume(InputDim(inputs, 0, axis), "TopK with a computed k: at most the whole axis");
     if (a && axis != topk_axis) a->exact = true;  // the other axes are the input's
     return a;
   }
@@ -156,7 +158,8 @@ std::optional<DimAssumption> DataDependentDim(const onnx::NodeProto& node, int o
     return Assume(InputDim(inputs, 0, axis), absl::StrCat(op, " with computed sizes: taken as the input's size"));
   }
   if ((op == "Pad" || op == "Tile" || op == "CenterCropPad") && output == 0) {
-    return Assume(InputDim(inputs, 0, axis), absl::StrCat(op, " with amounts from the data: taken as the input's size"));
+    return Assume(InputDim(inputs, 0, axis),
+                  absl::StrCat(op, " with amounts from the data: taken as the input's size"));
   }
   return std::nullopt;
 }

@@ -42,8 +42,7 @@ void SetIntsAttribute(onnx::NodeProto* node, const char* name, const std::vector
 
 class Emitter {
  public:
-  Emitter(ShapeInferer* inferer, NameTable* names, const OnnxImportOptions& options, int opset,
-          onnx::GraphProto* flat)
+  Emitter(ShapeInferer* inferer, NameTable* names, const OnnxImportOptions& options, int opset, onnx::GraphProto* flat)
       : inferer_(*inferer), names_(*names), options_(options), opset_(opset), flat_(*flat) {}
 
   // A node of the main graph; plain nodes are moved out of it, control flow is read in place. `index` names the
@@ -65,10 +64,10 @@ class Emitter {
   // length static shapes decide is a list of tensors known while importing, not an operator; only what reads
   // the tensors in it (ConcatFromSequence, SplitToSequence) becomes one. `node` has its inputs resolved.
   absl::Status EmitSequenceOp(onnx::NodeProto node, Scope* scope, int32_t index);
-  absl::Status EditSequence(const onnx::NodeProto& node, const std::vector<std::string>& items,
-                            const std::string& out, Scope* scope, int32_t index);
-  absl::Status ReadSequence(const onnx::NodeProto& node, const std::vector<std::string>& items,
-                            const std::string& out, int32_t index);
+  absl::Status EditSequence(const onnx::NodeProto& node, const std::vector<std::string>& items, const std::string& out,
+                            Scope* scope, int32_t index);
+  absl::Status ReadSequence(const onnx::NodeProto& node, const std::vector<std::string>& items, const std::string& out,
+                            int32_t index);
   absl::Status EmitSplitToSequence(onnx::NodeProto node, const std::string& sequence, int32_t index);
   // The flat name a node's output `local` gets in `scope`.
   static std::string OutputName(const Scope& scope, const std::string& local);
@@ -83,13 +82,13 @@ class Emitter {
   // of the body's outputs.
   // A Loop being unrolled.
   struct LoopRun {
-    std::optional<int64_t> trips;  // the trip count when it folds
-    std::optional<bool> go;        // the condition when it folds
-    bool from_data = false;        // the trip count is the data's: loop_iterations are assumed
-    std::string condition;         // the current condition's flat name
-    std::vector<std::string> values;                // the carried values' flat names
-    std::vector<std::vector<std::string>> scans;    // per scan output, each iteration's value
-    std::vector<std::string> first_outputs;         // the first iteration's carried values and scan outputs
+    std::optional<int64_t> trips;                 // the trip count when it folds
+    std::optional<bool> go;                       // the condition when it folds
+    bool from_data = false;                       // the trip count is the data's: loop_iterations are assumed
+    std::string condition;                        // the current condition's flat name
+    std::vector<std::string> values;              // the carried values' flat names
+    std::vector<std::vector<std::string>> scans;  // per scan output, each iteration's value
+    std::vector<std::string> first_outputs;       // the first iteration's carried values and scan outputs
     int64_t count = 0;
   };
   absl::Status LoopStep(const ControlNode& c, const onnx::GraphProto& body, Scope* scope, LoopRun* run);

@@ -19,9 +19,9 @@ using google::protobuf::UnknownField;
 using google::protobuf::UnknownFieldSet;
 
 // Fields newer than the linked ONNX library, which its parser keeps as unknown fields.
-constexpr int kNodeOverloadField = 8;              // NodeProto.overload (IR 10)
-constexpr int kFunctionAttributeProtoField = 11;   // FunctionProto.attribute_proto (IR 9)
-constexpr int kFunctionOverloadField = 13;         // FunctionProto.overload (IR 10)
+constexpr int kNodeOverloadField = 8;             // NodeProto.overload (IR 10)
+constexpr int kFunctionAttributeProtoField = 11;  // FunctionProto.attribute_proto (IR 9)
+constexpr int kFunctionOverloadField = 13;        // FunctionProto.overload (IR 10)
 constexpr size_t kMaxCallDepth = 64;
 
 std::vector<std::string> UnknownStrings(const google::protobuf::Message& message, int field) {
@@ -99,7 +99,8 @@ class Inliner {
       for (const std::string& bytes : UnknownStrings(f, kFunctionAttributeProtoField)) {
         onnx::AttributeProto a;
         if (!a.ParseFromString(bytes)) {
-          return absl::InvalidArgumentError(absl::StrCat("function '", Readable(f), "' has a malformed attribute_proto"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("function '", Readable(f), "' has a malformed attribute_proto"));
         }
         fn.defaults.push_back(std::move(a));
       }
@@ -243,7 +244,8 @@ class Inliner {
         auto it = renames.find(input);
         if (it == renames.end()) {
           return absl::InvalidArgumentError(absl::StrCat("function '", Readable(f), "' node ", k, " (", n.op_type(),
-                                                         ") reads '", input, "', which is neither an input of the "
+                                                         ") reads '", input,
+                                                         "', which is neither an input of the "
                                                          "function nor made in its body"));
         }
         input = it->second;

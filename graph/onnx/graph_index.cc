@@ -102,8 +102,8 @@ absl::Status RegisterProducers(const onnx::GraphProto& graph, GraphIndex* index)
       if (!inserted) {
         std::string other = it->second.node >= 0 ? absl::StrCat("node ", NodeLabel(graph, it->second.node))
                                                  : std::string("a graph input or initializer");
-        return absl::InvalidArgumentError(absl::StrCat("tensor '", name, "' is an output of node ",
-                                                       NodeLabel(graph, i), " and also of ", other));
+        return absl::InvalidArgumentError(
+            absl::StrCat("tensor '", name, "' is an output of node ", NodeLabel(graph, i), " and also of ", other));
       }
     }
   }
@@ -174,8 +174,7 @@ absl::StatusOr<GraphIndex> IndexGraph(const onnx::GraphProto& graph, const Outer
     }
   }
   if (static_cast<int>(index.order.size()) != graph.node_size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the graph has a cycle: ", DescribeCycle(graph, index, waiting)));
+    return absl::InvalidArgumentError(absl::StrCat("the graph has a cycle: ", DescribeCycle(graph, index, waiting)));
   }
   index.op_names = UniqueOpNames(graph);
   return index;

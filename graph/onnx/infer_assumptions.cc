@@ -79,8 +79,10 @@ absl::Status ShapeInferer::ConcatOfAssumed(const onnx::NodeProto& node, int32_t 
     }
     for (int64_t d = 0; d < rank; ++d) dims[d] = d == axis ? dims[d] + info->dims[d] : std::max(dims[d], info->dims[d]);
   }
-  Warn(absl::StrCat("node ", NodeLabel(node, index), ": Concat of parts whose sizes were assumed from the data "
-                    "disagree off its axis (inputs: ", InputShapes(node), "); the larger sizes are taken"));
+  Warn(absl::StrCat("node ", NodeLabel(node, index),
+                    ": Concat of parts whose sizes were assumed from the data "
+                    "disagree off its axis (inputs: ",
+                    InputShapes(node), "); the larger sizes are taken"));
   onnx::TypeProto_Tensor* t = (*outputs)[0].mutable_tensor_type();
   t->set_elem_type(first->elem_type);
   t->mutable_shape()->clear_dim();
@@ -144,8 +146,8 @@ std::vector<InputView> ShapeInferer::Views(const onnx::NodeProto& node) const {
 
 // A dimension inference left open: the user's value for "tensor:axis", else the bound data_dependent.h states,
 // else it stays unknown and `missing` names it.
-absl::Status ShapeInferer::ResolveDim(const onnx::NodeProto& node, int o, int d,
-                                      onnx::TensorShapeProto_Dimension* dim, std::string* missing) {
+absl::Status ShapeInferer::ResolveDim(const onnx::NodeProto& node, int o, int d, onnx::TensorShapeProto_Dimension* dim,
+                                      std::string* missing) {
   const std::string& name = node.output(o);
   for (const std::string& key : {absl::StrCat(name, ":", d), absl::StrCat(EveryIteration(name), ":", d)}) {
     if (auto it = options_.dims.find(key); it != options_.dims.end()) {

@@ -102,13 +102,13 @@ absl::Status ShapeInferer::InferNode(onnx::NodeProto& node, int32_t index) {
     }
     opset = it->second.opset;
     const int library = it->second.library;
-    std::optional<NewerOpRule> newer = domain.empty() && opset > kLibraryOpset ? NewerOp(node.op_type(), opset)
-                                                                               : std::nullopt;
+    std::optional<NewerOpRule> newer =
+        domain.empty() && opset > kLibraryOpset ? NewerOp(node.op_type(), opset) : std::nullopt;
     if (newer && newer->own != nullptr) {
       status = InferWithOwnRule(node, index, newer->own, &outputs);
     } else {
-      status = InferWithSchema(node, index, opset, std::min(opset, library), newer.has_value() || opset > library,
-                               &outputs);
+      status =
+          InferWithSchema(node, index, opset, std::min(opset, library), newer.has_value() || opset > library, &outputs);
     }
   }
   if (!status.ok()) return status;
@@ -169,8 +169,8 @@ absl::Status ShapeInferer::InferWithSchema(onnx::NodeProto& node, int32_t index,
     }
   } catch (const std::exception& e) {
     if (node.op_type() == "Concat" && ReadsAssumed(node)) return ConcatOfAssumed(node, index, outputs);
-    return absl::InvalidArgumentError(absl::StrCat("node ", NodeLabel(node, index), ": shape inference failed: ",
-                                                   e.what(), " (inputs: ", InputShapes(node), ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "node ", NodeLabel(node, index), ": shape inference failed: ", e.what(), " (inputs: ", InputShapes(node), ")"));
   }
   *outputs = std::move(ctx.allOutputTypes_);
   outputs->resize(node.output_size());
@@ -185,8 +185,8 @@ absl::Status ShapeInferer::InferWithOwnRule(const onnx::NodeProto& node, int32_t
   }
   absl::Status status = rule(node, Views(node), outputs);
   if (!status.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("node ", NodeLabel(node, index), ": ", status.message(),
-                                                   " (inputs: ", InputShapes(node), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("node ", NodeLabel(node, index), ": ", status.message(), " (inputs: ", InputShapes(node), ")"));
   }
   return absl::OkStatus();
 }
@@ -321,10 +321,13 @@ absl::Status ShapeInferer::Resolve(const onnx::NodeProto& node, int32_t index, i
   }
   if (!missing.empty()) {
     if (!options_.allow_unresolved_dims) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ": shape inference could not resolve ", missing, " (a data-dependent size or an op without a "
-          "schema); give it with --dim '", name, ":AXIS=VALUE' (dims in the RPC options), or set "
-          "--allow_unresolved_dims (allow_unresolved_dims) to count it as 1"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": shape inference could not resolve ", missing,
+                       " (a data-dependent size or an op without a "
+                       "schema); give it with --dim '",
+                       name,
+                       ":AXIS=VALUE' (dims in the RPC options), or set "
+                       "--allow_unresolved_dims (allow_unresolved_dims) to count it as 1"));
     }
     Unresolved(name, missing);
   }
@@ -339,21 +342,24 @@ absl::Status ShapeInferer::Resolve(const onnx::NodeProto& node, int32_t index, i
 InferredShapes ShapeInferer::Finish() && {
   result_.warnings = CollapseIterations(std::move(result_.warnings));
   if (unresolved_count_ > 0) {
-    result_.warnings.push_back(absl::StrCat(unresolved_count_, " tensors have shapes shape inference could not "
+    result_.warnings.push_back(absl::StrCat(unresolved_count_,
+                                            " tensors have shapes shape inference could not "
                                             "fully resolve; unknown dimensions count as 1 (first: ",
                                             first_unresolved_, ")"));
   }
   for (const auto& [op, warning] : type_warnings_) {
-    result_.warnings.push_back(absl::StrCat(warning.count, " node", warning.count == 1 ? " " : "s ", "of op type ",
-                                            op, " read input types the schema does not list; imported as written ",
+    result_.warnings.push_back(absl::StrCat(warning.count, " node", warning.count == 1 ? " " : "s ", "of op type ", op,
+                                            " read input types the schema does not list; imported as written ",
                                             "(first: ", warning.first, ")"));
   }
   if (options_.batch_size.has_value() && !batch_bound_) {
-    result_.warnings.push_back(absl::StrCat("batch size ", *options_.batch_size, " binds no dimension: every graph "
+    result_.warnings.push_back(absl::StrCat("batch size ", *options_.batch_size,
+                                            " binds no dimension: every graph "
                                             "input's batch axis is fixed in the model, which is placed as exported"));
   }
   if (options_.sequence_length.has_value() && !sequence_bound_) {
-    result_.warnings.push_back(absl::StrCat("sequence length ", *options_.sequence_length, " binds no dimension: no "
+    result_.warnings.push_back(absl::StrCat("sequence length ", *options_.sequence_length,
+                                            " binds no dimension: no "
                                             "graph input has a symbolic sequence axis"));
   }
   return std::move(result_);

@@ -68,8 +68,8 @@ absl::Status CheckInlineData(const onnx::TensorProto& t, const TensorInfo& info,
   auto [expected, held] = TypedFieldCounts(t, info.elements);
   // No data at all keeps the declared shape: some tools strip weights and leave the dims.
   if (expected >= 0 && held > 0 && held != expected) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " holds ", held, " values but shape ",
-                                                   DimsString(info.dims), " needs ", expected));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " holds ", held, " values but shape ", DimsString(info.dims), " needs ", expected));
   }
   return absl::OkStatus();
 }
@@ -85,8 +85,8 @@ bool EscapesFolder(const std::string& location) {
 absl::StatusOr<int64_t> ParseCount(const std::string& value, const std::string& key, const std::string& what) {
   int64_t n = 0;
   if (!absl::SimpleAtoi(value, &n) || n < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": external_data ", key, " '", value,
-                                                   "' is not a non-negative integer"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": external_data ", key, " '", value, "' is not a non-negative integer"));
   }
   return n;
 }
@@ -118,13 +118,13 @@ absl::Status CheckExternalData(const onnx::TensorProto& t, const TensorInfo& inf
     return absl::InvalidArgumentError(absl::StrCat(what, " has external data without a location"));
   }
   if (EscapesFolder(location)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, " has external data at '", location,
-        "', which is outside the model's folder: locations must be relative paths without '..'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " has external data at '", location,
+                     "', which is outside the model's folder: locations must be relative paths without '..'"));
   }
   if (model_dir.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " keeps its data in '", location,
-                                                   "' but the model's folder is unknown (set model_dir)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " keeps its data in '", location, "' but the model's folder is unknown (set model_dir)"));
   }
   if (length >= 0 && length != info.bytes) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": external_data length ", length, " differs from the ",
@@ -142,13 +142,13 @@ absl::Status CheckExternalData(const onnx::TensorProto& t, const TensorInfo& inf
   std::string real_dir = RealPath(model_dir);
   std::string real_file = RealPath(path);
   if (real_dir.empty() || real_file.compare(0, real_dir.size() + 1, real_dir + "/") != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": external data '", location,
-                                                   "' resolves outside the model's folder"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": external data '", location, "' resolves outside the model's folder"));
   }
   int64_t end = 0;
   if (__builtin_add_overflow(offset, info.bytes, &end) || end > static_cast<int64_t>(st.st_size)) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": external data needs bytes ", offset, " to ", offset,
-                                                   " + ", info.bytes, " of '", location, "', which has ",
+    return absl::InvalidArgumentError(absl::StrCat(what, ": external data needs bytes ", offset, " to ", offset, " + ",
+                                                   info.bytes, " of '", location, "', which has ",
                                                    static_cast<int64_t>(st.st_size)));
   }
   return absl::OkStatus();

@@ -41,23 +41,32 @@ absl::StatusOr<BoundInput> BindInput(const onnx::ValueInfoProto& input, const On
     onnx::TensorShapeProto_Dimension* dim = tensor->mutable_shape()->mutable_dim(d);
     if (dim->has_dim_value()) {
       if (dim->dim_value() < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(what, " has a negative dimension ", dim->dim_value(),
-                                                       " at index ", d));
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, " has a negative dimension ", dim->dim_value(), " at index ", d));
       }
       continue;
     }
     std::optional<int64_t> value;
     if (dim->has_dim_param() && !dim->dim_param().empty()) {
       switch (RuleFor(dim->dim_param(), options)) {
-        case Rule::kDims: value = options.dims.at(dim->dim_param()); break;
-        case Rule::kBatch: value = batch; bound.used_batch = true; break;
-        case Rule::kSequence: value = sequence; bound.used_sequence = true; break;
-        case Rule::kNone: break;
+        case Rule::kDims:
+          value = options.dims.at(dim->dim_param());
+          break;
+        case Rule::kBatch:
+          value = batch;
+          bound.used_batch = true;
+          break;
+        case Rule::kSequence:
+          value = sequence;
+          bound.used_sequence = true;
+          break;
+        case Rule::kNone:
+          break;
       }
       if (!value && !options.allow_unresolved_dims) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            what, " dimension ", d, " is the symbol '", dim->dim_param(),
-            "', which no rule binds: give its value with --dim ", dim->dim_param(), "=VALUE (dims in the RPC options)"));
+        return absl::InvalidArgumentError(absl::StrCat(what, " dimension ", d, " is the symbol '", dim->dim_param(),
+                                                       "', which no rule binds: give its value with --dim ",
+                                                       dim->dim_param(), "=VALUE (dims in the RPC options)"));
       }
       if (value) bound.symbols.emplace_back(dim->dim_param(), *value);
     } else if (d == 0) {

@@ -140,8 +140,10 @@ absl::Status Emitter::BindLoopOutputs(const ControlNode& c, Scope* scope, const 
     const std::string& out = c.node.output(carried + static_cast<int>(k));
     if (out.empty()) continue;
     if (scans[k].empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(c.node.op_type(), " '", c.base, "' runs no iteration, so its "
-                                                     "scan output '", out, "' has no shape"));
+      return absl::InvalidArgumentError(absl::StrCat(c.node.op_type(), " '", c.base,
+                                                     "' runs no iteration, so its "
+                                                     "scan output '",
+                                                     out, "' has no shape"));
     }
     absl::StatusOr<std::string> stacked =
         EmitStack(absl::StrCat(c.base, "/", out), scans[k], axes[k], reversed[k] != 0);
@@ -186,8 +188,8 @@ absl::Status Emitter::ExpandLoop(const ControlNode& c, Scope* scope) {
   if (body == nullptr || carried < 0 || body->input_size() != 2 + carried || scanned < 0 ||
       c.node.output_size() != carried + scanned) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "Loop '", c.base, "' is malformed: it needs a body graph taking (iteration, condition, ",
-        std::max(carried, 0), " carried values) and giving (condition, the carried values, scan outputs), and one "
+        "Loop '", c.base, "' is malformed: it needs a body graph taking (iteration, condition, ", std::max(carried, 0),
+        " carried values) and giving (condition, the carried values, scan outputs), and one "
         "output per carried value and scan output"));
   }
   LoopRun run;
@@ -197,10 +199,10 @@ absl::Status Emitter::ExpandLoop(const ControlNode& c, Scope* scope) {
   run.from_data = (!c.inputs[0].empty() && !run.trips) || !run.go;
   auto assumption = [&]() -> std::string {
     if (!run.from_data) return "";
-    return run.trips ? absl::StrCat("; its condition depends on the data, so all ", *run.trips,
-                                    " iterations are counted")
-                     : absl::StrCat("; its trip count depends on the data, so ", options_.loop_iterations,
-                                    " iterations are assumed (loop_iterations)");
+    return run.trips
+               ? absl::StrCat("; its condition depends on the data, so all ", *run.trips, " iterations are counted")
+               : absl::StrCat("; its trip count depends on the data, so ", options_.loop_iterations,
+                              " iterations are assumed (loop_iterations)");
   };
   const std::vector<int64_t> zeros(scanned, 0);
   if (run.go.value_or(true) && (run.trips || run.from_data)) {
@@ -218,8 +220,9 @@ absl::Status Emitter::ExpandLoop(const ControlNode& c, Scope* scope) {
          (run.trips ? run.count < *run.trips : !run.from_data || run.count < options_.loop_iterations)) {
     RETURN_IF_ERROR(LoopStep(c, *body, scope, &run));
     if (run.count == 1) first_end = flat_.node_size();
-    const std::optional<int64_t> expected =
-        run.trips ? run.trips : run.from_data ? std::optional<int64_t>(options_.loop_iterations) : std::nullopt;
+    const std::optional<int64_t> expected = run.trips       ? run.trips
+                                            : run.from_data ? std::optional<int64_t>(options_.loop_iterations)
+                                                            : std::nullopt;
     const int64_t body_nodes = first_end - first;
     const bool too_many = expected && body_nodes > options_.max_unrolled_nodes / std::max<int64_t>(*expected, 1);
     if (too_many || flat_.node_size() - first > options_.max_unrolled_nodes) {
@@ -236,7 +239,8 @@ absl::Status Emitter::ExpandScan(const ControlNode& c, Scope* scope) {
   const onnx::NodeProto& node = c.node;
   const std::string& base = c.base;
   if (opset_ < 9) {
-    return absl::InvalidArgumentError(absl::StrCat("Scan '", base, "': Scan before opset 9 (batched, with "
+    return absl::InvalidArgumentError(absl::StrCat("Scan '", base,
+                                                   "': Scan before opset 9 (batched, with "
                                                    "sequence_lens) is not supported; export at opset 9 or later"));
   }
   const onnx::GraphProto* body = GraphAttribute(node, "body");
@@ -245,11 +249,14 @@ absl::Status Emitter::ExpandScan(const ControlNode& c, Scope* scope) {
   const int scanned = body == nullptr ? -1 : body->output_size() - states;
   if (body == nullptr || scan_inputs < 1 || states < 0 || body->input_size() != node.input_size() || scanned < 0 ||
       node.output_size() != states + scanned) {
-    return absl::InvalidArgumentError(absl::StrCat("Scan '", base, "' is malformed: its body must take the states "
-                                                   "and one slice per scan input and give the states and scan outputs"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Scan '", base,
+                     "' is malformed: its body must take the states "
+                     "and one slice per scan input and give the states and scan outputs"));
   }
   std::vector<int64_t> in_axes = IntsAttr(node, "scan_input_axes"), in_dirs = IntsAttr(node, "scan_input_directions"),
-                       out_axes = IntsAttr(node, "scan_output_axes"), out_dirs = IntsAttr(node, "scan_output_directions");
+                       out_axes = IntsAttr(node, "scan_output_axes"),
+                       out_dirs = IntsAttr(node, "scan_output_directions");
   in_axes.resize(scan_inputs, 0);
   in_dirs.resize(scan_inputs, 0);
   out_axes.resize(scanned, 0);

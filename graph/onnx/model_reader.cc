@@ -47,7 +47,15 @@ int ModelFieldWireType(uint64_t field) {
     case 1:  // ir_version
     case 5:  // model_version
       return 0;
-    case 2: case 3: case 4: case 6: case 7: case 8: case 14: case 20: case 25:
+    case 2:
+    case 3:
+    case 4:
+    case 6:
+    case 7:
+    case 8:
+    case 14:
+    case 20:
+    case 25:
       return 2;  // strings and messages
     default:
       return -1;
@@ -59,9 +67,10 @@ int ModelFieldWireType(uint64_t field) {
 absl::StatusOr<onnx::ModelProto> ParseModelBytes(absl::string_view bytes) {
   if (bytes.empty()) return absl::InvalidArgumentError("not a valid ONNX model: the input is empty");
   if (static_cast<int64_t>(bytes.size()) > kMaxModelBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the model is ", bytes.size(), " bytes; protobuf messages are limited to 2 GiB, so a model this large "
-        "must keep its weights as external data"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the model is ", bytes.size(),
+                     " bytes; protobuf messages are limited to 2 GiB, so a model this large "
+                     "must keep its weights as external data"));
   }
   google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
   return ParseStream(&stream);
@@ -77,9 +86,10 @@ absl::StatusOr<onnx::ModelProto> ReadModelFile(const std::string& path) {
   } else if (st.st_size == 0) {
     status = absl::InvalidArgumentError(absl::StrCat("'", path, "': not a valid ONNX model: the file is empty"));
   } else if (st.st_size > kMaxModelBytes) {
-    status = absl::InvalidArgumentError(absl::StrCat(
-        "'", path, "' is ", st.st_size, " bytes; protobuf messages are limited to 2 GiB, so a model this large "
-        "must keep its weights as external data (onnx.save_model(..., save_as_external_data=True))"));
+    status = absl::InvalidArgumentError(
+        absl::StrCat("'", path, "' is ", st.st_size,
+                     " bytes; protobuf messages are limited to 2 GiB, so a model this large "
+                     "must keep its weights as external data (onnx.save_model(..., save_as_external_data=True))"));
   }
   if (!status.ok()) {
     ::close(fd);

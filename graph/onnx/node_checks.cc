@@ -64,14 +64,16 @@ absl::Status CheckConvPoolRanks(const onnx::NodeProto& node, int32_t index,
   const int spatial = rank - 2;
   for (const onnx::AttributeProto& a : node.attribute()) {
     int want = -1;
-    if (a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations" || a.name() == "output_padding") {
+    if (a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations" ||
+        a.name() == "output_padding") {
       want = spatial;
     } else if (a.name() == "pads") {
       want = 2 * spatial;
     }
     if (want >= 0 && a.ints_size() != want) {
-      return absl::InvalidArgumentError(absl::StrCat("node ", NodeLabel(node, index), ": attribute '", a.name(), "' has ",
-                                                     a.ints_size(), " values; an input of rank ", rank, " needs ", want));
+      return absl::InvalidArgumentError(absl::StrCat("node ", NodeLabel(node, index), ": attribute '", a.name(),
+                                                     "' has ", a.ints_size(), " values; an input of rank ", rank,
+                                                     " needs ", want));
     }
   }
   return absl::OkStatus();

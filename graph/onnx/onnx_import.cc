@@ -37,7 +37,8 @@ absl::Status CheckOptions(const OnnxImportOptions& options) {
     if (value < 0) return absl::InvalidArgumentError(absl::StrCat("dims['", name, "'] is negative: ", value));
   }
   if (options.loop_iterations < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("loop_iterations must not be negative, not ", options.loop_iterations));
+    return absl::InvalidArgumentError(
+        absl::StrCat("loop_iterations must not be negative, not ", options.loop_iterations));
   }
   if (options.max_unrolled_nodes < 1 || options.max_nodes < 1) {
     return absl::InvalidArgumentError("max_unrolled_nodes and max_nodes must be positive");
@@ -71,8 +72,9 @@ class ProblemBuilder {
     if (!graph.ok()) return graph.status();
     result.problem.graph = *std::move(graph);
     for (const auto& [op_type, count] : default_cost_) {
-      result.warnings.push_back(absl::StrCat(count, " node", count == 1 ? " " : "s ", "of op type ", op_type,
-                                             " use", count == 1 ? "s" : "", " the default cost (FLOPs = output "
+      result.warnings.push_back(absl::StrCat(count, " node", count == 1 ? " " : "s ", "of op type ", op_type, " use",
+                                             count == 1 ? "s" : "",
+                                             " the default cost (FLOPs = output "
                                              "elements, bytes = inputs + outputs)"));
     }
     return result;

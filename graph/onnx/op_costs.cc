@@ -15,20 +15,20 @@ namespace {
 
 // How an op type's FLOPs follow from its shapes. `factor` scales the per-element kinds.
 enum class Kind {
-  kConv,            // 2 * out elements * Cin/groups * kernel (+ out elements for a bias)
-  kConvTranspose,   // 2 * in elements * Cout/groups * kernel (+ out elements for a bias)
-  kGemm,            // 2 * M * N * K (+ M * N for C)
-  kMatMul,          // 2 * out elements * K, batch dims broadcast
-  kEinsum,          // 2 * product of every label's size (1 * for a single operand)
-  kRecurrent,       // per step, direction and batch row: 2 * gates * H * (I + H) + factor * H
-  kPool,            // factor * out elements * kernel elements
-  kPerOutput,       // factor * out elements
-  kPerInput,        // factor * elements of input 0 (reductions, global pooling)
-  kVariadic,        // out elements * (inputs - 1): Sum, Max, Min, Mean
-  kMovement,        // 0 FLOPs; reads inputs, writes outputs
-  kGather,          // 0 FLOPs; reads indices and the picked rows, writes outputs
-  kView,            // 0 FLOPs; output aliases input (Reshape): bytes of the output only
-  kMetadata,        // 0 FLOPs; made from shapes or attributes (Shape, Constant): bytes of the output only
+  kConv,           // 2 * out elements * Cin/groups * kernel (+ out elements for a bias)
+  kConvTranspose,  // 2 * in elements * Cout/groups * kernel (+ out elements for a bias)
+  kGemm,           // 2 * M * N * K (+ M * N for C)
+  kMatMul,         // 2 * out elements * K, batch dims broadcast
+  kEinsum,         // 2 * product of every label's size (1 * for a single operand)
+  kRecurrent,      // per step, direction and batch row: 2 * gates * H * (I + H) + factor * H
+  kPool,           // factor * out elements * kernel elements
+  kPerOutput,      // factor * out elements
+  kPerInput,       // factor * elements of input 0 (reductions, global pooling)
+  kVariadic,       // out elements * (inputs - 1): Sum, Max, Min, Mean
+  kMovement,       // 0 FLOPs; reads inputs, writes outputs
+  kGather,         // 0 FLOPs; reads indices and the picked rows, writes outputs
+  kView,           // 0 FLOPs; output aliases input (Reshape): bytes of the output only
+  kMetadata,       // 0 FLOPs; made from shapes or attributes (Shape, Constant): bytes of the output only
 };
 
 struct Rule {
@@ -36,6 +36,8 @@ struct Rule {
   double factor = 1;
 };
 
+// A table, one family of operators to a line.
+// clang-format off
 const std::map<std::string, Rule, std::less<>>& Table() {
   static const auto* table = new std::map<std::string, Rule, std::less<>>{
       {"Conv", {Kind::kConv}}, {"ConvTranspose", {Kind::kConvTranspose}}, {"ConvInteger", {Kind::kConv}},
@@ -105,6 +107,7 @@ const std::map<std::string, Rule, std::less<>>& Table() {
   };
   return *table;
 }
+// clang-format on
 
 // The importer's own operators: Stack copies; a Loop or Scan kept as one operator carries its cost, the trip
 // count times its body's, in the attribute kUnitCostAttribute.

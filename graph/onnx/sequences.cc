@@ -27,7 +27,7 @@ absl::Status SequenceError(const onnx::NodeProto& node, int32_t index, const std
 }  // namespace
 
 bool IsSequenceOp(const onnx::NodeProto& node) {
-  static const char* const kOps[] = {"SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceErase",
+  static const char* const kOps[] = {"SequenceEmpty", "SequenceConstruct", "SequenceInsert",     "SequenceErase",
                                      "SequenceAt",    "SequenceLength",    "ConcatFromSequence", "SplitToSequence"};
   if (!node.domain().empty() && node.domain() != "ai.onnx") return false;
   return std::find(std::begin(kOps), std::end(kOps), node.op_type()) != std::end(kOps);
@@ -43,8 +43,9 @@ absl::Status Emitter::EmitSequenceOp(onnx::NodeProto node, Scope* scope, int32_t
     return SequenceError(node, index, "a sequence operator needs its one output");
   }
   // Inputs each operator needs (the rest are optional): reading past them would index past the node's inputs.
-  const int needed = op == "SequenceInsert" || op == "SequenceAt" ? 2
-                     : op == "SequenceEmpty" || op == "SequenceConstruct" ? 0 : 1;
+  const int needed = op == "SequenceInsert" || op == "SequenceAt"         ? 2
+                     : op == "SequenceEmpty" || op == "SequenceConstruct" ? 0
+                                                                          : 1;
   for (int k = 0; k < needed; ++k) {
     if (k >= node.input_size() || node.input(k).empty()) {
       return SequenceError(node, index, absl::StrCat("input ", k, " is missing"));
@@ -61,9 +62,11 @@ absl::Status Emitter::EmitSequenceOp(onnx::NodeProto node, Scope* scope, int32_t
   if (op == "SplitToSequence") return EmitSplitToSequence(std::move(node), out, index);
   auto it = sequences_.find(node.input(0));
   if (it == sequences_.end()) {
-    return SequenceError(node, index, absl::StrCat("input '", node.input(0), "' is not a sequence the importer could "
-                                                   "follow (one built by SequenceEmpty, SequenceConstruct, "
-                                                   "SequenceInsert or SplitToSequence)"));
+    return SequenceError(node, index,
+                         absl::StrCat("input '", node.input(0),
+                                      "' is not a sequence the importer could "
+                                      "follow (one built by SequenceEmpty, SequenceConstruct, "
+                                      "SequenceInsert or SplitToSequence)"));
   }
   const std::vector<std::string> items = it->second;
   if (op == "SequenceLength" || op == "ConcatFromSequence") return ReadSequence(node, items, out, index);
@@ -87,8 +90,10 @@ absl::Status Emitter::EditSequence(const onnx::NodeProto& node, const std::vecto
     return absl::OkStatus();
   }
   std::vector<std::string> next = items;
-  if (op == "SequenceInsert") next.insert(next.begin() + *at, node.input(1));
-  else next.erase(next.begin() + *at);
+  if (op == "SequenceInsert")
+    next.insert(next.begin() + *at, node.input(1));
+  else
+    next.erase(next.begin() + *at);
   sequences_[out] = std::move(next);
   return absl::OkStatus();
 }
@@ -164,8 +169,10 @@ absl::Status Emitter::EmitSplitToSequence(onnx::NodeProto node, const std::strin
       squeeze.set_op_type("Squeeze");
       squeeze.set_name(part + "/squeeze");
       squeeze.add_input(part);
-      if (opset_ >= 13) squeeze.add_input(*axes);
-      else SetIntsAttribute(&squeeze, "axes", {axis});
+      if (opset_ >= 13)
+        squeeze.add_input(*axes);
+      else
+        SetIntsAttribute(&squeeze, "axes", {axis});
       part = names_.Fresh(squeeze.name());
       squeeze.add_output(part);
       RETURN_IF_ERROR(Append(std::move(squeeze), -1));

@@ -48,7 +48,8 @@ inline absl::StatusOr<std::vector<int64_t>> Axes(std::vector<int64_t> axes, int6
   std::vector<bool> seen(rank, false);
   for (int64_t& a : axes) {
     std::optional<int64_t> axis = NormalizeAxis(a, rank);
-    if (!axis || seen[*axis]) return absl::InvalidArgumentError(absl::StrCat("axis ", a, " is out of range or repeated"));
+    if (!axis || seen[*axis])
+      return absl::InvalidArgumentError(absl::StrCat("axis ", a, " is out of range or repeated"));
     seen[*axis] = true;
     a = *axis;
   }

@@ -75,12 +75,20 @@ absl::Status ConstantShape(const onnx::NodeProto& node, Inputs, Outputs* out) {
     if (!IsKnownDataType(a.t().data_type())) return absl::InvalidArgumentError("its value has an unknown data type");
     Set(out, 0, a.t().data_type(), std::vector<int64_t>(a.t().dims().begin(), a.t().dims().end()));
   } else if (name == "value_float" || name == "value_int" || name == "value_string") {
-    Set(out, 0, name == "value_float" ? onnx::TensorProto::FLOAT : name == "value_int" ? onnx::TensorProto::INT64
-                                                                                      : onnx::TensorProto::STRING, {});
+    Set(out, 0,
+        name == "value_float" ? onnx::TensorProto::FLOAT
+        : name == "value_int" ? onnx::TensorProto::INT64
+                              : onnx::TensorProto::STRING,
+        {});
   } else if (name == "value_floats" || name == "value_ints" || name == "value_strings") {
-    const int64_t n = name == "value_floats" ? a.floats_size() : name == "value_ints" ? a.ints_size() : a.strings_size();
-    Set(out, 0, name == "value_floats" ? onnx::TensorProto::FLOAT : name == "value_ints" ? onnx::TensorProto::INT64
-                                                                                        : onnx::TensorProto::STRING, {n});
+    const int64_t n = name == "value_floats" ? a.floats_size()
+                      : name == "value_ints" ? a.ints_size()
+                                             : a.strings_size();
+    Set(out, 0,
+        name == "value_floats" ? onnx::TensorProto::FLOAT
+        : name == "value_ints" ? onnx::TensorProto::INT64
+                               : onnx::TensorProto::STRING,
+        {n});
   } else {
     return absl::InvalidArgumentError(absl::StrCat("attribute '", name, "' is not a Constant's value"));
   }
@@ -145,8 +153,10 @@ absl::Status ReduceShape(const onnx::NodeProto& node, Inputs in, Outputs* out) {
   for (int64_t a : *checked) reduced[a] = true;
   std::vector<int64_t> dims;
   for (int64_t d = 0; d < rank; ++d) {
-    if (!reduced[d]) dims.push_back((*x)->dims[d]);
-    else if (keep) dims.push_back(1);
+    if (!reduced[d])
+      dims.push_back((*x)->dims[d]);
+    else if (keep)
+      dims.push_back(1);
   }
   Set(out, 0, (*x)->elem_type, dims);
   return absl::OkStatus();
@@ -161,8 +171,10 @@ absl::Status PadShape(const onnx::NodeProto&, Inputs in, Outputs* out) {
   for (int64_t d = 0; d < rank; ++d) axes[d] = d;
   if (!Absent(in, 3)) {
     std::optional<std::vector<int64_t>> given = ConstInts(in, 3);
-    if (!given) pads.reset();
-    else axes = *given;
+    if (!given)
+      pads.reset();
+    else
+      axes = *given;
   }
   std::vector<int64_t> dims = (*x)->dims;
   if (!pads) {
@@ -173,7 +185,8 @@ absl::Status PadShape(const onnx::NodeProto&, Inputs in, Outputs* out) {
   absl::StatusOr<std::vector<int64_t>> checked = Axes(axes, rank);
   if (!checked.ok()) return checked.status();
   if (pads->size() != 2 * checked->size()) {
-    return absl::InvalidArgumentError(absl::StrCat("pads has ", pads->size(), " values for ", checked->size(), " axes"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("pads has ", pads->size(), " values for ", checked->size(), " axes"));
   }
   for (size_t i = 0; i < checked->size(); ++i) {
     int64_t& d = dims[(*checked)[i]];
@@ -200,8 +213,8 @@ absl::Status SplitShape(const onnx::NodeProto& node, Inputs in, Outputs* out) {
   } else {
     const int64_t parts = IntAttr(node, "num_outputs", node.output_size());
     if (parts < 1 || parts != node.output_size()) {
-      return absl::InvalidArgumentError(absl::StrCat("num_outputs ", parts, " differs from the ", node.output_size(),
-                                                     " outputs"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("num_outputs ", parts, " differs from the ", node.output_size(), " outputs"));
     }
     const int64_t chunk = (n + parts - 1) / parts;
     for (int64_t k = 0; k < parts; ++k) sizes.push_back(std::max<int64_t>(std::min(chunk, n - k * chunk), 0));

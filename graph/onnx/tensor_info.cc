@@ -38,9 +38,7 @@ int64_t ElementBytes(int32_t data_type) {
   }
 }
 
-bool IsFourBitType(int32_t data_type) {
-  return data_type == kUint4 || data_type == kInt4 || data_type == kFloat4E2M1;
-}
+bool IsFourBitType(int32_t data_type) { return data_type == kUint4 || data_type == kInt4 || data_type == kFloat4E2M1; }
 
 bool IsKnownDataType(int32_t data_type) {
   return (data_type > onnx::TensorProto::UNDEFINED && onnx::TensorProto_DataType_IsValid(data_type)) ||
@@ -49,14 +47,22 @@ bool IsKnownDataType(int32_t data_type) {
 
 std::string DataTypeName(int32_t data_type) {
   switch (data_type) {
-    case kFloat8E4M3FN: return "FLOAT8E4M3FN";
-    case kFloat8E4M3FNUZ: return "FLOAT8E4M3FNUZ";
-    case kFloat8E5M2: return "FLOAT8E5M2";
-    case kFloat8E5M2FNUZ: return "FLOAT8E5M2FNUZ";
-    case kUint4: return "UINT4";
-    case kInt4: return "INT4";
-    case kFloat4E2M1: return "FLOAT4E2M1";
-    default: break;
+    case kFloat8E4M3FN:
+      return "FLOAT8E4M3FN";
+    case kFloat8E4M3FNUZ:
+      return "FLOAT8E4M3FNUZ";
+    case kFloat8E5M2:
+      return "FLOAT8E5M2";
+    case kFloat8E5M2FNUZ:
+      return "FLOAT8E5M2FNUZ";
+    case kUint4:
+      return "UINT4";
+    case kInt4:
+      return "INT4";
+    case kFloat4E2M1:
+      return "FLOAT4E2M1";
+    default:
+      break;
   }
   if (onnx::TensorProto_DataType_IsValid(data_type)) {
     return onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(data_type));
@@ -88,8 +94,8 @@ absl::StatusOr<int64_t> CheckedBytes(int64_t elements, int32_t elem_type, absl::
   }
   int64_t bytes = 0;
   if (__builtin_mul_overflow(elements, size, &bytes)) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " has ", elements, " elements of ", size,
-                                                   " bytes: its size overflows 64 bits"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " has ", elements, " elements of ", size, " bytes: its size overflows 64 bits"));
   }
   return bytes;
 }

@@ -47,16 +47,17 @@ namespace {
 // that say which (they must be exact to follow element by element).
 const std::map<std::string, std::vector<int>>& Selections() {
   static const auto* ops = new std::map<std::string, std::vector<int>>{
-      {"Identity", {}}, {"Dropout", {}}, {"Reshape", {1}}, {"Flatten", {}}, {"Squeeze", {1}}, {"Unsqueeze", {1}},
-      {"Transpose", {}}, {"Expand", {1}}, {"Tile", {1}}, {"Concat", {}}, {"Slice", {1, 2, 3, 4}},
-      {"Gather", {1}}, {"GatherElements", {1}}, {"GatherND", {1}}, {"ReduceMax", {1}}, {"ReduceMin", {1}}};
+      {"Identity", {}},        {"Dropout", {}},    {"Reshape", {1}},        {"Flatten", {}},
+      {"Squeeze", {1}},        {"Unsqueeze", {1}}, {"Transpose", {}},       {"Expand", {1}},
+      {"Tile", {1}},           {"Concat", {}},     {"Slice", {1, 2, 3, 4}}, {"Gather", {1}},
+      {"GatherElements", {1}}, {"GatherND", {1}},  {"ReduceMax", {1}},      {"ReduceMin", {1}}};
   return *ops;
 }
 
 // Elementwise operators that never decrease when an input increases.
 bool Increasing(const std::string& op) {
-  static const char* const kOps[] = {"Floor", "Ceil", "Round", "Relu", "Sqrt", "Exp", "Log", "Sigmoid", "Tanh",
-                                     "Erf", "Add", "Sum", "Max", "Min", "Clip"};
+  static const char* const kOps[] = {"Floor", "Ceil", "Round", "Relu", "Sqrt", "Exp", "Log", "Sigmoid",
+                                     "Tanh",  "Erf",  "Add",   "Sum",  "Max",  "Min", "Clip"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 

@@ -29,8 +29,8 @@ absl::Status CheckPresentFigures(const pb::Graph& message) {
   for (int i = 0; i < message.edges_size(); ++i) {
     const pb::Edge& e = message.edges(i);
     if (e.has_bytes() && e.bytes() < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("edges[", i, "] ('", e.src(), "' -> '", e.dst(),
-                                                     "'): bytes is negative (", e.bytes(), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("edges[", i, "] ('", e.src(), "' -> '", e.dst(), "'): bytes is negative (", e.bytes(), ")"));
     }
     if (e.src().empty() || e.dst().empty()) {
       return absl::InvalidArgumentError(absl::StrCat("edges[", i, "] has an empty ", e.src().empty() ? "src" : "dst"));

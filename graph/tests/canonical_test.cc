@@ -26,7 +26,8 @@ Graph Diamond(bool reversed, double cost_of_b = 2e9, int64_t edge_bytes = -1) {
   GraphBuilder builder;
   if (reversed) {
     for (auto it = ops.rbegin(); it != ops.rend(); ++it) builder.AddOp(*it);
-    for (auto it = edges.rbegin(); it != edges.rend(); ++it) builder.AddEdge(std::get<0>(*it), 0, std::get<1>(*it), std::get<2>(*it));
+    for (auto it = edges.rbegin(); it != edges.rend(); ++it)
+      builder.AddEdge(std::get<0>(*it), 0, std::get<1>(*it), std::get<2>(*it));
   } else {
     for (const OpSpec& op : ops) builder.AddOp(op);
     for (const auto& [s, d, bytes] : edges) builder.AddEdge(s, 0, d, bytes);
@@ -86,7 +87,8 @@ TEST(GraphHash, StreamingHashMatchesHashOfCanonicalBytesAcrossBlocks) {
   EXPECT_GT(bytes.size(), 3u * 65536);
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
-  EXPECT_EQ(GraphHash(g), absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), sizeof digest)));
+  EXPECT_EQ(GraphHash(g),
+            absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), sizeof digest)));
   // Renaming one operator changes the hash.
   GraphBuilder b2;
   for (int i = 0; i < 5000; ++i) {

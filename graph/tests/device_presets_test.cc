@@ -33,12 +33,13 @@ TEST(DevicePresetTest, EveryPresetCitesASourceAndHasPositiveFigures) {
 }
 
 TEST(DevicePresetTest, FiguresMatchThePublishedDatasheets) {
-  struct Expected { const char* name; double flops, bandwidth, memory, link; };
+  struct Expected {
+    const char* name;
+    double flops, bandwidth, memory, link;
+  };
   for (const Expected& e : {Expected{"H100", 989e12, 3.35e12, 80e9, 450e9},
-                            Expected{"A100", 312e12, 2039e9, 80e9, 300e9},
-                            Expected{"V100", 125e12, 900e9, 32e9, 150e9},
-                            Expected{"P100", 21.2e12, 732e9, 16e9, 80e9},
-                            Expected{"T4", 65e12, 320e9, 16e9, 16e9}}) {
+                            Expected{"A100", 312e12, 2039e9, 80e9, 300e9}, Expected{"V100", 125e12, 900e9, 32e9, 150e9},
+                            Expected{"P100", 21.2e12, 732e9, 16e9, 80e9}, Expected{"T4", 65e12, 320e9, 16e9, 16e9}}) {
     absl::StatusOr<const DevicePreset*> p = FindDevicePreset(e.name);
     ASSERT_TRUE(p.ok()) << p.status();
     EXPECT_DOUBLE_EQ((*p)->peak_flops, e.flops) << e.name;

@@ -142,7 +142,8 @@ TEST(GraphJson, TimesWithUnitsAreConvertedToTheFilesUnit) {
   EXPECT_DOUBLE_EQ(p->graph.measured(0)[0].seconds, 0.25);
   EXPECT_DOUBLE_EQ(p->graph.measured(0)[1].seconds, 0.5);
   EXPECT_THAT(ParseError(R"({"format": "placement.graph/v1", "time_unit": "input",
-      "operators": [{"name": "a", "measured": {"cpu": "250us"}}]})").message(),
+      "operators": [{"name": "a", "measured": {"cpu": "250us"}}]})")
+                  .message(),
               HasSubstr("operators[0] ('a').measured.cpu: a time with units needs time_unit s, ms, us or ns"));
 }
 
@@ -170,7 +171,9 @@ TEST(GraphJson, CarriesItsTopology) {
   ASSERT_TRUE(shorthand.ok()) << shorthand.status();
   EXPECT_EQ(shorthand->topology->num_devices(), 4);
   EXPECT_THAT(ParseError(R"({"format": "placement.graph/v1", "topology": {"hosts": [{"devices": [{"preset": "V100",
-      "bandwith": 1}]}]}, "operators": [{"name": "a"}]})").message(), HasSubstr("topology: unknown key 'bandwith'"));
+      "bandwith": 1}]}]}, "operators": [{"name": "a"}]})")
+                  .message(),
+              HasSubstr("topology: unknown key 'bandwith'"));
   EXPECT_THAT(ParseError(R"({"format": "placement.graph/v1", "topology": 3, "operators": [{"name": "a"}]})").message(),
               HasSubstr("topology: expected an object or a shorthand string"));
 }
@@ -226,7 +229,8 @@ TEST(GraphJson, ErrorsNameTheJsonPath) {
               HasSubstr("uses output 1 but 'a' has 1 output(s)"));
   EXPECT_THAT(ParseError(doc(R"([{"name": "a"}, {"name": "a"}])")).message(), HasSubstr("duplicate operator name 'a'"));
   EXPECT_THAT(ParseError(doc(R"([{"name": "a", "outputs": [1]}, {"name": "b", "outputs": [1]}])",
-                             R"([{"src": "a", "dst": "b"}, {"src": "b", "dst": "a"}])")).message(),
+                             R"([{"src": "a", "dst": "b"}, {"src": "b", "dst": "a"}])"))
+                  .message(),
               HasSubstr("cycle"));
 }
 

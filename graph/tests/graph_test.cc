@@ -79,9 +79,7 @@ TEST(Graph, InternsKindsTypesGroupsAndPins) {
   EXPECT_FALSE(g->is_backward(1));
 }
 
-TEST(GraphValidation, EmptyGraph) {
-  EXPECT_THAT(BuildError(GraphBuilder()).message(), HasSubstr("no operators"));
-}
+TEST(GraphValidation, EmptyGraph) { EXPECT_THAT(BuildError(GraphBuilder()).message(), HasSubstr("no operators")); }
 
 TEST(GraphValidation, CycleNamesTheOperatorsOnIt) {
   GraphBuilder b;

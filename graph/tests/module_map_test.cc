@@ -52,7 +52,8 @@ TEST(ModuleMap, CoarsestModuleThatSharesOneDevice) {
   const std::string d0 = topology->device(0).name, d1 = topology->device(1).name;
 
   Placement all_on_one{std::vector<DeviceId>(g.num_ops(), 0)};
-  EXPECT_EQ(Pairs(ModuleDeviceMap(g, all_on_one, *topology)), (std::vector<std::pair<std::string, std::string>>{{"", d0}}));
+  EXPECT_EQ(Pairs(ModuleDeviceMap(g, all_on_one, *topology)),
+            (std::vector<std::pair<std::string, std::string>>{{"", d0}}));
 
   // conv1 and layer1.0 on d0 except its second relu call; layer1.1 and the head on d1.
   Placement split{{0, 0, 0, 0, 0, 1, 1, 1, 1}};
@@ -80,8 +81,7 @@ TEST(ModuleMap, PipelineStagesAreNamedByTheirModules) {
                          "/layer1/layer1.1/conv1/Conv", "/layer2/layer2.0/conv1/Conv", "/Flatten", "/fc/Gemm"});
   // Stage 0 runs conv1 and layer1.0; stage 1 the rest.
   const std::vector<std::vector<std::string>> stages = StageModules(g, std::vector<int32_t>{0, 0, 0, 1, 1, 1, 1}, 2);
-  EXPECT_EQ(stages, (std::vector<std::vector<std::string>>{{"conv1", "layer1.0"},
-                                                           {"layer1.1", "layer2", "", "fc"}}));
+  EXPECT_EQ(stages, (std::vector<std::vector<std::string>>{{"conv1", "layer1.0"}, {"layer1.1", "layer2", "", "fc"}}));
   // One stage: the whole model.
   EXPECT_EQ(StageModules(g, std::vector<int32_t>(7, 0), 1), (std::vector<std::vector<std::string>>{{""}}));
   // No module scopes: every stage without names.

@@ -71,9 +71,9 @@ TEST(OpClass, TheCostModelDividesEachRooflineByItsClassEfficiency) {
   const Graph g = Convolutions();
   absl::StatusOr<CostModel> m = CostModel::Create(g, *t);
   ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_NEAR(m->op_time(g.FindOp("dense"), 0), 288e6 / 100e9 / 0.5, 1e-12);  // compute-bound
+  EXPECT_NEAR(m->op_time(g.FindOp("dense"), 0), 288e6 / 100e9 / 0.5, 1e-12);    // compute-bound
   EXPECT_NEAR(m->op_time(g.FindOp("depthwise"), 0), 2e6 / 10e9 / 0.25, 1e-12);  // memory-bound
-  EXPECT_NEAR(m->op_time(g.FindOp("relu"), 0), 2e6 / 10e9, 1e-12);            // elementwise left at 1
+  EXPECT_NEAR(m->op_time(g.FindOp("relu"), 0), 2e6 / 10e9, 1e-12);              // elementwise left at 1
 }
 
 TEST(OpClass, EfficienciesSurviveTheTopologyFileAndBadOnesAreNamed) {
@@ -84,7 +84,8 @@ TEST(OpClass, EfficienciesSurviveTheTopologyFileAndBadOnesAreNamed) {
   EXPECT_EQ(again->device(0).efficiency, t->device(0).efficiency);
   EXPECT_DOUBLE_EQ(again->device(0).backward_efficiency[static_cast<int>(OpClass::kConv)], 0.8);
   const std::pair<const char*, const char*> bad[] = {
-      {R"({"fancy": 0.5})", "devices[0].efficiency.fancy: unknown operator class; the classes are gemm, thin_gemm, conv"},
+      {R"({"fancy": 0.5})",
+       "devices[0].efficiency.fancy: unknown operator class; the classes are gemm, thin_gemm, conv"},
       {R"({"conv": 0})", "expected a positive number, got 0"},
       {R"({"conv": "fast"})", "expected a positive number"},
       {R"([0.5])", "expected an object of operator classes"},

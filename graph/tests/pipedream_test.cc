@@ -38,9 +38,12 @@ double TotalMeasured(const Graph& g) {
 }
 
 constexpr char kTiny[] =
-    "node1 -- Input0 -- forward_compute_time=0.000, backward_compute_time=0.000, activation_size=100.0, parameter_size=0.000\n"
-    "node2 -- Conv2d(3, 8, kernel_size=(3, 3)) -- forward_compute_time=2.0, backward_compute_time=3.0, activation_size=800.0, parameter_size=864.000\n"
-    "node3 -- ReLU(inplace) -- forward_compute_time=0.5, backward_compute_time=0.25, activation_size=800.0, parameter_size=0.000\n"
+    "node1 -- Input0 -- forward_compute_time=0.000, backward_compute_time=0.000, activation_size=100.0, "
+    "parameter_size=0.000\n"
+    "node2 -- Conv2d(3, 8, kernel_size=(3, 3)) -- forward_compute_time=2.0, backward_compute_time=3.0, "
+    "activation_size=800.0, parameter_size=864.000\n"
+    "node3 -- ReLU(inplace) -- forward_compute_time=0.5, backward_compute_time=0.25, activation_size=800.0, "
+    "parameter_size=0.000\n"
     "\tnode1 -- node2\n"
     "\tnode2 -- node3\n";
 

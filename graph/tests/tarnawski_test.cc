@@ -52,48 +52,66 @@ TEST(Tarnawski, ErrorsNameTheBadField) {
   EXPECT_THAT(ParseTarnawskiGraph("not json").status().message(), HasSubstr("not valid JSON"));
   EXPECT_THAT(ParseTarnawskiGraph(R"({"maxFPGAs": 2, "maxCPUs": 0, "nodes": [], "edges": []})").status().message(),
               HasSubstr("missing field 'maxSizePerFPGA'"));
-  EXPECT_THAT(ParseTarnawskiGraph(R"({"maxSizePerFPGA": 1, "maxFPGAs": 0, "maxCPUs": 0, "nodes": [], "edges": []})").status().message(),
+  EXPECT_THAT(ParseTarnawskiGraph(R"({"maxSizePerFPGA": 1, "maxFPGAs": 0, "maxCPUs": 0, "nodes": [], "edges": []})")
+                  .status()
+                  .message(),
               HasSubstr("maxFPGAs must be at least 1"));
-  EXPECT_THAT(ParseTarnawskiGraph(R"({"maxSizePerFPGA": 1, "maxFPGAs": 1, "maxCPUs": 0, "nodes": [], "edges": []})").status().message(),
+  EXPECT_THAT(ParseTarnawskiGraph(R"({"maxSizePerFPGA": 1, "maxFPGAs": 1, "maxCPUs": 0, "nodes": [], "edges": []})")
+                  .status()
+                  .message(),
               HasSubstr("no operators"));
   EXPECT_THAT(ParseTarnawskiGraph(R"({"maxSizePerFPGA": 1, "maxFPGAs": 1, "maxCPUs": 0, "nodes": [
-      {"id": 1, "supportedOnFpga": 1, "cpuLatency": -1, "fpgaLatency": 1, "size": 0}], "edges": []})").status().message(),
+      {"id": 1, "supportedOnFpga": 1, "cpuLatency": -1, "fpgaLatency": 1, "size": 0}], "edges": []})")
+                  .status()
+                  .message(),
               HasSubstr("nodes[0] (id 1): field 'cpuLatency' must be a finite non-negative number"));
   EXPECT_THAT(ParseTarnawskiGraph(R"({"maxSizePerFPGA": 1, "maxFPGAs": 1, "maxCPUs": 0, "nodes": [
       {"id": 1, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "size": 0}],
-      "edges": [{"sourceId": 1, "destId": 9, "cost": 1}]})").status().message(),
+      "edges": [{"sourceId": 1, "destId": 9, "cost": 1}]})")
+                  .status()
+                  .message(),
               HasSubstr("unknown operator '9'"));
   EXPECT_THAT(ParseTarnawskiGraph(R"({"maxSizePerFPGA": 1, "maxFPGAs": 1, "maxCPUs": 0, "nodes": [
       {"id": 1, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "size": 0},
-      {"id": 1, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "size": 0}], "edges": []})").status().message(),
+      {"id": 1, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "size": 0}], "edges": []})")
+                  .status()
+                  .message(),
               HasSubstr("duplicate operator name '1'"));
   EXPECT_THAT(ParseTarnawskiGraph(R"({"maxSizePerFPGA": 1, "maxFPGAs": 1, "maxCPUs": 0, "nodes": [
       {"id": 1, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "size": 0},
       {"id": 2, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "size": 0},
       {"id": 3, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "size": 0}],
-      "edges": [{"sourceId": 1, "destId": 2, "cost": 1}, {"sourceId": 1, "destId": 3, "cost": 2}]})").status().message(),
+      "edges": [{"sourceId": 1, "destId": 2, "cost": 1}, {"sourceId": 1, "destId": 3, "cost": 2}]})")
+                  .status()
+                  .message(),
               HasSubstr("node 1 has out-edges with different costs"));
   EXPECT_THAT(ParseTarnawskiGraph(R"({"maxSizePerFPGA": 1, "maxFPGAs": 1, "maxCPUs": 0, "nodes": [
       {"id": 1, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "size": 0},
       {"id": 2, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "size": 0}],
-      "edges": [{"sourceId": 1, "destId": 2, "cost": 1}, {"sourceId": 2, "destId": 1, "cost": 1}]})").status().message(),
+      "edges": [{"sourceId": 1, "destId": 2, "cost": 1}, {"sourceId": 2, "destId": 1, "cost": 1}]})")
+                  .status()
+                  .message(),
               HasSubstr("cycle"));
   // Found by fuzzing: byte counts past int64 overflowed their conversion.
   EXPECT_THAT(ParseTarnawskiGraph(R"({"maxSizePerFPGA": 1, "maxFPGAs": 1, "maxCPUs": 0, "nodes": [
       {"id": 1, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "size": 0},
       {"id": 2, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "size": 0}],
-      "edges": [{"sourceId": 1, "destId": 2, "cost": 1, "size": 1e79}]})").status().message(),
+      "edges": [{"sourceId": 1, "destId": 2, "cost": 1, "size": 1e79}]})")
+                  .status()
+                  .message(),
               HasSubstr("edges[0]: field 'size' is too large for a byte count"));
   EXPECT_THAT(ParseTarnawskiGraph(R"({"maxSizePerFPGA": 1, "maxFPGAs": 1, "maxCPUs": 0, "nodes": [
-      {"id": 1, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "size": 1e300}], "edges": []})").status().message(),
+      {"id": 1, "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": 1, "size": 1e300}], "edges": []})")
+                  .status()
+                  .message(),
               HasSubstr("nodes[0] (id 1): field 'size' is too large for a byte count"));
 }
 
 TEST(Tarnawski, SplitPlacesUnlistedNodesWithTheirColourClass) {
   absl::StatusOr<Problem> p = ParseTarnawskiGraph(kSmall);
   ASSERT_TRUE(p.ok());
-  absl::StatusOr<Placement> split = ParseTarnawskiSplit(R"({"fpgas": [{"nodes": [1]}, {"nodes": [2]}], "cpus": [{"nodes": []}]})",
-                                                         p->graph, *p->topology);
+  absl::StatusOr<Placement> split = ParseTarnawskiSplit(
+      R"({"fpgas": [{"nodes": [1]}, {"nodes": [2]}], "cpus": [{"nodes": []}]})", p->graph, *p->topology);
   ASSERT_TRUE(split.ok()) << split.status();
   EXPECT_EQ(split->device[p->graph.FindOp("1")], 0);
   EXPECT_EQ(split->device[p->graph.FindOp("2")], 1);
@@ -107,16 +125,22 @@ TEST(Tarnawski, SplitErrors) {
               HasSubstr("does not place node 2"));
   EXPECT_THAT(ParseTarnawskiSplit(R"({"fpgas": [{"nodes": [1, 2, 42]}]})", p->graph, *p->topology).status().message(),
               HasSubstr("node 42 is not in the graph"));
-  EXPECT_THAT(ParseTarnawskiSplit(R"({"fpgas": [{"nodes": []}, {"nodes": []}, {"nodes": [1, 2]}]})", p->graph, *p->topology).status().message(),
-              HasSubstr("needs device 'acc2'"));
-  EXPECT_THAT(ParseTarnawskiSplit(R"({"fpgas": [{"nodes": [1, 2]}, {"nodes": [1]}]})", p->graph, *p->topology).status().message(),
+  EXPECT_THAT(
+      ParseTarnawskiSplit(R"({"fpgas": [{"nodes": []}, {"nodes": []}, {"nodes": [1, 2]}]})", p->graph, *p->topology)
+          .status()
+          .message(),
+      HasSubstr("needs device 'acc2'"));
+  EXPECT_THAT(ParseTarnawskiSplit(R"({"fpgas": [{"nodes": [1, 2]}, {"nodes": [1]}]})", p->graph, *p->topology)
+                  .status()
+                  .message(),
               HasSubstr("node 1 is listed on two devices"));
 }
 
 TEST(PlacementJson, ReadsOurAssignmentAsObjectOrList) {
   absl::StatusOr<Problem> p = ParseTarnawskiGraph(kSmall);
   ASSERT_TRUE(p.ok());
-  absl::StatusOr<Placement> a = ParsePlacementJson(R"({"assignment": {"1": "acc0", "2": "acc1", "3": "cpu0"}})", p->graph, *p->topology);
+  absl::StatusOr<Placement> a =
+      ParsePlacementJson(R"({"assignment": {"1": "acc0", "2": "acc1", "3": "cpu0"}})", p->graph, *p->topology);
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(a->device[p->graph.FindOp("3")], 2);
   absl::StatusOr<Placement> b = ParsePlacementJson(
@@ -126,7 +150,9 @@ TEST(PlacementJson, ReadsOurAssignmentAsObjectOrList) {
   EXPECT_EQ(b->device[p->graph.FindOp("1")], 1);
   EXPECT_THAT(ParsePlacementJson(R"({"assignment": {"1": "acc0"}})", p->graph, *p->topology).status().message(),
               HasSubstr("does not assign operator '2'"));
-  EXPECT_THAT(ParsePlacementJson(R"({"assignment": {"1": "gpu9", "2": "acc0", "3": "acc0"}})", p->graph, *p->topology).status().message(),
+  EXPECT_THAT(ParsePlacementJson(R"({"assignment": {"1": "gpu9", "2": "acc0", "3": "acc0"}})", p->graph, *p->topology)
+                  .status()
+                  .message(),
               HasSubstr("device 'gpu9' is not in the topology"));
   EXPECT_THAT(ParsePlacementJson(R"([1, 2])", p->graph, *p->topology).status().message(), HasSubstr("'assignment'"));
 }
@@ -154,7 +180,8 @@ TEST(Tarnawski, EverySharedInputAndExpertSplitImports) {
   for (const auto& entry : std::filesystem::directory_iterator(root / "human-experts")) {
     std::string model = entry.path().filename().string();
     model = model.substr(0, model.find("_expert.json"));
-    absl::StatusOr<Problem> p = ParseTarnawskiGraph(ReadFile(root / "throughput-inputs/LayerGraphs" / (model + ".json")));
+    absl::StatusOr<Problem> p =
+        ParseTarnawskiGraph(ReadFile(root / "throughput-inputs/LayerGraphs" / (model + ".json")));
     ASSERT_TRUE(p.ok()) << model;
     absl::StatusOr<Placement> split = ParseTarnawskiSplit(ReadFile(entry.path()), p->graph, *p->topology);
     EXPECT_TRUE(split.ok()) << entry.path() << ": " << split.status();

@@ -151,7 +151,10 @@ TEST(TopologyShorthandTest, PlusWithHostCountsRepeatsTheMixOnEveryHost) {
 }
 
 TEST(TopologyShorthandTest, BadShorthandErrorsNameTheBadPart) {
-  struct Case { const char* text; std::vector<const char*> messages; };
+  struct Case {
+    const char* text;
+    std::vector<const char*> messages;
+  };
   for (const Case& c : std::vector<Case>{
            {"0xA100", {"'0xA100'", "at least 1"}},
            {"4xFOO", {"'4xFOO'", "unknown device preset 'FOO'", "H100, A100"}},
@@ -257,7 +260,8 @@ TEST(TopologyJsonTest, SharedBusFormGivesEachDeviceOneOutgoingBus) {
 }
 
 TEST(TopologyJsonTest, PathsFormRefersToResourcesByIndexOrName) {
-  Topology t = Parsed(ParseTopologyJson(R"({"devices": [{"name": "a", "preset": "V100"}, {"name": "b", "preset": "V100"}],
+  Topology t =
+      Parsed(ParseTopologyJson(R"({"devices": [{"name": "a", "preset": "V100"}, {"name": "b", "preset": "V100"}],
     "resources": [{"name": "switch", "bandwidth": "10GB/s"}, {"name": "a-port", "bandwidth": "20GB/s"}],
     "paths": {"latency": "1us", "resources": [[[], ["a-port", 0]], [[0], null]]}})"));
   EXPECT_EQ(PathOf(t, "a", "b").bandwidth, 10e9);
@@ -272,60 +276,70 @@ TEST(TopologyJsonTest, SingleExplicitDeviceNeedsNoLinks) {
 }
 
 TEST(TopologyJsonTest, EveryValidationErrorIsItsOwnClearMessage) {
-  struct Case { std::string json; std::vector<const char*> messages; };
+  struct Case {
+    std::string json;
+    std::vector<const char*> messages;
+  };
   const std::string t4 = R"("devices": [{"preset": "T4", "count": 2}])";
-  for (const Case& c : std::vector<Case>{
-           {R"({"name": "empty"})", {"no devices"}},
-           {R"({"hosts": []})", {"hosts: expected a non-empty list"}},
-           {R"({"hosts": [{"name": "h"}]})", {"hosts[0]: 'devices' is required"}},
-           {R"({"devices": []})", {"devices: expected a non-empty list"}},
-           {R"({"devices": [{"name": "a", "preset": "T4"}, {"name": "a", "preset": "T4"}], "shared_bus": {"bandwidth": 1, "latency": 0}})",
-            {"duplicate device name 'a'"}},
-           {R"({"hosts": [{"name": "h", "devices": [{"preset": "T4"}]}, {"name": "h", "devices": [{"preset": "T4"}]}]})",
-            {"hosts[1]: duplicate host name 'h'"}},
-           {(R"({)" + t4 + R"(, "links": {"bandwidth": [[0, -5], [5, 0]], "latency": 0}})").c_str(),
-            {"links.bandwidth[0][1]: must not be negative (got -5)"}},
-           {(R"({)" + t4 + R"(, "links": {"bandwidth": [[0, "-5GB/s"], [5, 0]], "latency": 0}})").c_str(),
-            {"links.bandwidth[0][1]: cannot read a bandwidth '-5GB/s': it is negative"}},
-           {(R"({)" + t4 + R"(, "links": {"bandwidth": 0, "latency": 0}})").c_str(), {"links.bandwidth: must be positive"}},
-           {R"({"devices": [{"preset": "T4", "memory_bandwidth": "nan"}]})",
-            {"devices[0].memory_bandwidth: cannot read a bandwidth 'nan': it is not a finite number"}},
-           {R"({"hosts": [{"devices": [{"preset": "T4"}], "intra_host_link": {"bandwith": "1GB/s"}}]})",
-            {"unknown key 'bandwith' in hosts[0].intra_host_link", "known keys: bandwidth, latency"}},
-           {R"({"hosts": [{"devices": [{"preset": "T4"}]}], "netwrok": {}})", {"unknown key 'netwrok' in the topology"}},
-           {R"({"hosts": [{"devices": [{"preset": "H1000"}]}]})",
-            {"hosts[0].devices[0].preset: unknown device preset 'H1000'", "H100, A100"}},
-           {(R"({"devices": [{"preset": "T4", "count": 3}], "links": {"bandwidth": [[0, 1], [1, 0]], "latency": 0}})"),
-            {"links.bandwidth: has 2 rows but there are 3 devices"}},
-           {(R"({)" + t4 + R"(, "links": {"bandwidth": [[0, 1], [1]], "latency": 0}})").c_str(),
-            {"links.bandwidth[1]: expected a row of 2 entries, one per device, got 1 entries"}},
-           {"this is not JSON", {"not valid JSON", "parse error", "line 1, column 2"}},
-           {R"({"hosts": [{"devices": [{"preset": "T4")", {"not valid JSON", "parse error"}},
-           {"", {"not valid JSON"}},
-           {R"([1, 2])", {"expected an object, got array"}},
-           {R"({"hosts": [{"devices": [{"preset": "T4"}]}], "devices": []})", {"either 'hosts'", "not both"}},
-           {R"({"hosts": [{"devices": [{"preset": "T4", "preset": "V100"}]}]})", {"'preset' appears twice"}},
-           {R"({"devices": [{"name": "x", "kind": "K", "peak_flops": 1, "memory_bandwidth": 1}]})",
-            {"devices[0]: 'memory' is required when no 'preset' is given"}},
-           {R"({"devices": [{"preset": "T4", "count": 0}]})", {"devices[0].count: expected a whole number from 1"}},
-           {R"({"devices": [{"preset": "T4", "count": 2.5}]})", {"devices[0].count: expected a whole number"}},
-           {R"({"hosts": [{"count": 100000, "devices": [{"preset": "T4"}]}]})", {"hosts[0].count"}},
-           {R"({"hosts": [{"count": 200, "devices": [{"preset": "T4", "count": 8}]}]})", {"more than 1024 devices"}},
-           {R"({"devices": [{"preset": "T4", "type": "gpu"}]})", {"devices[0].type: expected \"accelerator\" or \"cpu\""}},
-           {R"({"devices": [{"preset": "T4", "peak_flops": "65 TB"}]})", {"devices[0].peak_flops", "unknown unit 'TB'"}},
-           {R"({"devices": [{"preset": "T4", "memory": true}]})", {"devices[0].memory: expected a number or a string"}},
-           {(R"({)" + t4 + R"(})").c_str(), {"one of 'links', 'shared_bus' or 'paths' is required to connect 2 devices"}},
-           {(R"({)" + t4 + R"(, "network": {}})").c_str(), {"network: belongs to the hierarchical form"}},
-           {R"({"hosts": [{"devices": [{"preset": "T4"}]}], "links": {}})", {"links: belongs to the explicit form"}},
-           {(R"({)" + t4 + R"(, "shared_bus": {"latency": 0}})").c_str(), {"shared_bus.bandwidth: is required"}},
-           {(R"({)" + t4 + R"(, "resources": [], "paths": {"latency": 0, "resources": [[[], [3]], [[0], []]]}})").c_str(),
-            {"paths.resources[0][1]: 3 is not a resource"}},
-           {(R"({)" + t4 + R"(, "resources": [{"bandwidth": 1}], "paths": {"latency": 0, "resources": [[[], [0, 0]], [[0], []]]}})").c_str(),
-            {"paths.resources[0][1]: lists resource 0 twice"}},
-           {R"({"hosts": [{"devices": [{"kind": "K", "peak_flops": 1, "memory_bandwidth": 1, "memory": 0, "count": 2}]}]})",
-            {"hosts[0].intra_host_link.bandwidth: is required"}},
-           {R"({"hosts": [{"devices": [{"preset": "T4", "host": 1}]}]})", {"unknown key 'host' in hosts[0].devices[0]"}},
-       }) {
+  for (
+      const Case& c : std::vector<Case>{
+          {R"({"name": "empty"})", {"no devices"}},
+          {R"({"hosts": []})", {"hosts: expected a non-empty list"}},
+          {R"({"hosts": [{"name": "h"}]})", {"hosts[0]: 'devices' is required"}},
+          {R"({"devices": []})", {"devices: expected a non-empty list"}},
+          {R"({"devices": [{"name": "a", "preset": "T4"}, {"name": "a", "preset": "T4"}], "shared_bus": {"bandwidth": 1, "latency": 0}})",
+           {"duplicate device name 'a'"}},
+          {R"({"hosts": [{"name": "h", "devices": [{"preset": "T4"}]}, {"name": "h", "devices": [{"preset": "T4"}]}]})",
+           {"hosts[1]: duplicate host name 'h'"}},
+          {(R"({)" + t4 + R"(, "links": {"bandwidth": [[0, -5], [5, 0]], "latency": 0}})").c_str(),
+           {"links.bandwidth[0][1]: must not be negative (got -5)"}},
+          {(R"({)" + t4 + R"(, "links": {"bandwidth": [[0, "-5GB/s"], [5, 0]], "latency": 0}})").c_str(),
+           {"links.bandwidth[0][1]: cannot read a bandwidth '-5GB/s': it is negative"}},
+          {(R"({)" + t4 + R"(, "links": {"bandwidth": 0, "latency": 0}})").c_str(),
+           {"links.bandwidth: must be positive"}},
+          {R"({"devices": [{"preset": "T4", "memory_bandwidth": "nan"}]})",
+           {"devices[0].memory_bandwidth: cannot read a bandwidth 'nan': it is not a finite number"}},
+          {R"({"hosts": [{"devices": [{"preset": "T4"}], "intra_host_link": {"bandwith": "1GB/s"}}]})",
+           {"unknown key 'bandwith' in hosts[0].intra_host_link", "known keys: bandwidth, latency"}},
+          {R"({"hosts": [{"devices": [{"preset": "T4"}]}], "netwrok": {}})", {"unknown key 'netwrok' in the topology"}},
+          {R"({"hosts": [{"devices": [{"preset": "H1000"}]}]})",
+           {"hosts[0].devices[0].preset: unknown device preset 'H1000'", "H100, A100"}},
+          {(R"({"devices": [{"preset": "T4", "count": 3}], "links": {"bandwidth": [[0, 1], [1, 0]], "latency": 0}})"),
+           {"links.bandwidth: has 2 rows but there are 3 devices"}},
+          {(R"({)" + t4 + R"(, "links": {"bandwidth": [[0, 1], [1]], "latency": 0}})").c_str(),
+           {"links.bandwidth[1]: expected a row of 2 entries, one per device, got 1 entries"}},
+          {"this is not JSON", {"not valid JSON", "parse error", "line 1, column 2"}},
+          {R"({"hosts": [{"devices": [{"preset": "T4")", {"not valid JSON", "parse error"}},
+          {"", {"not valid JSON"}},
+          {R"([1, 2])", {"expected an object, got array"}},
+          {R"({"hosts": [{"devices": [{"preset": "T4"}]}], "devices": []})", {"either 'hosts'", "not both"}},
+          {R"({"hosts": [{"devices": [{"preset": "T4", "preset": "V100"}]}]})", {"'preset' appears twice"}},
+          {R"({"devices": [{"name": "x", "kind": "K", "peak_flops": 1, "memory_bandwidth": 1}]})",
+           {"devices[0]: 'memory' is required when no 'preset' is given"}},
+          {R"({"devices": [{"preset": "T4", "count": 0}]})", {"devices[0].count: expected a whole number from 1"}},
+          {R"({"devices": [{"preset": "T4", "count": 2.5}]})", {"devices[0].count: expected a whole number"}},
+          {R"({"hosts": [{"count": 100000, "devices": [{"preset": "T4"}]}]})", {"hosts[0].count"}},
+          {R"({"hosts": [{"count": 200, "devices": [{"preset": "T4", "count": 8}]}]})", {"more than 1024 devices"}},
+          {R"({"devices": [{"preset": "T4", "type": "gpu"}]})",
+           {"devices[0].type: expected \"accelerator\" or \"cpu\""}},
+          {R"({"devices": [{"preset": "T4", "peak_flops": "65 TB"}]})", {"devices[0].peak_flops", "unknown unit 'TB'"}},
+          {R"({"devices": [{"preset": "T4", "memory": true}]})", {"devices[0].memory: expected a number or a string"}},
+          {(R"({)" + t4 + R"(})").c_str(),
+           {"one of 'links', 'shared_bus' or 'paths' is required to connect 2 devices"}},
+          {(R"({)" + t4 + R"(, "network": {}})").c_str(), {"network: belongs to the hierarchical form"}},
+          {R"({"hosts": [{"devices": [{"preset": "T4"}]}], "links": {}})", {"links: belongs to the explicit form"}},
+          {(R"({)" + t4 + R"(, "shared_bus": {"latency": 0}})").c_str(), {"shared_bus.bandwidth: is required"}},
+          {(R"({)" + t4 + R"(, "resources": [], "paths": {"latency": 0, "resources": [[[], [3]], [[0], []]]}})")
+               .c_str(),
+           {"paths.resources[0][1]: 3 is not a resource"}},
+          {(R"({)" + t4 +
+            R"(, "resources": [{"bandwidth": 1}], "paths": {"latency": 0, "resources": [[[], [0, 0]], [[0], []]]}})")
+               .c_str(),
+           {"paths.resources[0][1]: lists resource 0 twice"}},
+          {R"({"hosts": [{"devices": [{"kind": "K", "peak_flops": 1, "memory_bandwidth": 1, "memory": 0, "count": 2}]}]})",
+           {"hosts[0].intra_host_link.bandwidth: is required"}},
+          {R"({"hosts": [{"devices": [{"preset": "T4", "host": 1}]}]})", {"unknown key 'host' in hosts[0].devices[0]"}},
+      }) {
     absl::StatusOr<Topology> t = ParseTopologyJson(c.json);
     ASSERT_FALSE(t.ok()) << c.json;
     EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument) << c.json;
@@ -377,7 +391,8 @@ TEST(TopologyJsonTest, DirectoryIsNotFoundRatherThanBadJson) {
 }
 
 TEST(TopologyJsonTest, ToJsonReplacesInvalidUtf8InsteadOfThrowing) {
-  std::vector<Device> devices = {MakeDevice(**FindDevicePreset("T4"), "bad\xff"), MakeDevice(**FindDevicePreset("T4"), "ok")};
+  std::vector<Device> devices = {MakeDevice(**FindDevicePreset("T4"), "bad\xff"),
+                                 MakeDevice(**FindDevicePreset("T4"), "ok")};
   absl::StatusOr<Topology> t = BuildSharedBus("name\xfe", devices, 1e9, 0);
   ASSERT_TRUE(t.ok()) << t.status();
   const std::string json = TopologyToJson(*t);

@@ -37,8 +37,8 @@ std::string TwoStepCpuTrace() {
 
 Graph ExportedBlock() {
   GraphBuilder builder;
-  const char* names[] = {"/block/conv/Conv", "/block/relu/Relu", "/block/relu_1/Relu", "/Flatten", "/head/MatMul",
-                         "/head/Add"};
+  const char* names[] = {"/block/conv/Conv", "/block/relu/Relu", "/block/relu_1/Relu",
+                         "/Flatten",         "/head/MatMul",     "/head/Add"};
   const double flops[] = {1e9, 1e6, 1e6, 0, 3e6, 1e6};
   std::string previous;
   for (int i = 0; i < 6; ++i) {

@@ -50,7 +50,8 @@ bool Feasible(const Outcome& o) { return o.result.ok() && o.result->evaluation.f
 
 // Lower value wins; equal values go to the smaller name, so the answer does not depend on the run order.
 bool Beats(const Outcome& a, const Outcome& b) {
-  if (a.result->evaluation.value != b.result->evaluation.value) return a.result->evaluation.value < b.result->evaluation.value;
+  if (a.result->evaluation.value != b.result->evaluation.value)
+    return a.result->evaluation.value < b.result->evaluation.value;
   return a.name < b.name;
 }
 
@@ -63,8 +64,8 @@ std::string Describe(const Outcome& o) {
   return absl::StrFormat("%s: %.6g in %s%s%s", o.name, o.result->evaluation.value, ms,
                          o.result->evaluation.fits_memory ? "" : " (does not fit memory)",
                          !o.result->proven_optimal ? ""
-                         : ProvesGlobally(o.name)    ? " (proven optimal)"
-                                                     : " (optimal among the placements it considers)");
+                         : ProvesGlobally(o.name)  ? " (proven optimal)"
+                                                   : " (optimal among the placements it considers)");
 }
 
 Outcome Run(const Placer& placer, const PlacementProblem& problem, const Budget& budget) {
@@ -81,8 +82,8 @@ absl::Status NoAnswer(const std::vector<Outcome>& outcomes, const Budget& budget
   }
   for (const Outcome& o : outcomes) {
     if (o.result.ok() && !o.result->evaluation.fits_memory) {
-      return absl::FailedPreconditionError(absl::StrCat("no placer found a placement that fits memory (", o.name,
-                                                        "'s answer does not)"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("no placer found a placement that fits memory (", o.name, "'s answer does not)"));
     }
   }
   if (budget.Expired() || outcomes.empty()) return budget.ExpiredStatus();
@@ -178,7 +179,8 @@ class Session {
     for (size_t i : SearchStarts(outcomes_)) plan.push_back(SearchRun{i, problem_.seed + plan.size()});
     if (const std::optional<size_t> own = OwnStart(); own && (plan.empty() || !SamePlacement(plan[0].start, *own))) {
       // On a tie with the best start it goes first: a search cut short by the deadline then matches local_search's.
-      const bool tie = !plan.empty() && outcomes_[*own].result->evaluation.value <= outcomes_[plan[0].start].result->evaluation.value;
+      const bool tie = !plan.empty() &&
+                       outcomes_[*own].result->evaluation.value <= outcomes_[plan[0].start].result->evaluation.value;
       std::erase_if(plan, [&](const SearchRun& r) { return SamePlacement(r.start, *own); });
       plan.insert(plan.begin() + (tie ? 0 : std::min<size_t>(1, plan.size())), SearchRun{*own, problem_.seed});
     }
@@ -214,7 +216,8 @@ class Session {
       return;
     }
     if (left < kMinFinetune || budget_.Expired()) {
-      notes_.push_back(absl::StrCat(kFinetunePlacer, ": not run, ", absl::FormatDuration(left), " left after the searches"));
+      notes_.push_back(
+          absl::StrCat(kFinetunePlacer, ": not run, ", absl::FormatDuration(left), " left after the searches"));
       return;
     }
     const double before = best_ ? outcomes_[*best_].result->evaluation.value : std::numeric_limits<double>::infinity();
@@ -226,8 +229,8 @@ class Session {
     const size_t tuned = outcomes_.size() - 1;
     if (!Feasible(outcomes_[tuned])) return;
     const double value = outcomes_[tuned].result->evaluation.value;
-    notes_.push_back(value < before ? absl::StrFormat("%s gained %.2f%% over the best answer before it", kFinetunePlacer,
-                                                      100 * (1 - value / before))
+    notes_.push_back(value < before ? absl::StrFormat("%s gained %.2f%% over the best answer before it",
+                                                      kFinetunePlacer, 100 * (1 - value / before))
                                     : absl::StrFormat("%s gained nothing over the best answer before it (%.6g)",
                                                       kFinetunePlacer, before));
     const bool seen = std::any_of(outcomes_.begin(), outcomes_.end() - 1, [&](const Outcome& o) {
@@ -244,16 +247,16 @@ class Session {
   absl::StatusOr<PlacerResult> Finish(std::vector<std::string> notes, std::vector<PortfolioRun>* runs) {
     if (runs != nullptr) {
       for (const Outcome& o : outcomes_) {
-        runs->push_back(PortfolioRun{o.name, o.result.status(), Feasible(o), o.result.ok() ? o.result->evaluation.value : 0,
-                                     o.took});
+        runs->push_back(PortfolioRun{o.name, o.result.status(), Feasible(o),
+                                     o.result.ok() ? o.result->evaluation.value : 0, o.took});
       }
     }
     if (!best_) return NoAnswer(outcomes_, budget_);
     PlacerResult result = *std::move(outcomes_[*best_].result);
     const std::string winner = outcomes_[*best_].name;
     result.best_bound = std::min(GlobalBound(problem_, outcomes_), result.evaluation.value);
-    result.proven_optimal = (result.proven_optimal && ProvesGlobally(winner)) ||
-                            result.evaluation.value <= result.best_bound * (1 + 1e-9);
+    result.proven_optimal =
+        (result.proven_optimal && ProvesGlobally(winner)) || result.evaluation.value <= result.best_bound * (1 + 1e-9);
     notes.insert(notes.end(), notes_.begin(), notes_.end());
     notes.push_back(absl::StrCat("winner: ", winner));
     for (std::string& n : result.notes) notes.push_back(absl::StrCat(winner, ": ", n));

@@ -39,9 +39,9 @@ struct AutoOptions {
 // What one placer of the portfolio did, in the order they ran (local search may appear once per start).
 struct PortfolioRun {
   std::string placer;
-  absl::Status status;      // its error, or OK
+  absl::Status status;  // its error, or OK
   bool fits_memory = false;
-  double value = 0;         // under the problem's objective, when OK
+  double value = 0;  // under the problem's objective, when OK
   absl::Duration took;
 };
 

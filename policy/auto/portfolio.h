@@ -47,14 +47,14 @@ inline constexpr char kTarnawskiSearchPlacer[] = "tarnawski_search";
 
 struct Candidate {
   std::string name;
-  double weight = 1;  // share of the one-shot budget, relative to the others
+  double weight = 1;       // share of the one-shot budget, relative to the others
   bool from_best = false;  // starts from the best answer so far (PlacementProblem::start)
 };
 
 struct Plan {
-  std::vector<Candidate> run;     // in the order they run
+  std::vector<Candidate> run;        // in the order they run
   std::vector<std::string> skipped;  // "name: why", for the notes
-  bool search = false;            // finish with the search placer
+  bool search = false;               // finish with the search placer
   std::string search_placer = kSearchPlacer;
 };
 

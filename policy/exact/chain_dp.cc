@@ -15,8 +15,8 @@ double Times(int32_t c, double x) { return c == 0 ? 0.0 : c * x; }
 struct Layer {
   int64_t lo = 0, hi = 0;  // window [lo, hi) of the work-sorted ideals
   std::vector<double> value;
-  std::vector<int32_t> back;   // previous ideal
-  std::vector<uint8_t> kind;   // 0: unreached, 1: accelerator step, 2: CPU step
+  std::vector<int32_t> back;     // previous ideal
+  std::vector<uint8_t> kind;     // 0: unreached, 1: accelerator step, 2: CPU step
   std::vector<int32_t> reached;  // ideals with kind != 0, ascending (so by work)
   bool Contains(int64_t i) const { return i >= lo && i < hi; }
 };
@@ -79,7 +79,10 @@ class ChainDp {
     int64_t lo = 0, hi = s_.size();
     while (lo < hi) {
       const int64_t mid = (lo + hi) / 2;
-      if (s_.work(mid) < w) lo = mid + 1; else hi = mid;
+      if (s_.work(mid) < w)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     return lo;
   }
@@ -88,7 +91,10 @@ class ChainDp {
     int64_t lo = 0, hi = s_.size();
     while (lo < hi) {
       const int64_t mid = (lo + hi) / 2;
-      if (s_.work(mid) <= w) lo = mid + 1; else hi = mid;
+      if (s_.work(mid) <= w)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     return lo;
   }
@@ -190,8 +196,8 @@ class ChainDp {
       if (memory) {
         floor = cap > 0 ? static_cast<double>(bytes) / static_cast<double>(cap) : 0.0;
       } else {
-        floor = cpu ? s_.cpu(j) - s_.cpu(i)
-                    : s_.work(j) - s_.work(i) + std::abs(s_.cross_weight(j) - s_.cross_weight(i));
+        floor =
+            cpu ? s_.cpu(j) - s_.cpu(i) : s_.work(j) - s_.work(i) + std::abs(s_.cross_weight(j) - s_.cross_weight(i));
       }
       if (floor > bound_ || std::max(vi, floor) >= best) continue;
       if (!s_.Subset(i, j)) continue;
@@ -244,7 +250,8 @@ double CpuAbsorption(const PipelineModel& model, double bound) {
       items.emplace_back(model.cpu_time[u], model.acc_time[u]);
     }
   }
-  std::sort(items.begin(), items.end(), [](const auto& x, const auto& y) { return x.second * y.first > y.second * x.first; });
+  std::sort(items.begin(), items.end(),
+            [](const auto& x, const auto& y) { return x.second * y.first > y.second * x.first; });
   double left = bound, work = free_work;
   for (const auto& [cpu, w] : items) {
     if (cpu <= left) {

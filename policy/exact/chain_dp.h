@@ -11,10 +11,10 @@
 // work(V \ J) ≤ (k − a)T + (C − c)A(T): each DP layer lives in a window of the work-sorted ideals, and a step
 // pairs only ideals less than T of work apart. Transfers tighten this: a hyperedge crossing J is paid by the
 // steps holding its members on either side of J (none holds all of it), so when no CPU step lies before J,
-// work(J) + crossW(J) ≤ aT, and likewise after J. A step I -> J costs at least its work plus |crossW(J) − crossW(I)|, checked before the exact cost. Near
-// the optimum kT + CA(T) is close to the total work, so windows are thin. Every chain whose steps all cost at
-// most T satisfies all of this, so the DP returns the exact optimum whenever that optimum is at most T, and
-// reports "not found" otherwise.
+// work(J) + crossW(J) ≤ aT, and likewise after J. A step I -> J costs at least its work plus |crossW(J) − crossW(I)|,
+// checked before the exact cost. Near the optimum kT + CA(T) is close to the total work, so windows are thin. Every
+// chain whose steps all cost at most T satisfies all of this, so the DP returns the exact optimum whenever that optimum
+// is at most T, and reports "not found" otherwise.
 #pragma once
 
 #include <cstdint>
@@ -55,9 +55,9 @@ struct ChainDpResult {
   bool too_large = false;  // the windows held more than max_cells cells; nothing else is meaningful
   double value = std::numeric_limits<double>::infinity();
   std::vector<ChainSegment> segments;  // the non-empty steps in chain order
-  bool memory_pruned = false;  // some step was refused only because it did not fit memory
-  int64_t window_ideals = 0;   // DP cells over all layers
-  int64_t pairs = 0;           // (I, J) pairs whose cost was evaluated
+  bool memory_pruned = false;          // some step was refused only because it did not fit memory
+  int64_t window_ideals = 0;           // DP cells over all layers
+  int64_t pairs = 0;                   // (I, J) pairs whose cost was evaluated
 };
 
 ChainDpResult RunChainDp(const PipelineModel& model, const IdealSet& ideals, const ChainDpOptions& options,

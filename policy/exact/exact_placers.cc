@@ -23,8 +23,8 @@ class PipelineDpPlacer : public Placer {
 
   absl::StatusOr<PlacerResult> Place(const PlacementProblem& problem, const Budget& budget) const override {
     if (problem.objective != Objective::kThroughput) {
-      return absl::InvalidArgumentError(absl::StrCat("pipeline_dp optimizes the throughput objective, not ",
-                                                     ObjectiveName(problem.objective)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("pipeline_dp optimizes the throughput objective, not ", ObjectiveName(problem.objective)));
     }
     absl::StatusOr<PipelineSolution> sol = SolveContiguousPipeline(*problem.costs, budget);
     if (!sol.ok()) return sol.status();

@@ -52,7 +52,8 @@ double SplitValue(const PipelineModel& m, const Split& split) {
   std::vector<int32_t> seen;
   for (size_t h = 0; h + 1 < m.hedge_begin.size(); ++h) {
     seen.clear();
-    for (int32_t k = m.hedge_begin[h]; k < m.hedge_begin[h + 1]; ++k) seen.push_back(split.step_of_unit[m.hedge_members[k]]);
+    for (int32_t k = m.hedge_begin[h]; k < m.hedge_begin[h + 1]; ++k)
+      seen.push_back(split.step_of_unit[m.hedge_members[k]]);
     std::sort(seen.begin(), seen.end());
     seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
     if (seen.size() < 2) continue;

@@ -84,8 +84,10 @@ class IdealSet::Builder {
   // Storage reserved so far (vector capacities), which is what the process holds.
   int64_t bytes() const {
     const IdealSet& o = out_;
-    return static_cast<int64_t>(o.bits_.capacity() * 8 + (o.work_.capacity() + o.cpu_.capacity() + o.cross_weight_.capacity() +
-                                o.bytes_.capacity() + o.cross_begin_.capacity()) * 8 +
+    return static_cast<int64_t>(o.bits_.capacity() * 8 +
+                                (o.work_.capacity() + o.cpu_.capacity() + o.cross_weight_.capacity() +
+                                 o.bytes_.capacity() + o.cross_begin_.capacity()) *
+                                    8 +
                                 (o.acc_bad_.capacity() + o.cpu_bad_.capacity() + o.cross_.capacity()) * 4);
   }
 
@@ -115,7 +117,8 @@ class IdealSet::Builder {
     s.cross_.reserve(out_.cross_.size());
     for (int64_t k = 0; k < n; ++k) {
       const int64_t i = order[k];
-      s.cross_.insert(s.cross_.end(), out_.cross_.begin() + out_.cross_begin_[i], out_.cross_.begin() + out_.cross_begin_[i + 1]);
+      s.cross_.insert(s.cross_.end(), out_.cross_.begin() + out_.cross_begin_[i],
+                      out_.cross_.begin() + out_.cross_begin_[i + 1]);
       s.cross_begin_.push_back(static_cast<int64_t>(s.cross_.size()));
     }
     std::vector<int32_t>().swap(out_.cross_);
@@ -227,13 +230,14 @@ absl::StatusOr<IdealSet> IdealSet::Enumerate(const PipelineModel& model, int64_t
     b.Add(v);
     b.Emit();
     if (b.emitted() > max_ideals) {
-      return absl::ResourceExhaustedError(absl::StrCat("the DAG of ", n, " units has more than ", max_ideals,
-                                                       " ideals (down-closed sets)"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the DAG of ", n, " units has more than ", max_ideals, " ideals (down-closed sets)"));
     }
     if ((b.emitted() & 4095) == 0) {
       if (budget.Expired()) return budget.ExpiredStatus();
       if (b.bytes() > max_bytes) {
-        return absl::ResourceExhaustedError(absl::StrCat("the DAG of ", n, " units has more ideals (down-closed sets) than ",
+        return absl::ResourceExhaustedError(absl::StrCat("the DAG of ", n,
+                                                         " units has more ideals (down-closed sets) than ",
                                                          max_bytes >> 20, " MiB hold (", b.emitted(), " so far)"));
       }
     }

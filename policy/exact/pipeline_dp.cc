@@ -43,7 +43,8 @@ Placement ToPlacement(const PipelineModel& m, const Split& split, int32_t* accel
   const std::vector<int32_t> step_of_op = StepOfOps(m, split.step_of_unit);
   Placement p;
   p.device.resize(m.unit_of_op.size());
-  for (size_t op = 0; op < m.unit_of_op.size(); ++op) p.device[op] = steps == 0 ? fallback : device_of_step[step_of_op[op]];
+  for (size_t op = 0; op < m.unit_of_op.size(); ++op)
+    p.device[op] = steps == 0 ? fallback : device_of_step[step_of_op[op]];
   return p;
 }
 
@@ -52,6 +53,44 @@ void Accumulate(PipelineStats& stats, const SearchCounters& c) {
   stats.dp_cells += c.dp_cells;
   stats.pairs += c.pairs;
   stats.dp_runs += c.dp_runs;
+}
+
+// The search on a model with merged zero-compute units, checked (see SolveContiguousPipeline): against the same
+// search without memory limits, and failing that against the unmerged model, whose answer replaces `out` (and
+// whose model lands in `exact`) when better.
+absl::Status CheckAgainstUnmerged(const CostModel& costs, const Budget& budget, const SearchLimits& limits,
+                                  PipelineModelOptions model_options, const PipelineModel& model,
+                                  absl::StatusOr<SearchOutcome>& out, PipelineStats& stats,
+                                  std::optional<PipelineModel>& exact) {
+  if (out.ok()) {
+    SearchLimits relaxed = limits;
+    relaxed.enforce_memory = false;
+    SearchCounters rc;
+    absl::StatusOr<SearchOutcome> r = SearchModel(model, budget, relaxed, rc);
+    Accumulate(stats, rc);
+    if (r.ok() && r->proven_optimal && r->has_split && r->split.value >= out->split.value * (1 - 1e-12)) {
+      return absl::OkStatus();
+    }
+  }
+  model_options.merge_sized = false;
+  absl::StatusOr<PipelineModel> unmerged = BuildPipelineModel(costs, model_options);
+  if (!unmerged.ok()) return unmerged.status();
+  SearchLimits exact_limits = limits;
+  if (out.ok() && out->has_split) exact_limits.known_upper = out->split.value;
+  SearchCounters ec;
+  absl::StatusOr<SearchOutcome> e = SearchModel(*unmerged, budget, exact_limits, ec);
+  Accumulate(stats, ec);
+  if (!out.ok() || (e.ok() && e->has_split && e->split.value < out->split.value)) {
+    exact = *std::move(unmerged);
+    out = std::move(e);
+  } else if (e.ok()) {
+    out->proven_optimal = e->proven_optimal;
+    out->lower_bound = std::min(out->split.value, e->lower_bound);
+  } else {
+    out->proven_optimal = false;
+    out->notes.push_back(absl::StrCat("not proven optimal against memory: ", e.status().message()));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -76,37 +115,10 @@ absl::StatusOr<PipelineSolution> SolveContiguousPipeline(const CostModel& costs,
   // original problem, would have made every decision alike); otherwise the result is checked against that
   // relaxation and, failing that, against the unmerged model.
   std::optional<PipelineModel> exact;
-  if (model->sized_merges && (absl::IsFailedPrecondition(out.status()) ||
-                              (out.ok() && out->proven_optimal && out->memory_pruned))) {
-    bool settled = false;
-    if (out.ok()) {
-      SearchLimits relaxed = limits;
-      relaxed.enforce_memory = false;
-      SearchCounters rc;
-      absl::StatusOr<SearchOutcome> r = SearchModel(*model, budget, relaxed, rc);
-      Accumulate(sol.stats, rc);
-      settled = r.ok() && r->proven_optimal && r->has_split && r->split.value >= out->split.value * (1 - 1e-12);
-    }
-    if (!settled) {
-      model_options.merge_sized = false;
-      absl::StatusOr<PipelineModel> unmerged = BuildPipelineModel(costs, model_options);
-      if (!unmerged.ok()) return unmerged.status();
-      SearchLimits exact_limits = limits;
-      if (out.ok() && out->has_split) exact_limits.known_upper = out->split.value;
-      SearchCounters ec;
-      absl::StatusOr<SearchOutcome> e = SearchModel(*unmerged, budget, exact_limits, ec);
-      Accumulate(sol.stats, ec);
-      if (!out.ok() || (e.ok() && e->has_split && e->split.value < out->split.value)) {
-        exact = *std::move(unmerged);
-        out = std::move(e);
-      } else if (e.ok()) {
-        out->proven_optimal = e->proven_optimal;
-        out->lower_bound = std::min(out->split.value, e->lower_bound);
-      } else {
-        out->proven_optimal = false;
-        out->notes.push_back(absl::StrCat("not proven optimal against memory: ", e.status().message()));
-      }
-    }
+  if (model->sized_merges &&
+      (absl::IsFailedPrecondition(out.status()) || (out.ok() && out->proven_optimal && out->memory_pruned))) {
+    absl::Status checked = CheckAgainstUnmerged(costs, budget, limits, model_options, *model, out, sol.stats, exact);
+    if (!checked.ok()) return checked;
   }
   if (!out.ok()) return out.status();
   const PipelineModel& used = exact.has_value() ? *exact : *model;
@@ -118,7 +130,8 @@ absl::StatusOr<PipelineSolution> SolveContiguousPipeline(const CostModel& costs,
   if (!ev->fits_memory) return absl::InternalError("pipeline_dp produced a placement that does not fit memory");
   const double dp_value = out->split.value;
   if (std::abs(ev->value - dp_value) > 1e-6 * std::max(1.0, std::abs(dp_value))) {
-    return absl::InternalError(absl::StrCat("pipeline_dp's split scores ", ev->value, " but its DP computed ", dp_value));
+    return absl::InternalError(
+        absl::StrCat("pipeline_dp's split scores ", ev->value, " but its DP computed ", dp_value));
   }
   sol.max_load = ev->value;
   sol.proven_optimal = out->proven_optimal;

@@ -54,8 +54,8 @@ struct PipelineStats {
 
 struct PipelineSolution {
   Placement placement;
-  double max_load = 0;        // the placement's THROUGHPUT value (simulator/objectives' Evaluate)
-  double lower_bound = 0;     // proven: no contiguous split does better
+  double max_load = 0;     // the placement's THROUGHPUT value (simulator/objectives' Evaluate)
+  double lower_bound = 0;  // proven: no contiguous split does better
   bool proven_optimal = false;
   int32_t accelerators_used = 0;
   int32_t cpus_used = 0;

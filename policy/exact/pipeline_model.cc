@@ -55,10 +55,10 @@ absl::Status SplitDeviceKinds(const Topology& t, PipelineModel& model, OpFacts& 
     if (!same.empty()) {
       const Device& first = t.device(same.front());
       if (t.kind_index(same.front()) != t.kind_index(d) || first.memory_bytes != t.device(d).memory_bytes) {
-        return absl::UnimplementedError(absl::StrCat(
-            "pipeline_dp needs identical devices of each type, but '", first.name, "' (", first.kind, ", ",
-            first.memory_bytes, " bytes) and '", t.device(d).name, "' (", t.device(d).kind, ", ",
-            t.device(d).memory_bytes, " bytes) differ"));
+        return absl::UnimplementedError(absl::StrCat("pipeline_dp needs identical devices of each type, but '",
+                                                     first.name, "' (", first.kind, ", ", first.memory_bytes,
+                                                     " bytes) and '", t.device(d).name, "' (", t.device(d).kind, ", ",
+                                                     t.device(d).memory_bytes, " bytes) differ"));
       }
     }
     same.push_back(d);
@@ -104,8 +104,8 @@ absl::StatusOr<const Path*> CommonPath(const Topology& t) {
       } else if (!SameFigure(p.latency, common->latency) || !SameFigure(p.bandwidth, common->bandwidth)) {
         return absl::UnimplementedError(absl::StrCat(
             "pipeline_dp assumes one interconnect figure for every pair of devices, but ", t.device(common_from).name,
-            "->", t.device(common_to).name, " has ", common->bandwidth, " B/s and ", common->latency, " s latency while ",
-            t.device(a).name, "->", t.device(b).name, " has ", p.bandwidth, " B/s and ", p.latency,
+            "->", t.device(common_to).name, " has ", common->bandwidth, " B/s and ", common->latency,
+            " s latency while ", t.device(a).name, "->", t.device(b).name, " has ", p.bandwidth, " B/s and ", p.latency,
             " s; give measured transfer times or use a homogeneous cluster"));
       }
     }
@@ -189,7 +189,8 @@ std::vector<int32_t> FloatUnits(const UnitGraph& g, const OpFacts& facts, std::v
   while (!work.empty()) {
     const int32_t u = work.back();
     work.pop_back();
-    if (!keep[u] || !pipeline_internal::ZeroEverywhere(g, facts, u) || g.bytes[u] != 0 || !g.unit_hedges[u].empty()) continue;
+    if (!keep[u] || !pipeline_internal::ZeroEverywhere(g, facts, u) || g.bytes[u] != 0 || !g.unit_hedges[u].empty())
+      continue;
     if (live_preds[u] != 0 && live_succs[u] != 0) continue;
     keep[u] = 0;
     floated.push_back(u);
@@ -267,8 +268,9 @@ absl::Status CheckEveryUnitRuns(const Graph& g, const UnitGraph& units, const Op
     while (group_of_op[first] != u) ++first;
     const int32_t c = g.colocation_group(first);
     return absl::FailedPreconditionError(absl::StrCat(
-        "no device can run all of ", c == kNone ? absl::StrCat("operator '", g.name(first), "'")
-                                                : absl::StrCat("colocation group '", g.colocation_groups()[c], "'"),
+        "no device can run all of ",
+        c == kNone ? absl::StrCat("operator '", g.name(first), "'")
+                   : absl::StrCat("colocation group '", g.colocation_groups()[c], "'"),
         ": its operators need both accelerator-only and CPU-only kernels, or a device kind the cluster lacks"));
   }
   return absl::OkStatus();

@@ -46,7 +46,7 @@ struct PipelineModel {
   std::vector<double> cpu_time;  // compute on a CPU; 0 where !cpu_ok
   std::vector<uint8_t> acc_ok;   // every operator of the unit runs on the accelerators
   std::vector<uint8_t> cpu_ok;
-  std::vector<int64_t> bytes;    // parameter bytes (the THROUGHPUT memory model)
+  std::vector<int64_t> bytes;              // parameter bytes (the THROUGHPUT memory model)
   std::vector<int32_t> pred_begin, preds;  // CSR over units: direct predecessors
   std::vector<int32_t> succ_begin, succs;  // CSR over units: direct successors
 
@@ -65,9 +65,9 @@ struct PipelineModel {
   std::vector<Floating> floating;  // in the order they were floated
 
   // Facts about the reductions, for the solver and for reports.
-  bool sized_merges = false;  // a merged zero-compute unit holds bytes and some device has a memory limit
-  int32_t groups = 0;          // colocation units before fusion and reductions
-  int32_t merged_units = 0;    // zero-compute units merged into a neighbour
+  bool sized_merges = false;             // a merged zero-compute unit holds bytes and some device has a memory limit
+  int32_t groups = 0;                    // colocation units before fusion and reductions
+  int32_t merged_units = 0;              // zero-compute units merged into a neighbour
   std::vector<std::string> group_names;  // per lattice unit: a readable name (first operator's group or name)
 
   int32_t num_accelerators() const { return static_cast<int32_t>(accelerators.size()); }
@@ -75,8 +75,8 @@ struct PipelineModel {
 };
 
 struct PipelineModelOptions {
-  bool reduce = true;        // apply the two reductions above
-  bool merge_sized = true;   // also merge zero-compute units that hold bytes (memory-relaxed, see above)
+  bool reduce = true;       // apply the two reductions above
+  bool merge_sized = true;  // also merge zero-compute units that hold bytes (memory-relaxed, see above)
   // What a hyperedge weighs: the tensor's transfer time on the one interconnect figure (the THROUGHPUT load), or
   // its bytes (then the paths may differ), every tensor's or only those of forward operators (the activations
   // PipeDream's cost model moves).

@@ -62,7 +62,10 @@ double LowerBound(const PipelineModel& m) {
     double lo = 0, hi = total;
     for (int it = 0; it < 100 && hi - lo > 1e-12 * total; ++it) {
       const double mid = 0.5 * (lo + hi);
-      if (k * mid + (c > 0 ? c * CpuAbsorption(m, mid) : 0.0) >= total) hi = mid; else lo = mid;
+      if (k * mid + (c > 0 ? c * CpuAbsorption(m, mid) : 0.0) >= total)
+        hi = mid;
+      else
+        lo = mid;
     }
     lb = std::max(lb, lo);
   }
@@ -73,8 +76,8 @@ struct Gallop {
   ChainDpResult found;  // found.found: the optimum of the family
   double lower = 0;     // the family has no chain at or below this
   bool expired = false;
-  bool too_large = false;  // a run needed more DP cells than allowed
-  bool exhausted = false;  // no chain at or below the cap
+  bool too_large = false;          // a run needed more DP cells than allowed
+  bool exhausted = false;          // no chain at or below the cap
   bool memory_pruned = false;      // the last run refused a step only for memory
   bool memory_pruned_any = false;  // some run did
 };
@@ -124,9 +127,9 @@ absl::Status CheckMemoryTotals(const PipelineModel& m) {
     const bool fits_cpu = on_cpu && (cpu_cap == 0 || m.bytes[u] <= cpu_cap);
     if (!fits_acc && !fits_cpu) {
       const int64_t cap = on_acc ? acc_cap : cpu_cap;
-      return absl::FailedPreconditionError(absl::StrCat(
-          "colocation group '", m.group_names[u], "' holds ", m.bytes[u], " bytes but ", on_acc ? "an accelerator" : "a CPU",
-          " holds ", cap, ": ", m.bytes[u] - cap, " bytes missing on one device"));
+      return absl::FailedPreconditionError(absl::StrCat("colocation group '", m.group_names[u], "' holds ", m.bytes[u],
+                                                        " bytes but ", on_acc ? "an accelerator" : "a CPU", " holds ",
+                                                        cap, ": ", m.bytes[u] - cap, " bytes missing on one device"));
     }
     total += m.bytes[u];
     if (!on_cpu) acc_only += m.bytes[u];
@@ -135,8 +138,8 @@ absl::Status CheckMemoryTotals(const PipelineModel& m) {
   const int64_t capacity = k * acc_cap + c * cpu_cap;
   if (bounded && total > capacity) {
     return absl::FailedPreconditionError(absl::StrCat("the graph needs ", total, " bytes but the ", k, " accelerators",
-                                                      c > 0 ? absl::StrCat(" and ", c, " CPUs") : "", " hold ", capacity,
-                                                      ": ", total - capacity, " bytes missing"));
+                                                      c > 0 ? absl::StrCat(" and ", c, " CPUs") : "", " hold ",
+                                                      capacity, ": ", total - capacity, " bytes missing"));
   }
   if (acc_cap > 0 && acc_only > k * acc_cap) {
     return absl::FailedPreconditionError(absl::StrCat("operators that only accelerators can hold need ", acc_only,
@@ -164,9 +167,9 @@ absl::Status MemoryShortfall(const PipelineModel& m, const IdealSet& s, const Bu
     if (seg.cost < r.value) continue;
     const int64_t bytes = s.bytes(seg.to) - s.bytes(seg.from);
     const int64_t cap = seg.cpu ? m.cpu_bytes : m.accelerator_bytes;
-    return absl::FailedPreconditionError(absl::StrCat(
-        "no contiguous split fits memory: the best one still puts ", bytes, " bytes on ", seg.cpu ? "a CPU" : "an accelerator",
-        " that holds ", cap, ": ", bytes - cap, " bytes missing"));
+    return absl::FailedPreconditionError(absl::StrCat("no contiguous split fits memory: the best one still puts ",
+                                                      bytes, " bytes on ", seg.cpu ? "a CPU" : "an accelerator",
+                                                      " that holds ", cap, ": ", bytes - cap, " bytes missing"));
   }
   return absl::FailedPreconditionError("no contiguous split fits the devices' memory");
 }
@@ -194,7 +197,6 @@ std::vector<std::vector<int32_t>> SeedOrders(const PipelineModel& m) {
   return orders;
 }
 
-
 namespace {
 
 // A first split from the prefixes of two topological orders (one if two do not fit): a greedy cut of the first
@@ -204,9 +206,9 @@ absl::StatusOr<bool> SeedFromOrders(const PipelineModel& m, const Budget& budget
   std::vector<std::vector<int32_t>> orders = SeedOrders(m);
   const int64_t per_order = (m.num_units + 1) * IdealSet::BytesPerIdeal(m);
   if (per_order > limits.max_lattice_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat("pipeline_dp needs ", per_order >> 20, " MiB for the prefixes of one order of ",
-                                                     m.num_units, " units, more than the ", limits.max_lattice_bytes >> 20,
-                                                     " MiB allowed; use a heuristic placer"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("pipeline_dp needs ", per_order >> 20, " MiB for the prefixes of one order of ", m.num_units,
+                     " units, more than the ", limits.max_lattice_bytes >> 20, " MiB allowed; use a heuristic placer"));
   }
   if (per_order * static_cast<int64_t>(orders.size()) > limits.max_lattice_bytes) orders.resize(1);
   if (std::optional<Split> greedy = GreedySplit(m, orders[0], lb, tmax, budget)) {
@@ -233,8 +235,8 @@ absl::StatusOr<SearchOutcome> SearchLattice(const PipelineModel& m, const Budget
   if (!lattice.ok()) {
     if (!out.has_split) {
       if (absl::IsDeadlineExceeded(lattice.status()) || absl::IsCancelled(lattice.status())) return lattice.status();
-      return absl::ResourceExhaustedError(absl::StrCat("no split along a topological order fits memory, and ",
-                                                       lattice.status().message()));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("no split along a topological order fits memory, and ", lattice.status().message()));
     }
     out.notes.push_back(absl::StrCat("not proven optimal: ", lattice.status().message()));
     return out;

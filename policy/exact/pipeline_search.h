@@ -24,7 +24,7 @@ namespace placement::pipeline_internal {
 // A contiguous split of a model's lattice units: step_of_unit[u] is u's position along the chain.
 struct Split {
   std::vector<int32_t> step_of_unit;
-  std::vector<uint8_t> step_is_cpu;  // per step
+  std::vector<uint8_t> step_is_cpu;                        // per step
   double value = std::numeric_limits<double>::infinity();  // its largest step cost, as the DP computed it
 };
 
@@ -46,11 +46,11 @@ struct SearchCounters {
 struct SearchOutcome {
   bool has_split = false;
   Split split;
-  double lower_bound = 0;         // no split of this model does better
-  double static_lower_bound = 0;  // the bound from work alone, which holds for any model of the same graph
-  bool proven_optimal = false;    // no split (of this model) does better than split.value (or known_upper)
-  bool memory_pruned = false;     // the deciding DP refused a step only for memory
-  bool memory_pruned_any = false; // some DP run did
+  double lower_bound = 0;          // no split of this model does better
+  double static_lower_bound = 0;   // the bound from work alone, which holds for any model of the same graph
+  bool proven_optimal = false;     // no split (of this model) does better than split.value (or known_upper)
+  bool memory_pruned = false;      // the deciding DP refused a step only for memory
+  bool memory_pruned_any = false;  // some DP run did
   std::vector<std::string> notes;
 };
 

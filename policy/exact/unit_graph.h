@@ -25,8 +25,8 @@ struct UnitGraph {
   std::vector<int64_t> bytes;
   std::vector<std::vector<int32_t>> succs, preds;  // no duplicates, no self-loops
   std::vector<double> hedge_weight;
-  std::vector<std::vector<int32_t>> hedges;        // members ascending, at least two
-  std::vector<std::vector<int32_t>> unit_hedges;   // hyperedges of each unit
+  std::vector<std::vector<int32_t>> hedges;       // members ascending, at least two
+  std::vector<std::vector<int32_t>> unit_hedges;  // hyperedges of each unit
 };
 
 // Contracts operators into units by group_of_op (dense ids 0..num_groups-1).

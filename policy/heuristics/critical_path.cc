@@ -50,8 +50,9 @@ struct PathPlan {
   bool fits = true;
 };
 
-PathPlan PlanPath(const CostModel& costs, const UnitIndex& units, const MemoryLedger& ledger, absl::Span<const OpId> path,
-                  absl::Span<const int32_t> path_units, absl::Span<const double> mean_edge) {
+PathPlan PlanPath(const CostModel& costs, const UnitIndex& units, const MemoryLedger& ledger,
+                  absl::Span<const OpId> path, absl::Span<const int32_t> path_units,
+                  absl::Span<const double> mean_edge) {
   const Graph& g = costs.graph();
   const int32_t nd = costs.topology().num_devices();
   PathPlan plan;
@@ -131,10 +132,12 @@ class CriticalPathPlacer final : public HeuristicPlacer {
  public:
   CriticalPathPlacer()
       : HeuristicPlacer("critical_path",
-                        "the critical path on the quickest device(s) that hold it, the rest by earliest finish with gap insertion (CPOP)") {}
+                        "the critical path on the quickest device(s) that hold it, the rest by earliest finish with "
+                        "gap insertion (CPOP)") {}
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, const Budget& budget) const override {
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+                                   const Budget& budget) const override {
     const CostModel& costs = *problem.costs;
     const Topology& topo = problem.topology();
     MemoryLedger ledger = NewLedger(problem, units);
@@ -168,14 +171,17 @@ class CriticalPathPlacer final : public HeuristicPlacer {
 
     std::vector<std::string> notes;
     if (plan.devices.empty()) {
-      notes.push_back(absl::StrCat("no device can run the whole critical path (", path.size(), " operators); all placed by earliest finish"));
+      notes.push_back(absl::StrCat("no device can run the whole critical path (", path.size(),
+                                   " operators); all placed by earliest finish"));
     } else {
       std::vector<std::string> names;
       for (DeviceId d : plan.devices) names.push_back(topo.device(d).name);
       notes.push_back(absl::StrCat("critical path of ", path.size(), " operators on ", absl::StrJoin(names, ", ")));
-      if (!plan.fits) notes.push_back("the critical path does not fit at worst-case memory; its devices got what fitted");
+      if (!plan.fits)
+        notes.push_back("the critical path does not fit at worst-case memory; its devices got what fitted");
     }
-    if (schedule->fallbacks > 0) notes.push_back(absl::StrCat(schedule->fallbacks, " critical-path units did not fit the path device"));
+    if (schedule->fallbacks > 0)
+      notes.push_back(absl::StrCat(schedule->fallbacks, " critical-path units did not fit the path device"));
     return FinishPlacement(problem, ledger, name(), std::move(notes));
   }
 };

@@ -122,7 +122,8 @@ void RoundChildren(const Graph& g, absl::Span<const double> mean_edge, const std
   for (EdgeId e = 0; e < g.num_edges(); ++e) {
     if (mean_edge[e] > 0 && x[e] < 0.5) candidates.push_back(e);
   }
-  std::sort(candidates.begin(), candidates.end(), [&](EdgeId a, EdgeId b) { return x[a] != x[b] ? x[a] < x[b] : a < b; });
+  std::sort(candidates.begin(), candidates.end(),
+            [&](EdgeId a, EdgeId b) { return x[a] != x[b] ? x[a] < x[b] : a < b; });
   std::vector<uint8_t> has_parent(g.num_ops(), 0);
   for (EdgeId e : candidates) {
     const Edge& edge = g.edge(e);

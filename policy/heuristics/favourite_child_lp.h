@@ -21,11 +21,11 @@
 namespace placement::heuristics {
 
 struct FavouriteChildren {
-  bool solved = false;       // the LP reached optimality within the time limit
-  std::vector<OpId> child;   // per operator, kNone where none (all kNone when !solved)
+  bool solved = false;      // the LP reached optimality within the time limit
+  std::vector<OpId> child;  // per operator, kNone where none (all kNone when !solved)
   int32_t count = 0;
-  double lp_makespan = 0;    // the relaxation's makespan: a lower bound on SCT's model without device limits
-  std::string note;          // why there are none, when !solved
+  double lp_makespan = 0;  // the relaxation's makespan: a lower bound on SCT's model without device limits
+  std::string note;        // why there are none, when !solved
 };
 
 // Stops after `seconds` of solver time, returning no favourites (m-SCT then runs as m-ETF).

@@ -42,10 +42,14 @@ absl::StatusOr<PlacerResult> RunHeft(const PlacementProblem& problem, const Unit
 
 class HeftPlacer final : public HeuristicPlacer {
  public:
-  HeftPlacer() : HeuristicPlacer("heft", "HEFT: decreasing upward rank, each operator to its earliest finish with gap insertion, memory-aware") {}
+  HeftPlacer()
+      : HeuristicPlacer(
+            "heft",
+            "HEFT: decreasing upward rank, each operator to its earliest finish with gap insertion, memory-aware") {}
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, const Budget& budget) const override {
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+                                   const Budget& budget) const override {
     return RunHeft(problem, units, HeftPriority(*problem.costs, units), {}, name(), budget);
   }
 };
@@ -69,8 +73,8 @@ absl::StatusOr<PlacerResult> HeftWithCandidates::Place(absl::Span<const uint8_t>
   const int32_t nd = costs.topology().num_devices();
   const size_t expected = static_cast<size_t>(costs.graph().num_ops()) * nd;
   if (op_candidates.size() != expected) {
-    return absl::InvalidArgumentError(absl::StrCat(algorithm, ": ", op_candidates.size(),
-                                                   " operator-device candidates for ", expected, " pairs"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(algorithm, ": ", op_candidates.size(), " operator-device candidates for ", expected, " pairs"));
   }
   std::vector<uint8_t> unit_candidates(static_cast<size_t>(units_.num_units()) * nd, 1);
   for (OpId v = 0; v < costs.graph().num_ops(); ++v) {

@@ -36,8 +36,13 @@ class Timeline {
 class Schedule {
  public:
   Schedule(const CostModel& costs, const UnitIndex& units, MemoryLedger& ledger)
-      : costs_(costs), g_(costs.graph()), units_(units), ledger_(ledger), finish_(g_.num_ops(), 0.0),
-        device_(g_.num_ops(), kNone), waiting_(g_.num_ops()) {
+      : costs_(costs),
+        g_(costs.graph()),
+        units_(units),
+        ledger_(ledger),
+        finish_(g_.num_ops(), 0.0),
+        device_(g_.num_ops(), kNone),
+        waiting_(g_.num_ops()) {
     for (OpId v = 0; v < g_.num_ops(); ++v) waiting_[v] = g_.in_degree(v);
   }
 
@@ -209,11 +214,24 @@ class EarliestStartScheduler {
  public:
   EarliestStartScheduler(const CostModel& costs, const UnitIndex& units, MemoryLedger& ledger,
                          const ListScheduleOptions& options)
-      : costs_(costs), g_(costs.graph()), units_(units), ledger_(ledger), n_(g_.num_ops()),
-        nd_(costs.topology().num_devices()), schedule_(costs, units, ledger), heap_(nd_), avail_(nd_, 0.0),
-        last_op_(nd_, kNone), is_ready_(n_, 0), sct_(!options.favourite_child.empty()),
-        favourite_parent_(sct_ ? n_ : 0, kNone), reserved_(nd_, kNone), reserved_ready_(nd_, 0.0),
-        is_reserved_(sct_ ? n_ : 0, 0), checked_(nd_, ~uint64_t{0}), checked_op_(nd_, kNone) {
+      : costs_(costs),
+        g_(costs.graph()),
+        units_(units),
+        ledger_(ledger),
+        n_(g_.num_ops()),
+        nd_(costs.topology().num_devices()),
+        schedule_(costs, units, ledger),
+        heap_(nd_),
+        avail_(nd_, 0.0),
+        last_op_(nd_, kNone),
+        is_ready_(n_, 0),
+        sct_(!options.favourite_child.empty()),
+        favourite_parent_(sct_ ? n_ : 0, kNone),
+        reserved_(nd_, kNone),
+        reserved_ready_(nd_, 0.0),
+        is_reserved_(sct_ ? n_ : 0, 0),
+        checked_(nd_, ~uint64_t{0}),
+        checked_op_(nd_, kNone) {
     for (OpId p = 0; sct_ && p < n_; ++p) {
       if (options.favourite_child[p] != kNone) favourite_parent_[options.favourite_child[p]] = p;
     }
@@ -249,9 +267,7 @@ class EarliestStartScheduler {
     bool favoured = false;
   };
 
-  bool Fits(int32_t u, DeviceId d) const {
-    return ledger_.placed(u) ? ledger_.device_of(u) == d : ledger_.Fits(u, d);
-  }
+  bool Fits(int32_t u, DeviceId d) const { return ledger_.placed(u) ? ledger_.device_of(u) == d : ledger_.Fits(u, d); }
 
   void HeapPush(DeviceId d, OpId v) {
     heap_[d].push_back(Entry{schedule_.DataReady(v, d), g_.topo_rank(v), v});
@@ -405,7 +421,8 @@ absl::StatusOr<ListScheduleResult> ListSchedule(const CostModel& costs, const Un
   return EarliestStartScheduler(costs, units, ledger, options).Run(budget);
 }
 
-std::vector<double> UpwardRanks(const CostModel& costs, absl::Span<const double> mean_op, absl::Span<const double> mean_edge) {
+std::vector<double> UpwardRanks(const CostModel& costs, absl::Span<const double> mean_op,
+                                absl::Span<const double> mean_edge) {
   const Graph& g = costs.graph();
   std::vector<double> rank(g.num_ops(), 0.0);
   const auto order = g.topo_order();
@@ -418,7 +435,8 @@ std::vector<double> UpwardRanks(const CostModel& costs, absl::Span<const double>
   return rank;
 }
 
-std::vector<double> DownwardRanks(const CostModel& costs, absl::Span<const double> mean_op, absl::Span<const double> mean_edge) {
+std::vector<double> DownwardRanks(const CostModel& costs, absl::Span<const double> mean_op,
+                                  absl::Span<const double> mean_edge) {
   const Graph& g = costs.graph();
   std::vector<double> rank(g.num_ops(), 0.0);
   for (OpId v : g.topo_order()) {

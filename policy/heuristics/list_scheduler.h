@@ -65,8 +65,10 @@ absl::StatusOr<ListScheduleResult> ListSchedule(const CostModel& costs, const Un
                                                 const ListScheduleOptions& options, const Budget& budget);
 
 // HEFT's upward rank (Topcuoglu et al. 2002): mean operator time plus the longest mean-cost path to an exit.
-std::vector<double> UpwardRanks(const CostModel& costs, absl::Span<const double> mean_op, absl::Span<const double> mean_edge);
+std::vector<double> UpwardRanks(const CostModel& costs, absl::Span<const double> mean_op,
+                                absl::Span<const double> mean_edge);
 // The downward rank: the longest mean-cost path from an entry to the operator, excluding the operator.
-std::vector<double> DownwardRanks(const CostModel& costs, absl::Span<const double> mean_op, absl::Span<const double> mean_edge);
+std::vector<double> DownwardRanks(const CostModel& costs, absl::Span<const double> mean_op,
+                                  absl::Span<const double> mean_edge);
 
 }  // namespace placement::heuristics

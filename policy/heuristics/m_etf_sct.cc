@@ -23,10 +23,13 @@ constexpr double kMaxLpSeconds = 20;
 
 class MEtfPlacer final : public HeuristicPlacer {
  public:
-  MEtfPlacer() : HeuristicPlacer("m_etf", "Baechi m-ETF: the operator that can start earliest goes next, on a device with memory for it") {}
+  MEtfPlacer()
+      : HeuristicPlacer(
+            "m_etf", "Baechi m-ETF: the operator that can start earliest goes next, on a device with memory for it") {}
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, const Budget& budget) const override {
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+                                   const Budget& budget) const override {
     MemoryLedger ledger = NewLedger(problem, units);
     ListScheduleOptions options;
     options.mode = ListScheduleOptions::Mode::kEarliestStart;
@@ -39,10 +42,12 @@ class MEtfPlacer final : public HeuristicPlacer {
 class MSctPlacer final : public HeuristicPlacer {
  public:
   MSctPlacer()
-      : HeuristicPlacer("m_sct", "Baechi m-SCT: m-ETF that keeps each LP-chosen favourite child on its parent's device") {}
+      : HeuristicPlacer("m_sct",
+                        "Baechi m-SCT: m-ETF that keeps each LP-chosen favourite child on its parent's device") {}
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, const Budget& budget) const override {
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+                                   const Budget& budget) const override {
     const CostModel& costs = *problem.costs;
     double seconds = kMaxLpSeconds;
     if (budget.deadline != absl::InfiniteFuture()) {
@@ -55,7 +60,8 @@ class MSctPlacer final : public HeuristicPlacer {
     if (seconds > 0) {
       FavouriteChildren favourites = SolveFavouriteChildren(costs, MeanTransferTimes(costs, units), seconds);
       if (favourites.solved) {
-        notes.push_back(absl::StrCat("LP relaxation makespan ", favourites.lp_makespan, ", ", favourites.count, " favourite children"));
+        notes.push_back(absl::StrCat("LP relaxation makespan ", favourites.lp_makespan, ", ", favourites.count,
+                                     " favourite children"));
         options.favourite_child = std::move(favourites.child);
       } else {
         notes.push_back(absl::StrCat(favourites.note, "; scheduled as m-ETF"));

@@ -15,10 +15,14 @@ namespace {
 
 class MTopoPlacer final : public HeuristicPlacer {
  public:
-  MTopoPlacer() : HeuristicPlacer("m_topo", "Baechi m-TOPO: the topological order cut into contiguous chunks of equal compute, memory-capped") {}
+  MTopoPlacer()
+      : HeuristicPlacer(
+            "m_topo",
+            "Baechi m-TOPO: the topological order cut into contiguous chunks of equal compute, memory-capped") {}
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, const Budget& budget) const override {
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+                                   const Budget& budget) const override {
     const int32_t nd = problem.topology().num_devices();
     MemoryLedger ledger = NewLedger(problem, units);
     BudgetClock clock(budget);
@@ -79,7 +83,8 @@ class MTopoPlacer final : public HeuristicPlacer {
     }
     std::vector<std::string> notes;
     if (cut_by_memory > 0) notes.push_back(absl::StrCat(cut_by_memory, " chunks ended early for memory"));
-    if (off_chunk > 0) notes.push_back(absl::StrCat(off_chunk, " units placed outside their chunk (unsupported or out of memory)"));
+    if (off_chunk > 0)
+      notes.push_back(absl::StrCat(off_chunk, " units placed outside their chunk (unsupported or out of memory)"));
     return FinishPlacement(problem, ledger, name(), std::move(notes));
   }
 };

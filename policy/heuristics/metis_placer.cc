@@ -3,8 +3,8 @@
 // Vertices are units (colocation groups contracted) weighted by their fastest time; edges carry the mean
 // transfer time between them; target part weights follow device speeds. When memory could matter (a device's
 // share of the work would carry more bytes than it holds), memory is a second balance constraint (ncon = 2)
-// with targets proportional to capacity and a tolerance that keeps every part within its device. METIS's balance is a goal,
-// not a guarantee, and it knows nothing of pins or device kinds, so AssignParts repairs what is left.
+// with targets proportional to capacity and a tolerance that keeps every part within its device. METIS's balance is a
+// goal, not a guarantee, and it knows nothing of pins or device kinds, so AssignParts repairs what is left.
 #include <algorithm>
 #include <utility>
 
@@ -21,10 +21,14 @@ static_assert(sizeof(idx_t) == sizeof(int32_t), "Debian's METIS uses 32-bit indi
 
 class MetisPlacer final : public HeuristicPlacer {
  public:
-  MetisPlacer() : HeuristicPlacer("metis", "METIS k-way partition of the unit graph (compute and memory balanced, cut transfers), memory repaired") {}
+  MetisPlacer()
+      : HeuristicPlacer(
+            "metis",
+            "METIS k-way partition of the unit graph (compute and memory balanced, cut transfers), memory repaired") {}
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, const Budget& budget) const override {
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+                                   const Budget& budget) const override {
     const int32_t nd = problem.topology().num_devices();
     const int32_t nu = units.num_units();
     MemoryLedger ledger = NewLedger(problem, units);

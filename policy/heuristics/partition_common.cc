@@ -135,8 +135,10 @@ std::vector<std::string> RepairNotes(const RepairStats& stats) {
     notes.push_back(absl::StrCat("memory repair moved ", stats.evicted, " units (", FormatBytes(stats.evicted_bytes),
                                  " at worst) off overfull parts"));
   }
-  if (stats.overflowed > 0) notes.push_back(absl::StrCat(stats.overflowed, " more units did not fit their part when placed"));
-  if (stats.unsupported > 0) notes.push_back(absl::StrCat(stats.unsupported, " units were in a part whose device cannot run them"));
+  if (stats.overflowed > 0)
+    notes.push_back(absl::StrCat(stats.overflowed, " more units did not fit their part when placed"));
+  if (stats.unsupported > 0)
+    notes.push_back(absl::StrCat(stats.unsupported, " units were in a part whose device cannot run them"));
   return notes;
 }
 

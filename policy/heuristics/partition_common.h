@@ -27,7 +27,7 @@ UnitGraph ContractUnits(const CostModel& costs, const UnitIndex& units);
 std::vector<int32_t> ScaleToIntegers(absl::Span<const double> values, double total = 1e8);
 
 struct RepairStats {
-  int32_t evicted = 0;      // units moved off a device their part overfilled
+  int32_t evicted = 0;  // units moved off a device their part overfilled
   int64_t evicted_bytes = 0;
   int32_t unsupported = 0;  // units whose part's device cannot run them
   int32_t overflowed = 0;   // units that still did not fit their part when placed

@@ -29,11 +29,14 @@ absl::StatusOr<UnitIndex> UnitIndex::Build(const CostModel& costs) {
         break;
       }
       for (const Edge& e : g.out_edges(v)) {
-        if (x.unit_of(e.dst) != u) first_reader = std::min<int64_t>(first_reader, 2 * static_cast<int64_t>(g.topo_rank(e.dst)));
+        if (x.unit_of(e.dst) != u)
+          first_reader = std::min<int64_t>(first_reader, 2 * static_cast<int64_t>(g.topo_rank(e.dst)));
       }
     }
     if (position[u] < 0) {
-      position[u] = first_reader != std::numeric_limits<int64_t>::max() ? first_reader : 2 * static_cast<int64_t>(g.topo_rank(x.first_op(u))) + 1;
+      position[u] = first_reader != std::numeric_limits<int64_t>::max()
+                        ? first_reader
+                        : 2 * static_cast<int64_t>(g.topo_rank(x.first_op(u))) + 1;
     }
   }
   x.order_.resize(num_units);
@@ -55,16 +58,17 @@ absl::StatusOr<UnitIndex> UnitIndex::Build(const CostModel& costs) {
         for (OpId v : x.ops(u)) {
           if (!costs.can_run(v, pin)) bad = v;
         }
-        return absl::InvalidArgumentError(absl::StrCat("operator '", g.name(x.pinned_by(u)), "' is pinned to '",
-                                                       topo.device(pin).name, "' (kind ", topo.device(pin).kind,
-                                                       "), which cannot run operator '", g.name(bad), "' of the same unit"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("operator '", g.name(x.pinned_by(u)), "' is pinned to '", topo.device(pin).name, "' (kind ",
+                         topo.device(pin).kind, "), which cannot run operator '", g.name(bad), "' of the same unit"));
       }
       continue;
     }
     for (DeviceId d : kind_device) x.fastest_[u] = std::min(x.fastest_[u], x.time(u, d));
     if (x.fastest_[u] == kCannotRun) {
-      return absl::InvalidArgumentError(absl::StrCat(x.Describe(g, u), " cannot run whole on any device kind of the topology (",
-                                                     absl::StrJoin(topo.kinds(), ", "), "): its operators need different kinds"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(x.Describe(g, u), " cannot run whole on any device kind of the topology (",
+                       absl::StrJoin(topo.kinds(), ", "), "): its operators need different kinds"));
     }
   }
   return x;
@@ -171,10 +175,11 @@ absl::Status MemoryLedger::Shortfall(int32_t u) const {
 
 std::string MemoryLedger::Totals() const {
   const Topology& topo = costs_->topology();
-  return absl::StrCat("total needed ", FormatBytes(total_fixed_),
-                      model_ == MemoryModel::kParameters ? " of parameters" : " (parameters, scratch and outputs, none freed)",
-                      ", cluster has ", FormatBytes(topo.bounded_memory_bytes()),
-                      topo.has_unbounded_device() ? " on its devices with a limit" : "");
+  return absl::StrCat(
+      "total needed ", FormatBytes(total_fixed_),
+      model_ == MemoryModel::kParameters ? " of parameters" : " (parameters, scratch and outputs, none freed)",
+      ", cluster has ", FormatBytes(topo.bounded_memory_bytes()),
+      topo.has_unbounded_device() ? " on its devices with a limit" : "");
 }
 
 Placement MemoryLedger::ToPlacement() const {
@@ -273,8 +278,8 @@ absl::StatusOr<PlacerResult> FinishPlacement(const PlacementProblem& problem, co
                                     FormatBytes(s.capacity)));
       }
     }
-    return absl::FailedPreconditionError(absl::StrCat(algorithm, "'s placement does not fit in memory when scored: ",
-                                                      absl::StrJoin(over, "; ")));
+    return absl::FailedPreconditionError(
+        absl::StrCat(algorithm, "'s placement does not fit in memory when scored: ", absl::StrJoin(over, "; ")));
   }
   for (std::string& note : notes) result->notes.push_back(std::move(note));
   return result;

@@ -99,8 +99,8 @@ class MemoryLedger {
   MemoryModel model_;
   std::vector<int64_t> fixed_;
   std::vector<int64_t> upper_;
-  std::vector<int32_t> input_begin_;     // units + 1, into inputs_
-  std::vector<TensorId> inputs_;         // distinct tensors each unit reads from other units
+  std::vector<int32_t> input_begin_;  // units + 1, into inputs_
+  std::vector<TensorId> inputs_;      // distinct tensors each unit reads from other units
   std::vector<DeviceId> device_of_;
   std::vector<int64_t> used_;
   std::vector<int64_t> capacity_;

@@ -52,11 +52,13 @@ absl::Status MapWithScotch(const UnitGraph& ug, absl::Span<const int32_t> device
   SCOTCH_stratInit(&strat);
   absl::Status status;
   if (SCOTCH_graphBuild(&graph, 0, nv, verttab.data(), nullptr, velotab.data(), nullptr,
-                        static_cast<SCOTCH_Num>(edgetab.size()), edgetab.data(), edlotab.empty() ? nullptr : edlotab.data()) != 0) {
+                        static_cast<SCOTCH_Num>(edgetab.size()), edgetab.data(),
+                        edlotab.empty() ? nullptr : edlotab.data()) != 0) {
     status = absl::InternalError("Scotch rejected the unit graph (SCOTCH_graphBuild)");
   } else if (SCOTCH_archCmpltw(&arch, static_cast<SCOTCH_Num>(archweights.size()), archweights.data()) != 0) {
     status = absl::InternalError("Scotch rejected the device weights (SCOTCH_archCmpltw)");
-  } else if (SCOTCH_stratGraphMapBuild(&strat, SCOTCH_STRATQUALITY, static_cast<SCOTCH_Num>(archweights.size()), 0.05) != 0) {
+  } else if (SCOTCH_stratGraphMapBuild(&strat, SCOTCH_STRATQUALITY, static_cast<SCOTCH_Num>(archweights.size()),
+                                       0.05) != 0) {
     status = absl::InternalError("Scotch could not build a mapping strategy (SCOTCH_stratGraphMapBuild)");
   } else if (SCOTCH_graphMapFixed(&graph, &arch, &strat, parts.data()) != 0) {
     status = absl::InternalError("Scotch failed to map the unit graph (SCOTCH_graphMapFixed)");
@@ -69,10 +71,14 @@ absl::Status MapWithScotch(const UnitGraph& ug, absl::Span<const int32_t> device
 
 class ScotchPlacer final : public HeuristicPlacer {
  public:
-  ScotchPlacer() : HeuristicPlacer("scotch", "Scotch k-way mapping of the unit graph (compute-balanced by device speed, cut transfers), memory repaired") {}
+  ScotchPlacer()
+      : HeuristicPlacer("scotch",
+                        "Scotch k-way mapping of the unit graph (compute-balanced by device speed, cut transfers), "
+                        "memory repaired") {}
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, const Budget& budget) const override {
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+                                   const Budget& budget) const override {
     const int32_t nd = problem.topology().num_devices();
     const int32_t nu = units.num_units();
     std::vector<int32_t> part(nu, 0);
@@ -82,7 +88,8 @@ class ScotchPlacer final : public HeuristicPlacer {
       std::vector<int32_t> weight(nd);
       double fastest = 0;
       for (double s : speed) fastest = std::max(fastest, s);
-      for (DeviceId d = 0; d < nd; ++d) weight[d] = std::max(1, static_cast<int32_t>(std::lround(1000 * speed[d] / fastest)));
+      for (DeviceId d = 0; d < nd; ++d)
+        weight[d] = std::max(1, static_cast<int32_t>(std::lround(1000 * speed[d] / fastest)));
       std::vector<SCOTCH_Num> parts(nu, -1);
       for (int32_t u = 0; u < nu; ++u) {
         if (units.pinned(u) != kNone) {

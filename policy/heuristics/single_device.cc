@@ -17,7 +17,8 @@ std::vector<DeviceId> QuickestDevices(const UnitIndex& units, int32_t num_device
   std::vector<DeviceId> quickest(units.num_units(), kNone);
   for (int32_t u = 0; u < units.num_units(); ++u) {
     for (DeviceId d = 0; d < num_devices; ++d) {
-      if (units.allowed(u, d) && (quickest[u] == kNone || units.time(u, d) < units.time(u, quickest[u]))) quickest[u] = d;
+      if (units.allowed(u, d) && (quickest[u] == kNone || units.time(u, d) < units.time(u, quickest[u])))
+        quickest[u] = d;
     }
   }
   return quickest;
@@ -32,10 +33,13 @@ DeviceId Destination(const UnitIndex& units, absl::Span<const DeviceId> quickest
 class SingleDevicePlacer final : public HeuristicPlacer {
  public:
   SingleDevicePlacer()
-      : HeuristicPlacer("single_device", "everything on the quickest device that holds it (pinned and unsupported operators excepted)") {}
+      : HeuristicPlacer("single_device",
+                        "everything on the quickest device that holds it (pinned and unsupported operators excepted)") {
+  }
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, const Budget& budget) const override {
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+                                   const Budget& budget) const override {
     const Topology& topo = problem.topology();
     const int32_t nd = topo.num_devices();
     BudgetClock clock(budget);
@@ -60,9 +64,10 @@ class SingleDevicePlacer final : public HeuristicPlacer {
     for (DeviceId home : by_speed) {
       if (least_bytes[home] > probe.capacity(home)) {
         if (first_failure.ok()) {
-          first_failure = absl::FailedPreconditionError(absl::StrCat(
-              "no single device holds the graph: on ", topo.device(home).name, ", the quickest, it needs ",
-              FormatBytes(least_bytes[home]), " but the device has ", FormatBytes(probe.capacity(home)), "; ", probe.Totals()));
+          first_failure = absl::FailedPreconditionError(
+              absl::StrCat("no single device holds the graph: on ", topo.device(home).name, ", the quickest, it needs ",
+                           FormatBytes(least_bytes[home]), " but the device has ", FormatBytes(probe.capacity(home)),
+                           "; ", probe.Totals()));
         }
         continue;
       }

@@ -22,7 +22,8 @@ uint64_t Fnv1a(absl::string_view text) {
 }
 
 // Places u on the first device from `start` on (cyclically) that may run it and has the memory; returns it.
-absl::StatusOr<DeviceId> PlaceFrom(const UnitIndex& units, MemoryLedger& ledger, int32_t u, DeviceId start, int32_t nd) {
+absl::StatusOr<DeviceId> PlaceFrom(const UnitIndex& units, MemoryLedger& ledger, int32_t u, DeviceId start,
+                                   int32_t nd) {
   if (units.pinned(u) != kNone) {
     if (!ledger.Fits(u, units.pinned(u))) return ledger.Shortfall(u);
     ledger.Place(u, units.pinned(u));
@@ -40,10 +41,12 @@ absl::StatusOr<DeviceId> PlaceFrom(const UnitIndex& units, MemoryLedger& ledger,
 
 class RoundRobinPlacer final : public HeuristicPlacer {
  public:
-  RoundRobinPlacer() : HeuristicPlacer("round_robin", "units in topological order dealt to the devices in turn, skipping full ones") {}
+  RoundRobinPlacer()
+      : HeuristicPlacer("round_robin", "units in topological order dealt to the devices in turn, skipping full ones") {}
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, const Budget& budget) const override {
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+                                   const Budget& budget) const override {
     const int32_t nd = problem.topology().num_devices();
     MemoryLedger ledger = NewLedger(problem, units);
     BudgetClock clock(budget);
@@ -60,10 +63,12 @@ class RoundRobinPlacer final : public HeuristicPlacer {
 
 class HashPlacer final : public HeuristicPlacer {
  public:
-  HashPlacer() : HeuristicPlacer("hash", "each unit on the device a stable hash of its name picks, probing on when full") {}
+  HashPlacer()
+      : HeuristicPlacer("hash", "each unit on the device a stable hash of its name picks, probing on when full") {}
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, const Budget& budget) const override {
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+                                   const Budget& budget) const override {
     const Graph& g = problem.graph();
     const int32_t nd = problem.topology().num_devices();
     MemoryLedger ledger = NewLedger(problem, units);
@@ -72,15 +77,16 @@ class HashPlacer final : public HeuristicPlacer {
     for (int32_t u : units.order()) {
       if (clock.Tick()) return clock.Status();
       const OpId v = units.first_op(u);
-      const absl::string_view key = g.colocation_group(v) != kNone ? absl::string_view(g.colocation_groups()[g.colocation_group(v)])
-                                                                   : g.name(v);
+      const absl::string_view key =
+          g.colocation_group(v) != kNone ? absl::string_view(g.colocation_groups()[g.colocation_group(v)]) : g.name(v);
       const DeviceId home = static_cast<DeviceId>(Fnv1a(key) % static_cast<uint64_t>(nd));
       absl::StatusOr<DeviceId> d = PlaceFrom(units, ledger, u, home, nd);
       if (!d.ok()) return d.status();
       if (*d != home && units.pinned(u) == kNone) ++probed;
     }
     std::vector<std::string> notes;
-    if (probed > 0) notes.push_back(absl::StrCat(probed, " units moved past their hashed device (unsupported or full)"));
+    if (probed > 0)
+      notes.push_back(absl::StrCat(probed, " units moved past their hashed device (unsupported or full)"));
     return FinishPlacement(problem, ledger, name(), std::move(notes));
   }
 };

@@ -25,7 +25,8 @@ class LatencyIlpPlacer : public Placer {
  public:
   absl::string_view name() const override { return "ilp_latency"; }
   absl::string_view description() const override {
-    return "placement and schedule of small graphs (<= 60 operators) as a disjunctive MILP (CBC), checked by the simulator";
+    return "placement and schedule of small graphs (<= 60 operators) as a disjunctive MILP (CBC), checked by the "
+           "simulator";
   }
   std::vector<Objective> objectives() const override { return {Objective::kLatency, Objective::kStepTime}; }
   absl::StatusOr<PlacerResult> Place(const PlacementProblem& problem, const Budget& budget) const override {

@@ -40,8 +40,14 @@ struct LatencyMilp {
 class LatencyMilpBuilder {
  public:
   LatencyMilpBuilder(const LatencyInput& in, double scale, double horizon)
-      : in_(in), g_(in.g()), units_(*in.units), n_(units_.num_units()), nd_(in.num_devices()), scale_(scale),
-        horizon_(horizon), big_m_(scale * (horizon + in.gap)) {}
+      : in_(in),
+        g_(in.g()),
+        units_(*in.units),
+        n_(units_.num_units()),
+        nd_(in.num_devices()),
+        scale_(scale),
+        horizon_(horizon),
+        big_m_(scale * (horizon + in.gap)) {}
 
   LatencyMilp Build(double lower_bound) {
     AddAssignments();
@@ -207,7 +213,8 @@ std::vector<double> StartVector(const LatencyInput& in, const LatencyMilp& b, co
 
 }  // namespace
 
-absl::StatusOr<LatencyIlpSolution> SolveLatencyIlp(const PlacementProblem& problem, const Budget& budget, bool all_buffers) {
+absl::StatusOr<LatencyIlpSolution> SolveLatencyIlp(const PlacementProblem& problem, const Budget& budget,
+                                                   bool all_buffers) {
   const CostModel& costs = *problem.costs;
   const Graph& g = costs.graph();
   if (g.num_ops() > kMaxLatencyOps) {
@@ -215,11 +222,14 @@ absl::StatusOr<LatencyIlpSolution> SolveLatencyIlp(const PlacementProblem& probl
                                                    " operators; this one has ", g.num_ops()));
   }
   if (budget.Expired()) return budget.ExpiredStatus();
-  const absl::Time deadline = budget.deadline == absl::InfiniteFuture() ? absl::Now() + absl::Seconds(kDefaultIlpSeconds) : budget.deadline;
+  const absl::Time deadline =
+      budget.deadline == absl::InfiniteFuture() ? absl::Now() + absl::Seconds(kDefaultIlpSeconds) : budget.deadline;
   absl::StatusOr<Units> units = BuildUnits(costs);
   if (!units.ok()) return units.status();
   const LatencyInput in = BuildLatencyInput(costs, *units, problem.simulator.op_gap, all_buffers);
-  if (absl::Status s = CheckUnitsFit(g, *units, in.bytes, all_buffers ? "memory for all its buffers" : "parameters"); !s.ok()) return s;
+  if (absl::Status s = CheckUnitsFit(g, *units, in.bytes, all_buffers ? "memory for all its buffers" : "parameters");
+      !s.ok())
+    return s;
 
   // Warm start: the best of the given start, every single device and the greedy placement.
   std::vector<DeviceId> start;
@@ -250,15 +260,16 @@ absl::StatusOr<LatencyIlpSolution> SolveLatencyIlp(const PlacementProblem& probl
   const MilpResult solved = SolveMilp(b.milp, options, Budget{deadline, budget.cancelled});
 
   LatencyIlpSolution out;
-  out.summary = absl::StrFormat("MILP: %d columns (%d integer), %d rows; %s", b.milp.num_columns(), b.milp.num_integers(),
-                                b.milp.num_rows(), solved.Summary());
+  out.summary = absl::StrFormat("MILP: %d columns (%d integer), %d rows; %s", b.milp.num_columns(),
+                                b.milp.num_integers(), b.milp.num_rows(), solved.Summary());
   if (!solved.has_solution) {
     if (solved.proven_infeasible) {
       return absl::FailedPreconditionError(absl::StrCat("no placement keeps every device within its memory (",
                                                         all_buffers ? "counting every buffer" : "parameters", ")"));
     }
     if (budget.cancelled != nullptr && budget.cancelled->load()) return budget.ExpiredStatus();
-    return absl::DeadlineExceededError(absl::StrCat("ilp_latency found no placement before the deadline (", out.summary, ")"));
+    return absl::DeadlineExceededError(
+        absl::StrCat("ilp_latency found no placement before the deadline (", out.summary, ")"));
   }
   std::vector<DeviceId> device(units->num_units(), kNone);
   for (int32_t u = 0; u < units->num_units(); ++u) {
@@ -289,22 +300,25 @@ absl::StatusOr<PlacerResult> PlaceLatencyIlp(const PlacementProblem& problem, co
     const Graph& g = problem.graph();
     for (OpId v = 0; v < g.num_ops(); ++v) {
       if (g.is_backward(v)) {
-        return absl::InvalidArgumentError(absl::StrCat("the latency objective scores inference graphs, but operator '", g.name(v),
+        return absl::InvalidArgumentError(absl::StrCat("the latency objective scores inference graphs, but operator '",
+                                                       g.name(v),
                                                        "' is a backward operator; use step_time for training"));
       }
     }
   }
   // One deadline for both models.
-  const Budget both{budget.deadline == absl::InfiniteFuture() ? absl::Now() + absl::Seconds(kDefaultIlpSeconds) : budget.deadline,
-                    budget.cancelled};
+  const Budget both{
+      budget.deadline == absl::InfiniteFuture() ? absl::Now() + absl::Seconds(kDefaultIlpSeconds) : budget.deadline,
+      budget.cancelled};
   std::vector<std::string> notes;
   double bound = -kInf;
   bool proven = false;
   for (bool all_buffers : {false, true}) {
     absl::StatusOr<LatencyIlpSolution> solved = SolveLatencyIlp(problem, both, all_buffers);
     if (!solved.ok()) return solved.status();
-    notes.push_back(absl::StrFormat("%s model: makespan %.6g (warm start %.6g); %s", all_buffers ? "all-buffers" : "parameter-memory",
-                                    solved->model_value, solved->start_value, solved->summary));
+    notes.push_back(absl::StrFormat("%s model: makespan %.6g (warm start %.6g); %s",
+                                    all_buffers ? "all-buffers" : "parameter-memory", solved->model_value,
+                                    solved->start_value, solved->summary));
     if (!all_buffers) {  // only the relaxed memory model bounds every placement that fits
       bound = solved->bound;
       proven = solved->proven_optimal;
@@ -314,21 +328,26 @@ absl::StatusOr<PlacerResult> PlaceLatencyIlp(const PlacementProblem& problem, co
     for (const Placement* p : {&solved->placement, &solved->start}) {
       absl::StatusOr<PlacerResult> r = ScorePlacement(problem, *p, "ilp_latency");
       if (!r.ok()) return r.status();
-      if (r->evaluation.fits_memory && (!best.ok() || r->evaluation.value < best->evaluation.value)) best = std::move(r);
+      if (r->evaluation.fits_memory && (!best.ok() || r->evaluation.value < best->evaluation.value))
+        best = std::move(r);
     }
     if (!best.ok()) {
-      notes.push_back("the simulator reports a device out of memory (activations): solving again with every buffer charged");
+      notes.push_back(
+          "the simulator reports a device out of memory (activations): solving again with every buffer charged");
       continue;
     }
-    notes.push_back(absl::StrFormat("simulated %.6g (the simulator queues transfers on shared links and schedules by "
-                                    "topological priority)", best->evaluation.value));
+    notes.push_back(
+        absl::StrFormat("simulated %.6g (the simulator queues transfers on shared links and schedules by "
+                        "topological priority)",
+                        best->evaluation.value));
     const double value = best->evaluation.value;
     best->best_bound = std::max(best->best_bound, std::min(bound, value));
     best->proven_optimal = proven && value <= bound * (1 + 1e-9) + 1e-12;
     best->notes = std::move(notes);
     return best;
   }
-  return absl::FailedPreconditionError("no placement the MILP finds fits in memory when simulated, even charging every buffer");
+  return absl::FailedPreconditionError(
+      "no placement the MILP finds fits in memory when simulated, even charging every buffer");
 }
 
 }  // namespace placement::ilp

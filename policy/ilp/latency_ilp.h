@@ -30,13 +30,13 @@ namespace placement::ilp {
 inline constexpr int32_t kMaxLatencyOps = 60;
 
 struct LatencyIlpSolution {
-  Placement placement;        // the MILP's best placement
-  double model_value = 0;     // its makespan in the model
-  double bound = 0;           // the best proven lower bound on the model's optimum
+  Placement placement;     // the MILP's best placement
+  double model_value = 0;  // its makespan in the model
+  double bound = 0;        // the best proven lower bound on the model's optimum
   bool proven_optimal = false;
-  Placement start;            // the warm start (best of the given start, single devices, greedy)
-  double start_value = 0;     // its makespan in the model
-  std::string summary;        // the solver's one-line report
+  Placement start;         // the warm start (best of the given start, single devices, greedy)
+  double start_value = 0;  // its makespan in the model
+  std::string summary;     // the solver's one-line report
 };
 
 // Solves the model alone. `all_buffers` selects the pessimistic memory model described above.

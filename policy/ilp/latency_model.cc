@@ -100,7 +100,8 @@ double Horizon(const LatencyInput& in) {
     for (EdgeId e = g.out_begin(v); e < g.out_end(v); ++e) {
       double c = 0;
       for (DeviceId a = 0; a < in.num_devices(); ++a) {
-        for (DeviceId d = 0; d < in.num_devices(); ++d) c = std::max(c, in.costs->transfer_time(g.edge_tensor(e), a, d));
+        for (DeviceId d = 0; d < in.num_devices(); ++d)
+          c = std::max(c, in.costs->transfer_time(g.edge_tensor(e), a, d));
       }
       horizon += c;
     }
@@ -125,7 +126,9 @@ bool FitsMemory(const LatencyInput& in, const std::vector<DeviceId>& unit_device
   for (int32_t u = 0; u < in.units->num_units(); ++u) {
     if (unit_device[u] == kNone) continue;
     used[unit_device[u]] += in.bytes[u];
-    if (used[unit_device[u]] > in.units->capacity[unit_device[u]] && in.units->capacity[unit_device[u]] != kUnlimitedBytes) return false;
+    if (used[unit_device[u]] > in.units->capacity[unit_device[u]] &&
+        in.units->capacity[unit_device[u]] != kUnlimitedBytes)
+      return false;
   }
   return true;
 }
@@ -149,6 +152,5 @@ std::vector<DeviceId> GreedyPlacement(const LatencyInput& in, bool earliest) {
   }
   return device;
 }
-
 
 }  // namespace placement::ilp

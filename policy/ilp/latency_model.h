@@ -38,8 +38,8 @@ double Horizon(const LatencyInput& in);
 // The better of two serial list schedules of a placement (operators in topological order, or the one that can
 // start soonest first), each feasible for the MILP: the makespan and, when asked, every operator's start and
 // its place in the scheduling order.
-double ListSchedule(const LatencyInput& in, const std::vector<DeviceId>& unit_device, std::vector<double>* start = nullptr,
-                    std::vector<int32_t>* position = nullptr);
+double ListSchedule(const LatencyInput& in, const std::vector<DeviceId>& unit_device,
+                    std::vector<double>* start = nullptr, std::vector<int32_t>* position = nullptr);
 
 // Whether the units' bytes fit every device (units on kNone are ignored).
 bool FitsMemory(const LatencyInput& in, const std::vector<DeviceId>& unit_device);

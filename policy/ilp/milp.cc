@@ -6,11 +6,11 @@
 #include <memory>
 #include <utility>
 
-// CbcModel.hpp first: the other CBC headers rely on its declarations.
+// CbcModel.hpp first, in a block of its own: the other CBC headers rely on its declarations.
 #include "CbcModel.hpp"
+
 #include "CbcCutGenerator.hpp"
 #include "CbcEventHandler.hpp"
-#include "ClpEventHandler.hpp"
 #include "CbcHeuristic.hpp"
 #include "CbcHeuristicFPump.hpp"
 #include "CbcHeuristicLocal.hpp"
@@ -22,6 +22,7 @@
 #include "CglMixedIntegerRounding2.hpp"
 #include "CglProbing.hpp"
 #include "CglTwomir.hpp"
+#include "ClpEventHandler.hpp"
 #include "CoinPackedMatrix.hpp"
 #include "OsiClpSolverInterface.hpp"
 #include "absl/strings/str_cat.h"
@@ -116,11 +117,15 @@ double Milp::Objective(const std::vector<double>& x) const {
 }
 
 std::string MilpResult::Summary() const {
-  std::string what = proven_optimal ? "optimal" : proven_infeasible ? "infeasible" : has_solution ? "stopped with" : "stopped without a solution";
+  std::string what = proven_optimal      ? "optimal"
+                     : proven_infeasible ? "infeasible"
+                     : has_solution      ? "stopped with"
+                                         : "stopped without a solution";
   std::string s = absl::StrCat("cbc: ", what);
   if (has_solution) absl::StrAppendFormat(&s, " %.6g", objective);
   if (!proven_infeasible && std::isfinite(bound)) absl::StrAppendFormat(&s, " (bound %.6g)", bound);
-  if (!proven_infeasible && !std::isfinite(bound)) absl::StrAppend(&s, " (no bound: the budget ran out in the root LP)");
+  if (!proven_infeasible && !std::isfinite(bound))
+    absl::StrAppend(&s, " (no bound: the budget ran out in the root LP)");
   absl::StrAppendFormat(&s, ", %d nodes, %.2f s", nodes, seconds);
   if (!start_accepted) absl::StrAppend(&s, ", no warm start");
   return s;
@@ -216,8 +221,8 @@ void ReadResult(const CbcModel& model, const Milp& milp, StopState& state, MilpR
 struct MilpSolver {
   static void LoadProblem(const Milp& milp, OsiClpSolverInterface& solver) {
     solver.messageHandler()->setLogLevel(0);
-    CoinPackedMatrix matrix(/*colordered=*/false, milp.row_index_.data(), milp.col_index_.data(),
-                            milp.values_.data(), static_cast<CoinBigIndex>(milp.values_.size()));
+    CoinPackedMatrix matrix(/*colordered=*/false, milp.row_index_.data(), milp.col_index_.data(), milp.values_.data(),
+                            static_cast<CoinBigIndex>(milp.values_.size()));
     matrix.setDimensions(milp.num_rows(), milp.num_columns());
     solver.loadProblem(matrix, milp.col_lo_.data(), milp.col_hi_.data(), milp.cost_.data(), milp.row_lo_.data(),
                        milp.row_hi_.data());

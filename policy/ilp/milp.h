@@ -47,7 +47,7 @@ class Milp {
 };
 
 struct MilpOptions {
-  double max_seconds = kDefaultIlpSeconds;   // wall clock, on top of the budget's deadline
+  double max_seconds = kDefaultIlpSeconds;     // wall clock, on top of the budget's deadline
   const std::vector<double>* start = nullptr;  // a feasible solution to start from (optional)
 };
 

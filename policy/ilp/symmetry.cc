@@ -17,8 +17,8 @@ std::vector<std::vector<DeviceId>> InterchangeableDevices(const Topology& topo, 
     if (taken[a] || pinned_to[a]) continue;
     std::vector<DeviceId> cls = {a};
     for (DeviceId b = a + 1; b < topo.num_devices(); ++b) {
-      if (!taken[b] && !pinned_to[b] && topo.kind_index(b) == topo.kind_index(a) && topo.device(b).type == topo.device(a).type &&
-          units.capacity[b] == units.capacity[a]) {
+      if (!taken[b] && !pinned_to[b] && topo.kind_index(b) == topo.kind_index(a) &&
+          topo.device(b).type == topo.device(a).type && units.capacity[b] == units.capacity[a]) {
         cls.push_back(b);
         taken[b] = 1;
       }

@@ -28,8 +28,8 @@ struct RunningSum {
 
 // Rows saying that unit i may use the p-th device of a class only when a lower unit uses the (p-1)-th, through
 // running sums. `on(i, d)` gives the terms that equal 1 when unit i is on device d (empty when it cannot be).
-std::vector<RunningSum> AddSymmetryRows(Milp& milp, const std::vector<std::vector<DeviceId>>& classes, int32_t num_units,
-                                        const std::function<Milp::Terms(int32_t, DeviceId)>& on);
+std::vector<RunningSum> AddSymmetryRows(Milp& milp, const std::vector<std::vector<DeviceId>>& classes,
+                                        int32_t num_units, const std::function<Milp::Terms(int32_t, DeviceId)>& on);
 
 // The running sums' values for a split (one device per unit) into a start vector.
 void SetRunningSums(const std::vector<RunningSum>& running, const std::vector<DeviceId>& device, int32_t num_devices,

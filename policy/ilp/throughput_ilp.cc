@@ -213,8 +213,8 @@ absl::Status NothingFound(const MilpResult& solved, const Budget& budget) {
 absl::StatusOr<PlacerResult> PlaceThroughputIlp(const PlacementProblem& problem, const Budget& budget,
                                                 const ThroughputIlpOptions& ilp_options) {
   if (problem.objective != Objective::kThroughput) {
-    return absl::InvalidArgumentError(absl::StrCat("ilp_throughput optimizes the throughput objective, not ",
-                                                   ObjectiveName(problem.objective)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("ilp_throughput optimizes the throughput objective, not ", ObjectiveName(problem.objective)));
   }
   if (budget.Expired()) return budget.ExpiredStatus();
   const absl::Time began = absl::Now();
@@ -222,11 +222,13 @@ absl::StatusOr<PlacerResult> PlaceThroughputIlp(const PlacementProblem& problem,
   ASSIGN_OR_RETURN(const Units units, CheckedUnits(costs));
   const ThroughputModel model = BuildThroughputModel(costs, units);  // refers to `units`, which stays put
   RETURN_IF_ERROR(CheckParametersFit(costs.graph(), units, model));
-  const absl::Time deadline = budget.deadline == absl::InfiniteFuture() ? began + absl::Seconds(kDefaultIlpSeconds) : budget.deadline;
+  const absl::Time deadline =
+      budget.deadline == absl::InfiniteFuture() ? began + absl::Seconds(kDefaultIlpSeconds) : budget.deadline;
   std::vector<std::string> notes;
   if (!model.exact) {
-    notes.push_back("transfer times depend on the devices: the model charges each tensor its slowest transfer, so its "
-                    "loads bound the true ones from above and its bound is not used");
+    notes.push_back(
+        "transfer times depend on the devices: the model charges each tensor its slowest transfer, so its "
+        "loads bound the true ones from above and its bound is not used");
   }
   double start_value = kInf;
   std::vector<DeviceId> start;

@@ -323,7 +323,8 @@ std::vector<DeviceId> GreedySplit(const ThroughputModel& m) {
     double best = kInf;
     DeviceId best_d = kNone;
     for (DeviceId d = 0; d < m.num_devices(); ++d) {
-      if (!m.fits(u, d) || (m.units->capacity[d] != kUnlimitedBytes && used[d] + m.bytes[u] > m.units->capacity[d])) continue;
+      if (!m.fits(u, d) || (m.units->capacity[d] != kUnlimitedBytes && used[d] + m.bytes[u] > m.units->capacity[d]))
+        continue;
       device[u] = d;
       const double value = largest();
       if (value < best) best = value, best_d = d;

@@ -25,9 +25,9 @@ struct CrossingTensor {
 
 struct ThroughputModel {
   const Units* units = nullptr;
-  std::vector<int64_t> bytes;            // per unit: parameter bytes
-  std::vector<uint8_t> pays;             // per device: 1 unless a CPU
-  std::vector<CrossingTensor> tensors;   // only tensors that can cross, with a positive cost
+  std::vector<int64_t> bytes;                  // per unit: parameter bytes
+  std::vector<uint8_t> pays;                   // per device: 1 unless a CPU
+  std::vector<CrossingTensor> tensors;         // only tensors that can cross, with a positive cost
   std::vector<std::vector<int32_t>> touching;  // per unit: tensors it produces or reads
   bool exact = true;
 

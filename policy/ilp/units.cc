@@ -48,7 +48,8 @@ std::vector<int32_t> RenumberByWork(const CostModel& costs, const std::vector<in
     first_any[u] = std::min(first_any[u], rank);
     if (costs.fastest_time(v) > 0 || g.in_degree(v) > 0) position[u] = std::min(position[u], rank);
     for (const Edge& e : g.out_edges(v)) {
-      if (raw_unit[e.dst] != u) first_reader[u] = std::min<int64_t>(first_reader[u], 2 * static_cast<int64_t>(g.topo_rank(e.dst)));
+      if (raw_unit[e.dst] != u)
+        first_reader[u] = std::min<int64_t>(first_reader[u], 2 * static_cast<int64_t>(g.topo_rank(e.dst)));
     }
   }
   for (int32_t u = 0; u < num_units; ++u) {
@@ -70,11 +71,13 @@ absl::Status ReadPin(const Graph& g, const Topology& topo, const std::vector<Dev
     const DeviceId d = pin_device[g.pinned(v)];
     if (d == kNone) {
       return absl::InvalidArgumentError(absl::StrCat("operator '", g.name(v), "' is pinned to device '",
-                                                     g.pinned_devices()[g.pinned(v)], "', which the topology does not have"));
+                                                     g.pinned_devices()[g.pinned(v)],
+                                                     "', which the topology does not have"));
     }
     if (units->pinned[u] != kNone && units->pinned[u] != d) {
       return absl::InvalidArgumentError(absl::StrCat(units->Describe(g, u), " is pinned to both '",
-                                                     topo.device(units->pinned[u]).name, "' and '", topo.device(d).name, "'"));
+                                                     topo.device(units->pinned[u]).name, "' and '", topo.device(d).name,
+                                                     "'"));
     }
     units->pinned[u] = d;
   }
@@ -97,7 +100,8 @@ absl::Status UnitTimes(const CostModel& costs, int32_t u, Units* units) {
   if (any) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
       "no device may run all of ", units->Describe(g, u),
-      units->pinned[u] != kNone ? absl::StrCat(" on its pinned device '", topo.device(units->pinned[u]).name, "'") : ""));
+      units->pinned[u] != kNone ? absl::StrCat(" on its pinned device '", topo.device(units->pinned[u]).name, "'")
+                                : ""));
 }
 
 }  // namespace
@@ -152,9 +156,9 @@ absl::Status CheckUnitsFit(const Graph& g, const Units& units, const std::vector
       fits = fits || unit_bytes[u] <= units.capacity[d];
     }
     if (!fits) {
-      return absl::FailedPreconditionError(absl::StrCat(units.Describe(g, u), " needs ", FormatBytes(static_cast<double>(unit_bytes[u])),
-                                                        " of ", what, " but the largest device it may use holds ",
-                                                        FormatBytes(static_cast<double>(largest))));
+      return absl::FailedPreconditionError(
+          absl::StrCat(units.Describe(g, u), " needs ", FormatBytes(static_cast<double>(unit_bytes[u])), " of ", what,
+                       " but the largest device it may use holds ", FormatBytes(static_cast<double>(largest))));
     }
   }
   return absl::OkStatus();

@@ -21,11 +21,11 @@ inline constexpr int64_t kUnlimitedBytes = std::numeric_limits<int64_t>::max();
 
 struct Units {
   int32_t num_devices = 0;
-  std::vector<int32_t> unit_of;          // per operator
-  std::vector<std::vector<OpId>> ops;    // per unit, in topological order
-  std::vector<DeviceId> pinned;          // per unit, kNone when free
-  std::vector<double> time;              // units x devices: summed operator time, kCannotRun where not allowed
-  std::vector<int64_t> capacity;         // per device; kUnlimitedBytes where the topology sets no limit
+  std::vector<int32_t> unit_of;        // per operator
+  std::vector<std::vector<OpId>> ops;  // per unit, in topological order
+  std::vector<DeviceId> pinned;        // per unit, kNone when free
+  std::vector<double> time;            // units x devices: summed operator time, kCannotRun where not allowed
+  std::vector<int64_t> capacity;       // per device; kUnlimitedBytes where the topology sets no limit
 
   int32_t num_units() const { return static_cast<int32_t>(ops.size()); }
   double time_on(int32_t u, DeviceId d) const { return time[static_cast<size_t>(u) * num_devices + d]; }

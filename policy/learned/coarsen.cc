@@ -21,7 +21,8 @@ class Groups {
     time_.resize(static_cast<size_t>(n) * d_);
     for (int32_t u = 0; u < n; ++u) {
       pinned_[u] = units.pinned(u);
-      for (DeviceId d = 0; d < d_; ++d) time_[static_cast<size_t>(u) * d_ + d] = units.allowed(u, d) ? units.time(u, d) : kCannotRun;
+      for (DeviceId d = 0; d < d_; ++d)
+        time_[static_cast<size_t>(u) * d_ + d] = units.allowed(u, d) ? units.time(u, d) : kCannotRun;
     }
   }
 

@@ -28,16 +28,16 @@ struct CoarseningOptions {
 
 struct Coarsening {
   int32_t num_groups = 0;
-  std::vector<int32_t> group_of_op;    // per operator
-  std::vector<int32_t> group_begin;    // groups + 1, into ops
-  std::vector<OpId> ops;               // operators grouped, each group in topological order
-  std::vector<DeviceId> pinned;        // per group: its pin, or kNone
-  std::vector<uint8_t> allowed;        // groups x devices: every operator of the group may run there
-  std::vector<double> time;            // groups x devices: sum of operator times (kCannotRun when not allowed)
+  std::vector<int32_t> group_of_op;  // per operator
+  std::vector<int32_t> group_begin;  // groups + 1, into ops
+  std::vector<OpId> ops;             // operators grouped, each group in topological order
+  std::vector<DeviceId> pinned;      // per group: its pin, or kNone
+  std::vector<uint8_t> allowed;      // groups x devices: every operator of the group may run there
+  std::vector<double> time;          // groups x devices: sum of operator times (kCannotRun when not allowed)
   // Directed group edges (deduplicated), sorted by (src, dst), with the bytes that cross them.
   std::vector<int32_t> edge_src, edge_dst;
   std::vector<double> edge_bytes;
-  std::vector<int32_t> order;          // groups by their first operator's topological position
+  std::vector<int32_t> order;  // groups by their first operator's topological position
 
   // Every operator gets its group's device.
   Placement Expand(const std::vector<DeviceId>& group_device) const;

@@ -23,9 +23,9 @@ struct CurveOptions {
   std::string version;
   // Only validation ratios below this are saved (an earlier phase's best).
   double to_beat = std::numeric_limits<double>::infinity();
-  std::string label;       // starts each log line ("iter", "imitate")
-  std::string loss_name;   // how the log names the loss
-  int64_t eval_every = 25;  // iterations between points
+  std::string label;           // starts each log line ("iter", "imitate")
+  std::string loss_name;       // how the log names the loss
+  int64_t eval_every = 25;     // iterations between points
   double guide_threshold = 0;  // > 0: the validation ratio takes the better of greedy and this guided decoding
   double schedule_weight = 0;  // > 0: ... and the greedy scheduled decoding at this weight
   // > 0: every point's sample ratio (imitation: the demonstrations' mean); else the mean of those added.

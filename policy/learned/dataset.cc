@@ -28,7 +28,8 @@ absl::Status Prepare(Instance& x, const CoarseningOptions& coarsening) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Instance>> MakeInstance(std::string name, std::string family, Graph graph,
-                                                       const std::string& topology, const CoarseningOptions& coarsening) {
+                                                       const std::string& topology,
+                                                       const CoarseningOptions& coarsening) {
   absl::StatusOr<Topology> topo = ParseTopologyShorthand(topology);
   if (!topo.ok()) return topo.status();
   return MakeInstanceOn(std::move(name), std::move(family), std::move(graph), *std::move(topo), coarsening);
@@ -48,8 +49,8 @@ absl::StatusOr<std::unique_ptr<Instance>> MakeInstanceOn(std::string name, std::
   return x;
 }
 
-absl::StatusOr<std::unique_ptr<Instance>> InstanceOfProblem(std::string name, const CostModel& costs, Objective objective,
-                                                            const SimulatorConfig& simulator,
+absl::StatusOr<std::unique_ptr<Instance>> InstanceOfProblem(std::string name, const CostModel& costs,
+                                                            Objective objective, const SimulatorConfig& simulator,
                                                             const CoarseningOptions& coarsening) {
   auto x = std::make_unique<Instance>();
   x->name = std::move(name);

@@ -37,14 +37,14 @@ struct Instance {
 
 struct DatasetOptions {
   uint64_t seed = 1;
-  std::vector<std::string> families;          // synthetic families to use (empty: all of them)
+  std::vector<std::string> families;  // synthetic families to use (empty: all of them)
   std::vector<int32_t> sizes = {30, 60, 120, 250};
   int32_t seeds_per_size = 2;
-  std::vector<std::string> corpus_models;     // file stems under corpus_dir; empty: none
+  std::vector<std::string> corpus_models;  // file stems under corpus_dir; empty: none
   std::string corpus_dir;
   std::vector<std::string> topologies = {"2xV100", "4xV100", "4xA100", "8xV100", "4xT4", "2xH100+2xT4", "2x2xV100"};
   int32_t topologies_per_graph = 1;
-  bool training_graphs = true;   // also the training step of every graph
+  bool training_graphs = true;  // also the training step of every graph
   CoarseningOptions coarsening;
 };
 
@@ -54,13 +54,14 @@ absl::StatusOr<std::vector<std::unique_ptr<Instance>>> MakeDataset(const Dataset
 
 // One instance from a graph and a topology shorthand.
 absl::StatusOr<std::unique_ptr<Instance>> MakeInstance(std::string name, std::string family, Graph graph,
-                                                       const std::string& topology, const CoarseningOptions& coarsening);
+                                                       const std::string& topology,
+                                                       const CoarseningOptions& coarsening);
 // The same with a topology already parsed (a file's).
 absl::StatusOr<std::unique_ptr<Instance>> MakeInstanceOn(std::string name, std::string family, Graph graph,
                                                          Topology topology, const CoarseningOptions& coarsening);
 // An instance over a problem's own cost model, objective and simulator (not copied: `costs` must outlive it).
-absl::StatusOr<std::unique_ptr<Instance>> InstanceOfProblem(std::string name, const CostModel& costs, Objective objective,
-                                                            const SimulatorConfig& simulator,
+absl::StatusOr<std::unique_ptr<Instance>> InstanceOfProblem(std::string name, const CostModel& costs,
+                                                            Objective objective, const SimulatorConfig& simulator,
                                                             const CoarseningOptions& coarsening);
 
 }  // namespace placement::learned

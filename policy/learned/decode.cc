@@ -37,7 +37,8 @@ std::vector<int32_t> DecodeSingleShot(const PolicyScores& s, std::mt19937_64* rn
   return out;
 }
 
-void DecodeSweep(const PolicyScores& s, const PolicyInput& in, std::vector<int32_t>& group_device, std::mt19937_64* rng) {
+void DecodeSweep(const PolicyScores& s, const PolicyInput& in, std::vector<int32_t>& group_device,
+                 std::mt19937_64* rng) {
   DeviceTotals totals = Totals(in, group_device);
   std::vector<float> context(static_cast<size_t>(s.devices) * kContextFeatures);
   std::vector<float> row(s.devices);
@@ -45,7 +46,8 @@ void DecodeSweep(const PolicyScores& s, const PolicyInput& in, std::vector<int32
     GroupContext(in, g, group_device, totals, context.data());
     for (int32_t d = 0; d < s.devices; ++d) {
       float v = s.logits[static_cast<size_t>(g) * s.devices + d];
-      for (int k = 0; k < kContextFeatures; ++k) v += s.context_weights[k] * context[static_cast<size_t>(d) * kContextFeatures + k];
+      for (int k = 0; k < kContextFeatures; ++k)
+        v += s.context_weights[k] * context[static_cast<size_t>(d) * kContextFeatures + k];
       row[d] = v;
     }
     const int32_t to = Choose(row.data(), s.devices, rng);
@@ -73,7 +75,8 @@ std::vector<uint8_t> GroupCandidates(const PolicyScores& s, double threshold) {
   return group_rows;
 }
 
-std::vector<uint8_t> OperatorCandidates(const std::vector<uint8_t>& group_rows, const Coarsening& groups, int32_t devices) {
+std::vector<uint8_t> OperatorCandidates(const std::vector<uint8_t>& group_rows, const Coarsening& groups,
+                                        int32_t devices) {
   const size_t ops = groups.group_of_op.size();
   std::vector<uint8_t> out(ops * devices);
   for (size_t v = 0; v < ops; ++v) {

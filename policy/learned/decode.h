@@ -34,7 +34,8 @@ double LogThreshold(double threshold);
 // probability (threshold in (0, 1]; 1 keeps the best device and its ties).
 std::vector<uint8_t> GroupCandidates(const PolicyScores& scores, double threshold);
 // Group rows expanded to operators x devices: every operator carries its group's row.
-std::vector<uint8_t> OperatorCandidates(const std::vector<uint8_t>& group_rows, const Coarsening& groups, int32_t devices);
+std::vector<uint8_t> OperatorCandidates(const std::vector<uint8_t>& group_rows, const Coarsening& groups,
+                                        int32_t devices);
 
 // A sample of the guided decoding's candidates (groups x devices): each group keeps its best device and each
 // other one with probability sigmoid(logit - best logit - log(threshold)), so the most likely sample is

@@ -45,14 +45,16 @@ GroupSums SumGroups(const CostModel& costs, const Coarsening& c, int32_t D, Poli
   in.fastest.assign(G, kCannotRun);
   in.params.assign(G, 0);
   for (int32_t grp = 0; grp < G; ++grp) {
-    for (DeviceId d = 0; d < D; ++d) in.fastest[grp] = std::min(in.fastest[grp], c.time[static_cast<size_t>(grp) * D + d]);
+    for (DeviceId d = 0; d < D; ++d)
+      in.fastest[grp] = std::min(in.fastest[grp], c.time[static_cast<size_t>(grp) * D + d]);
   }
   for (OpId op = 0; op < g.num_ops(); ++op) {
     const int32_t grp = c.group_of_op[op];
     in.params[grp] += static_cast<double>(g.param_bytes(op));
     s.depth[grp] += level[op];
     s.backward[grp] += g.is_backward(op) ? 1 : 0;
-    for (int32_t k = 0; k < g.num_outputs(op); ++k) s.out_bytes[grp] += static_cast<double>(g.tensor(g.first_output(op) + k).bytes);
+    for (int32_t k = 0; k < g.num_outputs(op); ++k)
+      s.out_bytes[grp] += static_cast<double>(g.tensor(g.first_output(op) + k).bytes);
     if (costs.fastest_time(op) > heaviest[grp]) {
       heaviest[grp] = costs.fastest_time(op);
       in.type_bucket[grp] = static_cast<int64_t>(Fnv1a(g.op_type(op)) % kTypeBuckets);
@@ -223,7 +225,8 @@ void GroupContext(const PolicyInput& in, int32_t grp, const std::vector<int32_t>
   double bytes = 0;
   for (int32_t i = in.incident_begin[grp]; i < in.incident_begin[grp + 1]; ++i) {
     const int32_t e = in.incident[i];
-    const int32_t other = in.edge_src[e] == grp ? static_cast<int32_t>(in.edge_dst[e]) : static_cast<int32_t>(in.edge_src[e]);
+    const int32_t other =
+        in.edge_src[e] == grp ? static_cast<int32_t>(in.edge_dst[e]) : static_cast<int32_t>(in.edge_src[e]);
     out[static_cast<size_t>(group_device[other]) * kContextFeatures + 0] += static_cast<float>(in.edge_bytes[e]);
     bytes += in.edge_bytes[e];
   }

@@ -36,11 +36,11 @@ inline constexpr int kTypeBuckets = 64;
 struct PolicyInput {
   int32_t num_groups = 0;
   int32_t num_devices = 0;
-  std::vector<float> group;    // groups x kGroupFeatures
-  std::vector<int64_t> type_bucket;  // groups
-  std::vector<float> device;   // devices x kDeviceFeatures
-  std::vector<float> pair;     // groups x devices x kPairFeatures
-  std::vector<uint8_t> allowed;  // groups x devices
+  std::vector<float> group;                 // groups x kGroupFeatures
+  std::vector<int64_t> type_bucket;         // groups
+  std::vector<float> device;                // devices x kDeviceFeatures
+  std::vector<float> pair;                  // groups x devices x kPairFeatures
+  std::vector<uint8_t> allowed;             // groups x devices
   std::vector<int64_t> edge_src, edge_dst;  // group edges, as coarsen.h
   // For context features: per-group fastest time, parameter bytes, and per-device capacity (0: unlimited).
   std::vector<double> fastest;

@@ -62,13 +62,15 @@ class FinetunePlacer : public Placer {
     if (!tuning.ok()) return tuning.status();
     const double single_value = best.evaluation.value;
     std::string winner = "the served weights' single shot";
-    if (absl::StatusOr<PlacerResult> tuned = MakePolicyPlacer(tuning->copy, options_)->Place(problem, Budget{end, budget.cancelled});
+    if (absl::StatusOr<PlacerResult> tuned =
+            MakePolicyPlacer(tuning->copy, options_)->Place(problem, Budget{end, budget.cancelled});
         tuned.ok() && Better(*tuned, best)) {
       best = *std::move(tuned);
       winner = "the tuned weights' single shot";
       for (const std::string& n : best.notes) notes.push_back(absl::StrCat("tuned: ", n));
     }
-    if (absl::StatusOr<PlacerResult> sampled = SampleAnswer(problem, tuning->sample); sampled.ok() && Better(*sampled, best)) {
+    if (absl::StatusOr<PlacerResult> sampled = SampleAnswer(problem, tuning->sample);
+        sampled.ok() && Better(*sampled, best)) {
       best = *std::move(sampled);
       winner = absl::StrCat("a training sample (iteration ", tuning->sample.iteration, ")");
     }
@@ -83,11 +85,12 @@ class FinetunePlacer : public Placer {
  private:
   // Trains a copy of the served weights on the problem until `train_end`.
   absl::StatusOr<Tuning> Tune(const PlacementProblem& problem, const Budget& budget, absl::Time train_end) const {
-    absl::StatusOr<std::unique_ptr<Instance>> x = InstanceOfProblem("request", *problem.costs, problem.objective,
-                                                                    problem.simulator, options_.coarsening);
+    absl::StatusOr<std::unique_ptr<Instance>> x =
+        InstanceOfProblem("request", *problem.costs, problem.objective, problem.simulator, options_.coarsening);
     if (!x.ok()) return x.status();
     Tuning tuning;
-    absl::StatusOr<std::shared_ptr<LearnedPolicy>> copy = policy_->CopyForTraining(absl::StrCat(policy_->version(), "/tuned"));
+    absl::StatusOr<std::shared_ptr<LearnedPolicy>> copy =
+        policy_->CopyForTraining(absl::StrCat(policy_->version(), "/tuned"));
     if (!copy.ok()) return copy.status();
     tuning.copy = *std::move(copy);
     const FinetuneOptions& f = options_.finetune;
@@ -136,7 +139,8 @@ class FinetunePlacer : public Placer {
 
 }  // namespace
 
-std::unique_ptr<Placer> MakeFinetunePlacer(std::shared_ptr<const LearnedPolicy> policy, const LearnedPlacerOptions& options) {
+std::unique_ptr<Placer> MakeFinetunePlacer(std::shared_ptr<const LearnedPolicy> policy,
+                                           const LearnedPlacerOptions& options) {
   return std::make_unique<FinetunePlacer>(std::move(policy), options);
 }
 

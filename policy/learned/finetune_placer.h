@@ -17,6 +17,7 @@
 
 namespace placement::learned {
 
-std::unique_ptr<Placer> MakeFinetunePlacer(std::shared_ptr<const LearnedPolicy> policy, const LearnedPlacerOptions& options);
+std::unique_ptr<Placer> MakeFinetunePlacer(std::shared_ptr<const LearnedPolicy> policy,
+                                           const LearnedPlacerOptions& options);
 
 }  // namespace placement::learned

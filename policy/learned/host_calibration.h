@@ -24,9 +24,9 @@
 namespace placement::learned {
 
 struct CalibrationOptions {
-  int threads = 1;            // intra-op threads, as torch.set_num_threads
+  int threads = 1;                        // intra-op threads, as torch.set_num_threads
   double seconds_per_measurement = 0.05;  // each layer is repeated for at least this long, best of three
-  std::string kind = "cpu";   // the device kind written, which measured costs (--costs_kind) name
+  std::string kind = "cpu";               // the device kind written, which measured costs (--costs_kind) name
 };
 
 struct CalibrationLine {  // one benchmark layer, for the report

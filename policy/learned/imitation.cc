@@ -43,7 +43,8 @@ double StepTime(const Instance& x, const std::vector<int32_t>& group_device) {
 }
 
 // Renames devices within each class (devices with the same class key) in order of first use.
-std::vector<int32_t> Rename(const Instance& x, const std::vector<int32_t>& group_device, const std::vector<int64_t>& key) {
+std::vector<int32_t> Rename(const Instance& x, const std::vector<int32_t>& group_device,
+                            const std::vector<int64_t>& key) {
   const int32_t D = static_cast<int32_t>(key.size());
   std::vector<int32_t> rename(D, -1);
   std::vector<uint8_t> taken(D, 0);
@@ -109,7 +110,8 @@ absl::StatusOr<std::vector<Demonstration>> MakeDemonstrations(const std::vector<
     } else {
       return placer.status();
     }
-    if (!r.ok()) return absl::Status(r.status().code(), absl::StrCat("teacher on ", x->name, ": ", r.status().message()));
+    if (!r.ok())
+      return absl::Status(r.status().code(), absl::StrCat("teacher on ", x->name, ": ", r.status().message()));
     Demonstration demo;
     demo.group_device = CanonicalDeviceNames(*x, GroupDevices(*x, r->placement));
     demo.ratio = PlacementCost(*x, demo.group_device, TrainerOptions{}.oom_penalty);
@@ -129,7 +131,8 @@ absl::StatusOr<std::vector<CurvePoint>> Imitate(LearnedPolicy& policy, const std
                                                 const ImitationOptions& options, double* best, std::ostream* log) {
   if (train.empty()) return absl::InvalidArgumentError("no training instances");
   if (demonstrations.size() != train.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(demonstrations.size(), " demonstrations for ", train.size(), " instances"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(demonstrations.size(), " demonstrations for ", train.size(), " instances"));
   }
   for (size_t i = 0; i < train.size(); ++i) {
     if (static_cast<int32_t>(demonstrations[i].group_device.size()) != train[i]->input.num_groups) {
@@ -176,7 +179,8 @@ absl::StatusOr<std::vector<CurvePoint>> Imitate(LearnedPolicy& policy, const std
       }
       torch::nn::utils::clip_grad_norm_(impl.net->parameters(), options.max_grad_norm);
       optimizer.step();
-      st = recorder.EndIteration(it + 1, batch_loss / options.graphs_per_batch, batch_entropy / options.graphs_per_batch);
+      st = recorder.EndIteration(it + 1, batch_loss / options.graphs_per_batch,
+                                 batch_entropy / options.graphs_per_batch);
       if (!st.ok()) return st;
     }
     impl.net->eval();

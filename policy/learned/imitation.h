@@ -30,7 +30,7 @@ struct Demonstration {
 
 struct TeacherOptions {
   std::string placer = "local_search";  // or any placer of DefaultPlacerRegistry() that needs no deadline
-  int64_t max_moves = 1500;  // local search moves per instance
+  int64_t max_moves = 1500;             // local search moves per instance
   uint64_t seed = 1;
 };
 
@@ -51,7 +51,7 @@ struct ImitationOptions {
   double max_grad_norm = 1.0;
   double oom_penalty = 2.0;  // for the validation ratio, as in TrainerOptions
   int64_t eval_every = 100;
-  std::string checkpoint;    // best validation weights (empty: not saved)
+  std::string checkpoint;  // best validation weights (empty: not saved)
   std::string version = "gnn";
 };
 
@@ -61,6 +61,7 @@ struct ImitationOptions {
 absl::StatusOr<std::vector<CurvePoint>> Imitate(LearnedPolicy& policy, const std::vector<const Instance*>& train,
                                                 const std::vector<Demonstration>& demonstrations,
                                                 const std::vector<const Instance*>& validation,
-                                                const ImitationOptions& options, double* best, std::ostream* log = nullptr);
+                                                const ImitationOptions& options, double* best,
+                                                std::ostream* log = nullptr);
 
 }  // namespace placement::learned

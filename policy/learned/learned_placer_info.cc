@@ -12,7 +12,8 @@ const std::vector<LearnedPlacerInfo>& LearnedPlacerInfos() {
       {"policy_iterative",
        "learned GNN policy, iterative (Placeto): group by group over the current placement, best sweep kept",
        {Objective::kStepTime, Objective::kLatency}},
-      {"policy_search", "learned GNN policy's single-shot answer improved by local search",
+      {"policy_search",
+       "learned GNN policy's single-shot answer improved by local search",
        {Objective::kStepTime, Objective::kLatency}},
       {"policy_finetune",
        "learned GNN policy fine-tuned on this graph for the budget (reinforcement on a private copy of the served "

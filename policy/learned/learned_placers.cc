@@ -138,8 +138,8 @@ absl::Status DecodingTournament::Run(int n, OnFailure on_failure, int* count,
 }
 
 absl::Status DecodingTournament::RunScheduleDecodings() {
-  const bool wanted = !options_.guided_thresholds.empty() || options_.guided_samples > 0 ||
-                      !options_.scheduled_weights.empty();
+  const bool wanted =
+      !options_.guided_thresholds.empty() || options_.guided_samples > 0 || !options_.scheduled_weights.empty();
   if (!wanted || budget_.Expired()) return absl::OkStatus();
   // Units and upward ranks once; each candidate set is one schedule.
   absl::StatusOr<HeftWithCandidates> prepared = HeftWithCandidates::Prepare(problem_, budget_);
@@ -183,8 +183,8 @@ Contender DecodingTournament::Guided(const HeftWithCandidates& heft, const std::
   // How far the network narrowed the choice: HEFT alone would have every device for every operator.
   const double per_op = static_cast<double>(std::count(candidates.begin(), candidates.end(), 1)) /
                         std::max<int32_t>(1, problem_.graph().num_ops());
-  return Contender{std::move(placed), absl::StrFormat("%s (%.1f of %d devices per operator)", label, per_op, devices),
-                   {}};
+  return Contender{
+      std::move(placed), absl::StrFormat("%s (%.1f of %d devices per operator)", label, per_op, devices), {}};
 }
 
 // HEFT's schedule taking each unit's device from the scores less weighted delays (scheduled.h); greedy when
@@ -263,7 +263,8 @@ class PolicyPlacer : public Placer {
     ASSIGN_OR_RETURN(const PolicyAnswer answer, RunPolicy(*policy_, *problem.costs, options_.coarsening));
     if (budget.Expired()) return budget.ExpiredStatus();
     const std::string algorithm(name());
-    ASSIGN_OR_RETURN(PlacerResult greedy, ScorePlacement(problem, answer.groups.Expand(answer.group_device), algorithm));
+    ASSIGN_OR_RETURN(PlacerResult greedy,
+                     ScorePlacement(problem, answer.groups.Expand(answer.group_device), algorithm));
     std::vector<std::string> notes = {absl::StrCat("policy ", policy_->version(), " on ", policy_->device(), ": ",
                                                    answer.groups.num_groups, " groups of ", problem.graph().num_ops(),
                                                    " operators")};
@@ -313,7 +314,8 @@ absl::StatusOr<PolicyAnswer> RunPolicy(const LearnedPolicy& policy, const CostMo
   return answer;
 }
 
-std::unique_ptr<Placer> MakePolicyPlacer(std::shared_ptr<const LearnedPolicy> policy, const LearnedPlacerOptions& options) {
+std::unique_ptr<Placer> MakePolicyPlacer(std::shared_ptr<const LearnedPolicy> policy,
+                                         const LearnedPlacerOptions& options) {
   return std::make_unique<PolicyPlacer>(Mode::kSingleShot, std::move(policy), options);
 }
 
@@ -327,8 +329,7 @@ void RegisterLearnedPlacers(PlacerRegistry& registry, std::shared_ptr<const Lear
 
 std::unique_ptr<PlacerRegistry> MakeRegistryWithPolicy(std::shared_ptr<const LearnedPolicy> policy,
                                                        const LearnedPlacerOptions& options) {
-  return MakePlacerRegistry(
-      [&](PlacerRegistry& registry) { RegisterLearnedPlacers(registry, policy, options); });
+  return MakePlacerRegistry([&](PlacerRegistry& registry) { RegisterLearnedPlacers(registry, policy, options); });
 }
 
 }  // namespace placement::learned

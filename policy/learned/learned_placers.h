@@ -31,16 +31,16 @@ struct FinetuneOptions {
   absl::Duration budget_without_deadline = absl::Seconds(10);  // the tuning time when the request sets no deadline
   double learning_rate = 1e-3;
   double entropy_bonus = 0.005;
-  int32_t graphs_per_batch = 2;   // the one graph, sampled this many times per iteration
+  int32_t graphs_per_batch = 2;  // the one graph, sampled this many times per iteration
   int32_t samples_per_graph = 8;
-  double schedule_weight = 4;     // the weight the shipped network was trained at
+  double schedule_weight = 4;  // the weight the shipped network was trained at
 };
 
 struct LearnedPlacerOptions {
   CoarseningOptions coarsening;
-  int samples = 16;          // sampled placements besides the greedy one (a quarter of them past many_ops)
+  int samples = 16;  // sampled placements besides the greedy one (a quarter of them past many_ops)
   int32_t many_ops = 20000;
-  int sweeps = 3;            // policy_iterative
+  int sweeps = 3;  // policy_iterative
   // Guided decodings, one per threshold: each group may use the devices whose probability is at least this
   // share of its best one's (decode.h). Past many_ops only the first quarter (at least one) run. Empty: none.
   std::vector<double> guided_thresholds = {0.5, 0.1, 0.01, 0.001};
@@ -64,7 +64,8 @@ void RegisterLearnedPlacers(PlacerRegistry& registry, std::shared_ptr<const Lear
                             const LearnedPlacerOptions& options = {});
 
 // The single-shot placer ("policy") alone, on `policy`.
-std::unique_ptr<Placer> MakePolicyPlacer(std::shared_ptr<const LearnedPolicy> policy, const LearnedPlacerOptions& options = {});
+std::unique_ptr<Placer> MakePolicyPlacer(std::shared_ptr<const LearnedPolicy> policy,
+                                         const LearnedPlacerOptions& options = {});
 
 // The classical families, the learned placers, and AUTO over all of them.
 std::unique_ptr<PlacerRegistry> MakeRegistryWithPolicy(std::shared_ptr<const LearnedPolicy> policy,

@@ -22,7 +22,8 @@ constexpr char kFormat[] = "placement-policy-1";
 uint32_t HashFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   uint32_t h = 2166136261u;
-  for (std::istreambuf_iterator<char> it(in), end; it != end; ++it) h = (h ^ static_cast<unsigned char>(*it)) * 16777619u;
+  for (std::istreambuf_iterator<char> it(in), end; it != end; ++it)
+    h = (h ^ static_cast<unsigned char>(*it)) * 16777619u;
   return h;
 }
 
@@ -38,13 +39,15 @@ std::shared_ptr<LearnedPolicy> LearnedPolicy::Create(const NetworkOptions& optio
   return std::make_shared<LearnedPolicy>(std::move(impl));
 }
 
-absl::StatusOr<std::shared_ptr<const LearnedPolicy>> LearnedPolicy::Load(const std::string& path, const std::string& device) {
+absl::StatusOr<std::shared_ptr<const LearnedPolicy>> LearnedPolicy::Load(const std::string& path,
+                                                                         const std::string& device) {
   absl::StatusOr<std::shared_ptr<LearnedPolicy>> policy = LoadForTraining(path, device);
   if (!policy.ok()) return policy.status();
   return std::shared_ptr<const LearnedPolicy>(*std::move(policy));
 }
 
-absl::StatusOr<std::shared_ptr<LearnedPolicy>> LearnedPolicy::LoadForTraining(const std::string& path, const std::string& device) {
+absl::StatusOr<std::shared_ptr<LearnedPolicy>> LearnedPolicy::LoadForTraining(const std::string& path,
+                                                                              const std::string& device) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     return absl::NotFoundError(absl::StrCat("policy weights '", path, "' not found"));
@@ -59,8 +62,9 @@ absl::StatusOr<std::shared_ptr<LearnedPolicy>> LearnedPolicy::LoadForTraining(co
       return absl::DataLossError(absl::StrCat("policy weights '", path, "' are in format '", format.toStringRef(),
                                               "'; this build reads '", kFormat, "' (retrain or use matching weights)"));
     }
-    if (!format.isString() || !archive.try_read("meta/version", version) || !version.isString() || !archive.try_read("meta/hidden", hidden) ||
-        !hidden.isInt() || !archive.try_read("meta/layers", layers) || !layers.isInt()) {
+    if (!format.isString() || !archive.try_read("meta/version", version) || !version.isString() ||
+        !archive.try_read("meta/hidden", hidden) || !hidden.isInt() || !archive.try_read("meta/layers", layers) ||
+        !layers.isInt()) {
       return absl::DataLossError(absl::StrCat("policy weights '", path, "' lack the ", kFormat, " header"));
     }
     NetworkOptions options{hidden.toInt(), layers.toInt()};
@@ -75,8 +79,8 @@ absl::StatusOr<std::shared_ptr<LearnedPolicy>> LearnedPolicy::LoadForTraining(co
     const std::vector<torch::Tensor> loaded = impl->net->parameters();
     for (size_t i = 0; i < loaded.size(); ++i) {
       if (loaded[i].sizes().vec() != shapes[i]) {
-        return absl::DataLossError(absl::StrCat("policy weights '", path, "' do not fit the network: parameter ", i,
-                                                " has the wrong shape"));
+        return absl::DataLossError(
+            absl::StrCat("policy weights '", path, "' do not fit the network: parameter ", i, " has the wrong shape"));
       }
     }
     impl->device = torch::Device(runtime->device);
@@ -86,7 +90,8 @@ absl::StatusOr<std::shared_ptr<LearnedPolicy>> LearnedPolicy::LoadForTraining(co
     impl->version = absl::StrFormat("%s+%08x", version.toStringRef(), HashFile(path));
     return std::make_shared<LearnedPolicy>(std::move(impl));
   } catch (const c10::Error& e) {
-    return absl::DataLossError(absl::StrCat("policy weights '", path, "' cannot be read: ", e.what_without_backtrace()));
+    return absl::DataLossError(
+        absl::StrCat("policy weights '", path, "' cannot be read: ", e.what_without_backtrace()));
   } catch (const std::exception& e) {
     return absl::DataLossError(absl::StrCat("policy weights '", path, "' cannot be read: ", e.what()));
   }
@@ -148,7 +153,8 @@ const std::string& LearnedPolicy::device() const { return impl_->device_name; }
 absl::StatusOr<PolicyScores> LearnedPolicy::Score(const PolicyInput& input) const {
   try {
     torch::NoGradGuard no_grad;
-    torch::Tensor logits = impl_->net->forward(ToTensors(input, impl_->device, impl_->net->options())).to(torch::kCPU).contiguous();
+    torch::Tensor logits =
+        impl_->net->forward(ToTensors(input, impl_->device, impl_->net->options())).to(torch::kCPU).contiguous();
     torch::Tensor context = impl_->net->context_weights().to(torch::kCPU).contiguous();
     PolicyScores s;
     s.groups = input.num_groups;

@@ -39,9 +39,11 @@ class LearnedPolicy {
 
   // NOT_FOUND when the file is missing, DATA_LOSS when it is not a weights file of this network (truncated,
   // corrupt, another format), FAILED_PRECONDITION when the device cannot be used. `device` as SelectTorchDevice.
-  static absl::StatusOr<std::shared_ptr<const LearnedPolicy>> Load(const std::string& path, const std::string& device = "auto");
+  static absl::StatusOr<std::shared_ptr<const LearnedPolicy>> Load(const std::string& path,
+                                                                   const std::string& device = "auto");
   // The same, writable: training goes on from these weights (the version becomes the one Save is given).
-  static absl::StatusOr<std::shared_ptr<LearnedPolicy>> LoadForTraining(const std::string& path, const std::string& device = "cpu");
+  static absl::StatusOr<std::shared_ptr<LearnedPolicy>> LoadForTraining(const std::string& path,
+                                                                        const std::string& device = "cpu");
   // A fresh network with weights drawn from `seed` (for training), on the CPU.
   static std::shared_ptr<LearnedPolicy> Create(const NetworkOptions& options, uint64_t seed);
 

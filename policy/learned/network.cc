@@ -28,10 +28,11 @@ InputTensors ToTensors(const PolicyInput& in, const torch::Device& device, const
   x.type = torch::from_blob(const_cast<int64_t*>(in.type_bucket.data()), {G}, i64).clone().to(device);
   x.device = torch::from_blob(const_cast<float*>(in.device.data()), {D, kDeviceFeatures}, f32).clone().to(device);
   x.pair = torch::from_blob(const_cast<float*>(in.pair.data()), {G, D, kPairFeatures}, f32).clone().to(device);
-  x.allowed = torch::from_blob(const_cast<uint8_t*>(in.allowed.data()), {G, D}, torch::TensorOptions().dtype(torch::kUInt8))
-                  .clone()
-                  .to(torch::kBool)
-                  .to(device);
+  x.allowed =
+      torch::from_blob(const_cast<uint8_t*>(in.allowed.data()), {G, D}, torch::TensorOptions().dtype(torch::kUInt8))
+          .clone()
+          .to(torch::kBool)
+          .to(device);
   const int64_t E = static_cast<int64_t>(in.edge_src.size());
   x.src = torch::from_blob(const_cast<int64_t*>(in.edge_src.data()), {E}, i64).clone().to(device);
   x.dst = torch::from_blob(const_cast<int64_t*>(in.edge_dst.data()), {E}, i64).clone().to(device);
@@ -72,8 +73,10 @@ torch::Tensor PolicyNetImpl::forward(const InputTensors& x) {
     // Mean over predecessors (messages along the edges) and over successors (against them) as segment sums.
     // scatter_add_ rather than index_add_: LibTorch 1.13's CPU index_add_ along dim 0 dispatches one add per
     // edge, 100x slower here.
-    torch::Tensor from_pred = torch::zeros({G, H}, h.options()).scatter_add_(0, x.dst_rows, h.index_select(0, x.src)) * x.in_degree;
-    torch::Tensor from_succ = torch::zeros({G, H}, h.options()).scatter_add_(0, x.src_rows, h.index_select(0, x.dst)) * x.out_degree;
+    torch::Tensor from_pred =
+        torch::zeros({G, H}, h.options()).scatter_add_(0, x.dst_rows, h.index_select(0, x.src)) * x.in_degree;
+    torch::Tensor from_succ =
+        torch::zeros({G, H}, h.options()).scatter_add_(0, x.src_rows, h.index_select(0, x.dst)) * x.out_degree;
     torch::Tensor update = rounds_[l]->as<torch::nn::Linear>()->forward(torch::cat({h, from_pred, from_succ}, 1));
     h = norms_[l]->as<torch::nn::LayerNorm>()->forward(h + torch::relu(update));
   }
@@ -82,7 +85,8 @@ torch::Tensor PolicyNetImpl::forward(const InputTensors& x) {
   torch::Tensor attention = query_->forward(h).mm(key_->forward(dev).t()) / std::sqrt(static_cast<double>(H));
   torch::Tensor pg = group_to_pair_->forward(h).unsqueeze(1).expand({G, D, kPairDim});
   torch::Tensor pd = device_to_pair_->forward(dev).unsqueeze(0).expand({G, D, kPairDim});
-  torch::Tensor pair = pair_out_->forward(torch::relu(pair_hidden_->forward(torch::cat({x.pair, pg, pd}, 2)))).squeeze(2);
+  torch::Tensor pair =
+      pair_out_->forward(torch::relu(pair_hidden_->forward(torch::cat({x.pair, pg, pd}, 2)))).squeeze(2);
   return (attention + pair).masked_fill(x.allowed.logical_not(), kMasked);
 }
 

@@ -21,9 +21,9 @@ namespace placement::learned {
 
 // What a decoding chose, for the trainer's log-probabilities: one row per choice among two or more devices.
 struct ScheduledTrace {
-  std::vector<int64_t> group;    // per choice: its group
-  std::vector<float> penalty;    // choices x devices: weight * delay / time_scale; kNotOffered where not offered
-  std::vector<int64_t> choice;   // per choice: the device taken
+  std::vector<int64_t> group;   // per choice: its group
+  std::vector<float> penalty;   // choices x devices: weight * delay / time_scale; kNotOffered where not offered
+  std::vector<int64_t> choice;  // per choice: the device taken
   static constexpr float kNotOffered = 1e4f;
 };
 

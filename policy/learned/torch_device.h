@@ -9,9 +9,9 @@
 namespace placement::learned {
 
 struct TorchRuntime {
-  std::string device;         // "cuda:0" or "cpu"
-  std::string torch_version;  // of the linked LibTorch
-  bool cuda_compiled = false; // whether the linked LibTorch was built with CUDA
+  std::string device;          // "cuda:0" or "cpu"
+  std::string torch_version;   // of the linked LibTorch
+  bool cuda_compiled = false;  // whether the linked LibTorch was built with CUDA
 };
 
 // Picks the device and proves it works by running a small matrix product on it. `prefer` is "auto", "cpu" or

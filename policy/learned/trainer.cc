@@ -50,8 +50,7 @@ void Offer(BestSample* best, double cost, const Placement& placement, int64_t it
 // prepared at the first call. Holds the problem HEFT points to, so it does not move.
 class HeftScorer {
  public:
-  explicit HeftScorer(const Instance& x)
-      : x_(x), time_scale_(ScheduleTimeScale(x.groups, x.input.num_devices)) {
+  explicit HeftScorer(const Instance& x) : x_(x), time_scale_(ScheduleTimeScale(x.groups, x.input.num_devices)) {
     problem_.costs = x.costs.get();
     problem_.objective = x.objective;
     problem_.simulator = x.simulator;
@@ -74,9 +73,9 @@ class HeftScorer {
                        double oom_penalty, BestSample* best = nullptr, int64_t iteration = 0) {
     const heuristics::HeftWithCandidates* heft = Heft();
     if (heft == nullptr) return 10 + oom_penalty;
-    return CostOf(heft->PlaceChosen(ScheduledChooser(scores, x_.groups, weight, time_scale_, rng, trace), "scheduled",
-                                    Budget{}),
-                  oom_penalty, best, iteration);
+    return CostOf(
+        heft->PlaceChosen(ScheduledChooser(scores, x_.groups, weight, time_scale_, rng, trace), "scheduled", Budget{}),
+        oom_penalty, best, iteration);
   }
 
  private:
@@ -108,7 +107,8 @@ struct SampleContext {
 };
 
 template <typename T>
-torch::Tensor ToDevice(std::vector<T>& v, torch::ScalarType dtype, std::vector<int64_t> shape, const torch::Device& device) {
+torch::Tensor ToDevice(std::vector<T>& v, torch::ScalarType dtype, std::vector<int64_t> shape,
+                       const torch::Device& device) {
   return torch::from_blob(v.data(), shape, dtype).clone().to(device);
 }
 
@@ -217,7 +217,8 @@ double GreedyRatio(const LearnedPolicy& policy, const std::vector<const Instance
     if (guide_threshold > 0 || schedule_weight > 0) {
       HeftScorer heft(*x);
       if (guide_threshold > 0) cost = std::min(cost, heft.Cost(GroupCandidates(*s, guide_threshold), oom_penalty));
-      if (schedule_weight > 0) cost = std::min(cost, heft.ScheduledCost(*s, schedule_weight, nullptr, nullptr, oom_penalty));
+      if (schedule_weight > 0)
+        cost = std::min(cost, heft.ScheduledCost(*s, schedule_weight, nullptr, nullptr, oom_penalty));
     }
     sum += cost;
   }
@@ -342,7 +343,8 @@ absl::StatusOr<std::vector<CurvePoint>> Train(LearnedPolicy& policy, const std::
                                               const std::vector<const Instance*>& validation,
                                               const TrainerOptions& options, std::ostream* log) {
   if (train.empty()) return absl::InvalidArgumentError("no training instances");
-  if (options.samples_per_graph < 2) return absl::InvalidArgumentError("samples_per_graph must be at least 2 (the baseline)");
+  if (options.samples_per_graph < 2)
+    return absl::InvalidArgumentError("samples_per_graph must be at least 2 (the baseline)");
   try {
     torch::manual_seed(options.seed);
     policy.impl().net->train();

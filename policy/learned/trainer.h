@@ -35,9 +35,9 @@ struct BestSample {
 
 // Where a run stands, after every iteration.
 struct TrainerProgress {
-  int64_t iteration = 0;    // iterations done
+  int64_t iteration = 0;  // iterations done
   double seconds = 0;
-  double fraction = 0;      // of the run's limit (iterations or time, whichever is nearer)
+  double fraction = 0;          // of the run's limit (iterations or time, whichever is nearer)
   double start_validation = 0;  // the first curve point's validation ratio
   double best_validation = 0;   // the best so far (what the checkpoint holds)
   double last_validation = 0;   // the latest point's
@@ -46,17 +46,17 @@ struct TrainerProgress {
 struct TrainerOptions {
   uint64_t seed = 1;
   int64_t iterations = 2000;
-  double max_seconds = 0;          // 0: no limit; else stop after this much wall time
+  double max_seconds = 0;  // 0: no limit; else stop after this much wall time
   // Stop after this many iterations (0: at `iterations`) without changing the schedules, which follow
   // `iterations`: a run cut short this way is the same run as the first stop_after iterations of the full one.
   int64_t stop_after = 0;
   int32_t graphs_per_batch = 4;
   int32_t samples_per_graph = 8;
   double learning_rate = 2e-3;
-  double entropy_bonus = 0.002;    // decays linearly to a tenth over the run
+  double entropy_bonus = 0.002;  // decays linearly to a tenth over the run
   double max_grad_norm = 1.0;
   double oom_penalty = 2.0;
-  double iterative_share = 0.25;   // share of the batch's graphs that train iterative decoding
+  double iterative_share = 0.25;  // share of the batch's graphs that train iterative decoding
   // Share of the batch's graphs that train the network as HEFT's guide (decode.h): for each group, every device
   // but the best is left open with probability sigmoid(logit - best logit - log(guide_threshold)), so the most
   // likely candidate set is exactly the guided decoding at that threshold; HEFT schedules among the sampled
@@ -69,11 +69,11 @@ struct TrainerOptions {
   // greedy and the greedy scheduled decoding. 0 draws nothing (the random sequence of runs without it).
   double scheduled_share = 0;
   double schedule_weight = 2;
-  int64_t eval_every = 25;         // iterations between validation (greedy single shot) and curve points
-  std::string checkpoint;          // path; the best validation weights are saved here (empty: not saved)
+  int64_t eval_every = 25;  // iterations between validation (greedy single shot) and curve points
+  std::string checkpoint;   // path; the best validation weights are saved here (empty: not saved)
   // Only validation ratios below this one are checkpointed (what an earlier phase already saved).
   double checkpoint_to_beat = std::numeric_limits<double>::infinity();
-  std::string version = "gnn";     // stored with the checkpoint
+  std::string version = "gnn";  // stored with the checkpoint
   // Set from outside (a signal): the run ends after the iteration in progress, as at its limit; the checkpoint
   // keeps the best validation weights so far. May be null.
   const std::atomic<bool>* stop = nullptr;
@@ -90,9 +90,10 @@ struct TrainerOptions {
 struct CurvePoint {
   int64_t iteration = 0;
   double seconds = 0;
-  double loss = 0;          // mean over the iterations since the last point
-  double entropy = 0;       // mean per-group entropy (nats)
-  double sample_ratio = 0;  // mean step time / lower bound of the sampled placements (OOM ones counted with the penalty)
+  double loss = 0;     // mean over the iterations since the last point
+  double entropy = 0;  // mean per-group entropy (nats)
+  double sample_ratio =
+      0;  // mean step time / lower bound of the sampled placements (OOM ones counted with the penalty)
   double greedy_ratio = 0;  // the same for greedy single shot on the validation set
 };
 

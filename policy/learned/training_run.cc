@@ -65,7 +65,8 @@ std::vector<std::unique_ptr<Instance>> InstancesOf(const RunGraph& g, const std:
 }
 
 // The single-shot placer with `policy` on `instances`: the geometric mean of step time / lower bound.
-PlacerFigures MeasurePlacer(std::shared_ptr<const LearnedPolicy> policy, const std::vector<const Instance*>& instances) {
+PlacerFigures MeasurePlacer(std::shared_ptr<const LearnedPolicy> policy,
+                            const std::vector<const Instance*>& instances) {
   PlacerFigures f;
   f.version = policy->version();
   const std::unique_ptr<Placer> placer = MakePolicyPlacer(policy);
@@ -101,7 +102,9 @@ TrainerOptions TrainerOptionsOf(const TrainingRunOptions& options) {
   t.max_seconds = options.max_seconds;
   t.iterations = options.iterations > 0 ? options.iterations : std::numeric_limits<int32_t>::max();
   t.schedule_by_time = options.iterations <= 0;
-  t.learning_rate = options.learning_rate > 0 ? options.learning_rate : scratch ? kScratchLearningRate : kTuneLearningRate;
+  t.learning_rate = options.learning_rate > 0 ? options.learning_rate
+                    : scratch                 ? kScratchLearningRate
+                                              : kTuneLearningRate;
   t.entropy_bonus = options.entropy_bonus > 0 ? options.entropy_bonus : scratch ? kScratchEntropy : kTuneEntropy;
   t.scheduled_share = 1;
   t.schedule_weight = kScheduleWeight;
@@ -135,11 +138,13 @@ absl::StatusOr<Split> SplitInstances(const std::vector<RunGraph>& graphs, const 
     for (auto& x : of) (validates[i] ? split.validation : split.train).push_back(x.get());
     std::move(of.begin(), of.end(), std::back_inserter(split.instances));
   }
-  if (split.train.empty()) return absl::InvalidArgumentError("no graph left to train on (every one was skipped or validates)");
+  if (split.train.empty())
+    return absl::InvalidArgumentError("no graph left to train on (every one was skipped or validates)");
   if (options.validation_share <= 0) split.validation = split.train;  // no graph spared: chosen on the training set
   if (split.validation.empty()) {
-    return absl::InvalidArgumentError("no validation graph left (the ones drawn were skipped): add graphs, or "
-                                      "--validation_share=0 to choose the checkpoint on the training graphs");
+    return absl::InvalidArgumentError(
+        "no validation graph left (the ones drawn were skipped): add graphs, or "
+        "--validation_share=0 to choose the checkpoint on the training graphs");
   }
   report.train_instances = static_cast<int32_t>(split.train.size());
   report.validation_instances = static_cast<int32_t>(split.validation.size());
@@ -158,7 +163,8 @@ void Summarize(std::vector<CurvePoint> curve, TrainingRunReport& report) {
 
 }  // namespace
 
-absl::StatusOr<TrainingRunReport> RunTraining(const std::vector<RunGraph>& graphs, const std::vector<RunTopology>& topologies,
+absl::StatusOr<TrainingRunReport> RunTraining(const std::vector<RunGraph>& graphs,
+                                              const std::vector<RunTopology>& topologies,
                                               const TrainingRunOptions& options) {
   if (topologies.empty()) return absl::InvalidArgumentError("no cluster to train on");
   TrainingRunReport report;

@@ -35,9 +35,9 @@ struct RunTopology {
 };
 
 struct TrainingRunOptions {
-  std::string init;             // weights to start from; empty: random weights drawn from `seed`
-  std::string out;              // the best checkpoint is written here as training goes
-  std::string version;          // stored in the weights; empty: the start weights' ("gnn-3-tuned"), or "custom"
+  std::string init;     // weights to start from; empty: random weights drawn from `seed`
+  std::string out;      // the best checkpoint is written here as training goes
+  std::string version;  // stored in the weights; empty: the start weights' ("gnn-3-tuned"), or "custom"
   double validation_share = 0.2;
   uint64_t seed = 1;
   double max_seconds = 30 * 60;  // 0: no limit
@@ -60,14 +60,14 @@ struct PlacerFigures {
 
 struct TrainingRunReport {
   std::vector<std::string> train_sources, validation_sources;  // graph sources, by role
-  std::vector<std::string> skipped;  // "SOURCE on TOPOLOGY: why", as given to on_skipped
+  std::vector<std::string> skipped;                            // "SOURCE on TOPOLOGY: why", as given to on_skipped
   int32_t train_instances = 0, validation_instances = 0;
   std::vector<CurvePoint> curve;
-  bool stopped = false;   // the stop flag ended the run
+  bool stopped = false;  // the stop flag ended the run
   int64_t iterations = 0;
   double seconds = 0;
-  std::string start_version;   // the weights started from ("untrained" from scratch)
-  std::string version;         // stored in the new weights
+  std::string start_version;    // the weights started from ("untrained" from scratch)
+  std::string version;          // stored in the new weights
   double start_validation = 0;  // the curve's ratio (better of greedy and scheduled decoding) at the start
   double best_validation = 0;   // and of the checkpoint written
   PlacerFigures start_placer, new_placer;
@@ -75,7 +75,8 @@ struct TrainingRunReport {
 
 // INVALID_ARGUMENT when nothing is left to train or validate on (too few graphs, none a cluster can hold);
 // the init weights' load error; INTERNAL when LibTorch fails.
-absl::StatusOr<TrainingRunReport> RunTraining(const std::vector<RunGraph>& graphs, const std::vector<RunTopology>& topologies,
+absl::StatusOr<TrainingRunReport> RunTraining(const std::vector<RunGraph>& graphs,
+                                              const std::vector<RunTopology>& topologies,
                                               const TrainingRunOptions& options);
 
 }  // namespace placement::learned

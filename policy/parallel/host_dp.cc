@@ -49,7 +49,8 @@ class HostDp {
     cells_[0][s_.empty()] = Cell{0, static_cast<int32_t>(s_.empty()), 0, Inner::kNone};
     for (int32_t m = 1; m <= hosts; ++m) {
       for (int64_t j = 0; j < s_.size(); ++j) {
-        if (cells_[m - 1][j].value <= bound_) cells_[m][j] = Cell{cells_[m - 1][j].value, static_cast<int32_t>(j), 0, Inner::kNone};
+        if (cells_[m - 1][j].value <= bound_)
+          cells_[m][j] = Cell{cells_[m - 1][j].value, static_cast<int32_t>(j), 0, Inner::kNone};
       }
       for (int32_t r = 1; r <= std::min(m, h_.max_outer); ++r) {
         if (absl::Status st = Blocks(m, r); !st.ok()) return st;
@@ -96,7 +97,8 @@ class HostDp {
     const Key key{backward ? s_.empty() : start, backward, c_.per_host_count ? hosts : 0};
     auto it = inner_.find(key);
     if (it != inner_.end()) return it->second.get();
-    ReplicaDpOptions o{std::get<0>(key), s_.full(), h_.per_host, h_.max_inner, c_.inner_bound(raw_bound_, hosts), backward};
+    ReplicaDpOptions o{std::get<0>(key), s_.full(), h_.per_host, h_.max_inner, c_.inner_bound(raw_bound_, hosts),
+                       backward};
     o.whole_chain = false;  // the rest of the graph runs on other hosts
     o.work_per_bound = c_.work_per_bound(hosts);
     auto cost = [this, hosts](int64_t i, int64_t j, int32_t offset, int32_t r, bool first) {
@@ -109,7 +111,8 @@ class HostDp {
   }
 
   std::vector<ReplicaStep> InnerChain(const Cell& c, int64_t j) const {
-    const Key key{c.inner == Inner::kToFull ? s_.empty() : c.from, c.inner == Inner::kToFull, c_.per_host_count ? c.hosts : 0};
+    const Key key{c.inner == Inner::kToFull ? s_.empty() : c.from, c.inner == Inner::kToFull,
+                  c_.per_host_count ? c.hosts : 0};
     const ReplicaDp& dp = *inner_.at(key);
     return c.inner == Inner::kToFull ? dp.Chain(c.from) : dp.Chain(j);
   }
@@ -128,7 +131,8 @@ class HostDp {
       if (!from_empty) Offer(m, r, i, s_.full(), before[i].value, *to_full, Inner::kToFull);
       if (forward == nullptr) continue;
       for (int64_t j = 0; j < s_.size(); ++j) {
-        if (from_empty || j != s_.full()) Offer(m, r, i, j, before[i].value, *forward, from_empty ? Inner::kFromEmpty : Inner::kMiddle);
+        if (from_empty || j != s_.full())
+          Offer(m, r, i, j, before[i].value, *forward, from_empty ? Inner::kFromEmpty : Inner::kMiddle);
       }
     }
     return absl::OkStatus();
@@ -183,13 +187,16 @@ absl::StatusOr<PlanSearchResult> SearchBlocks(const PlanLattice& l, const HostLa
                                               double lower, double upper, const Budget& budget) {
   std::unique_ptr<HostDp> best;
   PlanSearchResult out;
-  absl::StatusOr<double> found = GrowBound(lower, upper, budget, [&](double bound) -> absl::StatusOr<double> {
-    auto dp = std::make_unique<HostDp>(l, layout, costs, bound, budget);
-    absl::StatusOr<double> v = dp->Run();
-    out.pairs += dp->pairs();
-    if (v.ok() && std::isfinite(*v)) best = std::move(dp);
-    return v;
-  }, &out.dp_runs);
+  absl::StatusOr<double> found = GrowBound(
+      lower, upper, budget,
+      [&](double bound) -> absl::StatusOr<double> {
+        auto dp = std::make_unique<HostDp>(l, layout, costs, bound, budget);
+        absl::StatusOr<double> v = dp->Run();
+        out.pairs += dp->pairs();
+        if (v.ok() && std::isfinite(*v)) best = std::move(dp);
+        return v;
+      },
+      &out.dp_runs);
   if (!found.ok()) return found.status();
   if (best == nullptr) return absl::FailedPreconditionError("no plan of blocks of hosts fits the devices' memory");
   auto [steps, groups] = best->Plan();

@@ -44,8 +44,8 @@ struct HostCosts {
 
 // The best plan of blocks from `lower` up to `upper` (GrowBound), as plan stages with their device groups;
 // FAILED_PRECONDITION when none is found by `upper` (memory).
-absl::StatusOr<PlanSearchResult> SearchBlocks(const PlanLattice& lattice, const HostLayout& layout, const HostCosts& costs,
-                                              double lower, double upper, const Budget& budget);
+absl::StatusOr<PlanSearchResult> SearchBlocks(const PlanLattice& lattice, const HostLayout& layout,
+                                              const HostCosts& costs, double lower, double upper, const Budget& budget);
 
 // Devices per host an inner chain uses (at least 1).
 int32_t DevicesUsed(const std::vector<ReplicaStep>& chain);

@@ -22,11 +22,12 @@ using parallel::PlanSearchResult;
 absl::Status CheckProblem(const PlacementProblem& problem) {
   if (problem.costs == nullptr) return absl::InvalidArgumentError("the problem has no graph and topology");
   if (problem.objective != Objective::kThroughput) {
-    return absl::InvalidArgumentError(absl::StrCat("plans of data-parallel stages optimize throughput, not ",
-                                                   ObjectiveName(problem.objective)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("plans of data-parallel stages optimize throughput, not ", ObjectiveName(problem.objective)));
   }
   if (problem.global_batch < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("the global batch must not be negative (got ", problem.global_batch, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the global batch must not be negative (got ", problem.global_batch, ")"));
   }
   if (problem.schedule == Schedule::kGPipe && problem.global_batch == 0) {
     return absl::InvalidArgumentError("the gpipe schedule flushes the pipeline every step: give a global batch");
@@ -53,18 +54,20 @@ absl::StatusOr<PlanSearchResult> Search(const PlacementProblem& problem, const B
   options.parallelism = parallelism;
   options.schedule = problem.schedule;
   options.global_batch = problem.global_batch;
-  absl::StatusOr<PlanSearchResult> found = pipedream ? parallel::SearchPipeDream(*problem.costs, *lattice, options, budget)
-                                                     : parallel::SearchOwn(*problem.costs, *lattice, options, budget);
+  absl::StatusOr<PlanSearchResult> found = pipedream
+                                               ? parallel::SearchPipeDream(*problem.costs, *lattice, options, budget)
+                                               : parallel::SearchOwn(*problem.costs, *lattice, options, budget);
   // A search the budget cut short answers with pure data parallelism, a plan of the family it knows.
   if (absl::IsDeadlineExceeded(found.status()) && options.parallelism != Parallelism::kPipeline) {
-    notes->push_back(absl::StrCat("the budget ended the search (", found.status().message(), "): pure data parallelism"));
+    notes->push_back(
+        absl::StrCat("the budget ended the search (", found.status().message(), "): pure data parallelism"));
     found = parallel::DataParallel(*problem.costs, *lattice);
   }
   if (!found.ok()) return found.status();
   notes->insert(notes->end(), lattice->notes.begin(), lattice->notes.end());
   notes->push_back(absl::StrCat(lattice->model().num_units, " units, ", lattice->ideals.size(), " ideals",
-                                lattice->complete ? "" : " (prefixes)", ", ", found->dp_runs, " DP runs, ", found->pairs,
-                                " stages scored"));
+                                lattice->complete ? "" : " (prefixes)", ", ", found->dp_runs, " DP runs, ",
+                                found->pairs, " stages scored"));
   found->plan.schedule = problem.schedule;
   found->plan.global_batch = problem.global_batch;
   if (!pipedream && parallelism == Parallelism::kHybrid) {
@@ -90,7 +93,8 @@ absl::Status SetPlanOptions(absl::string_view parallelism, absl::string_view cos
   problem.schedule = *s;
   problem.global_batch = global_batch;
   const bool plans = *p != Parallelism::kOperator || algorithm == kHybridPlacerName;
-  if (global_batch < 0) return absl::InvalidArgumentError(absl::StrCat("global batch: must not be negative (got ", global_batch, ")"));
+  if (global_batch < 0)
+    return absl::InvalidArgumentError(absl::StrCat("global batch: must not be negative (got ", global_batch, ")"));
   if (!plans && (*c == CostModelKind::kPipeDream || global_batch > 0 || *s != Schedule::kOneFOneB)) {
     return absl::InvalidArgumentError(
         "the pipedream cost model, global batch and schedule describe plans of data-parallel stages: give "
@@ -98,12 +102,14 @@ absl::Status SetPlanOptions(absl::string_view parallelism, absl::string_view cos
   }
   if (!plans) return absl::OkStatus();
   if (problem.objective != Objective::kThroughput) {
-    return absl::InvalidArgumentError(absl::StrCat("parallelism '", ParallelismName(*p), "' plans for throughput; the objective is ",
+    return absl::InvalidArgumentError(absl::StrCat("parallelism '", ParallelismName(*p),
+                                                   "' plans for throughput; the objective is ",
                                                    ObjectiveName(problem.objective)));
   }
   if (algorithm != "auto" && algorithm != kHybridPlacerName) {
-    return absl::InvalidArgumentError(absl::StrCat("algorithm '", algorithm, "' places operators; plans of parallelism '",
-                                                   ParallelismName(*p), "' come from auto or ", kHybridPlacerName));
+    return absl::InvalidArgumentError(absl::StrCat("algorithm '", algorithm,
+                                                   "' places operators; plans of parallelism '", ParallelismName(*p),
+                                                   "' come from auto or ", kHybridPlacerName));
   }
   if (*s == Schedule::kGPipe && global_batch == 0) {
     return absl::InvalidArgumentError("schedule gpipe flushes the pipeline every step: give a global batch");
@@ -141,9 +147,11 @@ absl::StatusOr<PlacerResult> BestOfFamily(const PlacementProblem& problem, const
   if (!fits(*result)) return other;
   const double chain = ConfirmedTimePerSample(problem, *result), plain = ConfirmedTimePerSample(problem, *other);
   if (plain < chain) {
-    notes->push_back(absl::StrFormat("pure data parallelism (%.6g, simulated %.6g) beats the DP's chain (%.6g, simulated "
-                                     "%.6g)", other->evaluation.value, other->plan->simulated_time_per_sample,
-                                     result->evaluation.value, result->plan->simulated_time_per_sample));
+    notes->push_back(
+        absl::StrFormat("pure data parallelism (%.6g, simulated %.6g) beats the DP's chain (%.6g, simulated "
+                        "%.6g)",
+                        other->evaluation.value, other->plan->simulated_time_per_sample, result->evaluation.value,
+                        result->plan->simulated_time_per_sample));
     return other;
   }
   return result;
@@ -151,7 +159,8 @@ absl::StatusOr<PlacerResult> BestOfFamily(const PlacementProblem& problem, const
 
 }  // namespace
 
-absl::StatusOr<PlacerResult> PlanParallel(const PlacementProblem& problem, const Budget& budget, Parallelism parallelism) {
+absl::StatusOr<PlacerResult> PlanParallel(const PlacementProblem& problem, const Budget& budget,
+                                          Parallelism parallelism) {
   if (absl::Status s = CheckProblem(problem); !s.ok()) return s;
   if (budget.Expired()) return budget.ExpiredStatus();
   if (parallelism == Parallelism::kOperator) parallelism = Parallelism::kHybrid;
@@ -161,22 +170,26 @@ absl::StatusOr<PlacerResult> PlanParallel(const PlacementProblem& problem, const
   if (!found.ok()) return found.status();
   absl::StatusOr<PlacerResult> result = BestOfFamily(problem, *found, data, &notes);
   if (!result.ok()) return result.status();
-  if (absl::Status s = PlanMemoryStatus(*problem.costs, result->plan->plan, result->plan->evaluation); !s.ok()) return s;
+  if (absl::Status s = PlanMemoryStatus(*problem.costs, result->plan->plan, result->plan->evaluation); !s.ok())
+    return s;
   const PlanEvaluation& ev = result->plan->evaluation;
   if (!ev.memory_checked) {
     const absl::Status ours = PlanMemoryStatus(*problem.costs, result->plan->plan, ev, /*enforced=*/false);
-    notes.push_back(absl::StrCat("PipeDream's cost model leaves memory out, as its planner does by default",
-                                 ours.ok() ? "; the plan fits in our memory model" : absl::StrCat("; in our memory model ", ours.message())));
+    notes.push_back(absl::StrCat(
+        "PipeDream's cost model leaves memory out, as its planner does by default",
+        ours.ok() ? "; the plan fits in our memory model" : absl::StrCat("; in our memory model ", ours.message())));
   }
   // The DP computes PipeDream's figures exactly (proven optimal over the lattice); ours it estimates.
   const bool exact = std::abs(ev.time_per_sample - found->dp_value) <= 1e-9 * std::max(1.0, found->dp_value);
   result->proven_optimal = found->proven_optimal && exact && problem.cost_model == CostModelKind::kPipeDream;
   notes.insert(notes.end(), result->notes.begin(), result->notes.end());  // the simulation's, when it decided
   result->notes = std::move(notes);
-  result->notes.push_back(absl::StrCat(ParallelismName(parallelism), " plan under the ", CostModelName(problem.cost_model),
-                                       " cost model: ", StagesNote(result->plan->plan), ", bottleneck ", ev.bottleneck));
+  result->notes.push_back(
+      absl::StrCat(ParallelismName(parallelism), " plan under the ", CostModelName(problem.cost_model),
+                   " cost model: ", StagesNote(result->plan->plan), ", bottleneck ", ev.bottleneck));
   if (!exact && std::isfinite(found->dp_value)) {
-    result->notes.push_back(absl::StrFormat("the DP estimated %.6g; the plan model scores %.6g", found->dp_value, ev.time_per_sample));
+    result->notes.push_back(
+        absl::StrFormat("the DP estimated %.6g; the plan model scores %.6g", found->dp_value, ev.time_per_sample));
   }
   return result;
 }
@@ -216,7 +229,9 @@ class HybridPlacer : public Placer {
            "times replica counts, our cost model or PipeDream's";
   }
   std::vector<Objective> objectives() const override { return {Objective::kThroughput}; }
-  std::vector<CostModelKind> cost_models() const override { return {CostModelKind::kDefault, CostModelKind::kPipeDream}; }
+  std::vector<CostModelKind> cost_models() const override {
+    return {CostModelKind::kDefault, CostModelKind::kPipeDream};
+  }
   absl::StatusOr<PlacerResult> Place(const PlacementProblem& problem, const Budget& budget) const override {
     absl::StatusOr<PlacerResult> result = PlanParallel(problem, budget, problem.parallelism);
     if (result.ok()) CheckBySimulation(problem, *result);

@@ -33,7 +33,8 @@ absl::Status SetPlanOptions(absl::string_view parallelism, absl::string_view cos
 // when the best plan does not fit memory or a group must span hosts the topology keeps apart; UNIMPLEMENTED
 // for clusters the planner cannot read (no accelerators, accelerators of different kinds, PipeDream's cost
 // model on hosts of different sizes).
-absl::StatusOr<PlacerResult> PlanParallel(const PlacementProblem& problem, const Budget& budget, Parallelism parallelism);
+absl::StatusOr<PlacerResult> PlanParallel(const PlacementProblem& problem, const Budget& budget,
+                                          Parallelism parallelism);
 
 // The plan's answer for a plan made elsewhere (an operator placement as one replica per stage, say): scored under
 // the problem's cost model; the memory check is the caller's.

@@ -47,7 +47,8 @@ class OwnCosts {
     const double crossing = s.cross_weight(i) + s.cross_weight(j);
     double link = 0.5 * crossing / (replicas * inside_[static_cast<size_t>(offset) * (n_ + 1) + r]);
     // Its all-reduce between hosts on their network interfaces (Block adds those of the block's other stages).
-    if (hosts > 1) link = std::max(link, 4.0 * (hosts - 1) / hosts * grad * (g > 0 ? 1.0 / g : 1.0 / replicas) / between_);
+    if (hosts > 1)
+      link = std::max(link, 4.0 * (hosts - 1) / hosts * grad * (g > 0 ? 1.0 / g : 1.0 / replicas) / between_);
     if (!Fits(i, j, offset, r, hosts)) return kNoPlan;
     return std::max(compute, link);
   }
@@ -58,7 +59,7 @@ class OwnCosts {
   double Block(double inner, int64_t i, int64_t j, int32_t hosts, const std::vector<ReplicaStep>& chain) const {
     const IdealSet& s = l_.ideals;
     double bytes = ((i != s.empty() ? s.cross_weight(i) : 0) + (j != s.full() ? s.cross_weight(j) : 0)) / hosts;
-    for (const ReplicaStep& step : training_ && hosts > 1 ? chain : std::vector<ReplicaStep>{}) {
+    for (const ReplicaStep& step : training_&& hosts > 1 ? chain : std::vector<ReplicaStep>{}) {
       const double replicas = static_cast<double>(step.replicas) * hosts;
       const double rounds = o_.global_batch > 0 ? 1.0 / o_.global_batch : 1.0 / replicas;
       bytes += 4.0 * (hosts - 1) / hosts * (l_.weight_bytes[step.to] - l_.weight_bytes[step.from]) * rounds;
@@ -76,7 +77,8 @@ class OwnCosts {
     const int64_t replicas = int64_t{r} * hosts;
     const int64_t after = int64_t{n_ - offset} * hosts + (static_cast<int64_t>(h_.hosts.size()) - hosts) * n_;
     const int64_t per_step = o_.global_batch > 0 ? (o_.global_batch + replicas - 1) / replicas : INT64_MAX;
-    const int64_t one_f_one_b = std::min<int64_t>(2 * ((std::min<int64_t>(after, total_) + replicas - 1) / replicas), per_step);
+    const int64_t one_f_one_b =
+        std::min<int64_t>(2 * ((std::min<int64_t>(after, total_) + replicas - 1) / replicas), per_step);
     return static_cast<double>(o_.schedule == Schedule::kGPipe ? per_step : one_f_one_b);
   }
 
@@ -85,8 +87,8 @@ class OwnCosts {
     const double in_flight = InFlight(offset, r, hosts);
     const double versions = training_ && o_.global_batch == 0 ? in_flight + 1 : 1;
     const double weights = l_.weight_bytes[j] - l_.weight_bytes[i];
-    const double bytes = weights * versions + (training_ ? weights : 0) + l_.optimizer_bytes[j] - l_.optimizer_bytes[i] +
-                         (l_.stash_bytes[j] - l_.stash_bytes[i]) * in_flight + l_.working_bytes;
+    const double bytes = weights * versions + (training_ ? weights : 0) + l_.optimizer_bytes[j] -
+                         l_.optimizer_bytes[i] + (l_.stash_bytes[j] - l_.stash_bytes[i]) * in_flight + l_.working_bytes;
     return bytes <= static_cast<double>(capacity_);
   }
 
@@ -105,7 +107,8 @@ class OwnCosts {
       }
     }
     between_ = kNoLink;
-    for (size_t h = 1; h < h_.hosts.size(); ++h) between_ = std::min(between_, t.path(host[0], h_.hosts[h][0]).bandwidth);
+    for (size_t h = 1; h < h_.hosts.size(); ++h)
+      between_ = std::min(between_, t.path(host[0], h_.hosts[h][0]).bandwidth);
   }
 
   // All-reduce time over every group (a run of devices on each of the first `hosts` hosts) as latency + bytes x
@@ -119,7 +122,8 @@ class OwnCosts {
       for (int32_t a = 0; a < n_; ++a) {
         for (int32_t r = 1; a + r <= n_; ++r) {
           std::vector<DeviceId> group;
-          for (int32_t h = 0; h < k; ++h) group.insert(group.end(), h_.hosts[h].begin() + a, h_.hosts[h].begin() + a + r);
+          for (int32_t h = 0; h < k; ++h)
+            group.insert(group.end(), h_.hosts[h].begin() + a, h_.hosts[h].begin() + a + r);
           if (group.size() < 2) continue;
           const double none = PlanAllReduce(t, group, 0).seconds;
           ar_latency_[Index(k, a, r)] = none;
@@ -145,7 +149,9 @@ absl::StatusOr<PlanSearchResult> OneHost(const PlanLattice& l, const HostLayout&
                                          const PlanSearchOptions& o, const Budget& budget) {
   const IdealSet& s = l.ideals;
   const int32_t n = layout.per_host;
-  const auto cost = [&](int64_t i, int64_t j, int32_t offset, int32_t r, bool) { return costs.Stage(i, j, offset, r, 1); };
+  const auto cost = [&](int64_t i, int64_t j, int32_t offset, int32_t r, bool) {
+    return costs.Stage(i, j, offset, r, 1);
+  };
   std::vector<ReplicaStep> best;
   double value = kNoPlan;
   for (int32_t r = layout.max_inner; r >= 1 && o.parallelism != Parallelism::kPipeline; --r) {
@@ -196,7 +202,9 @@ namespace {
 absl::StatusOr<PlanSearchResult> Blocks(const CostModel& costs, const PlanLattice& l, const PlanSearchOptions& o,
                                         const HostLayout& layout, const OwnCosts& own, const Budget& budget) {
   HostCosts c;
-  c.stage = [&](int64_t i, int64_t j, int32_t offset, int32_t r, bool, int32_t hosts) { return own.Stage(i, j, offset, r, hosts); };
+  c.stage = [&](int64_t i, int64_t j, int32_t offset, int32_t r, bool, int32_t hosts) {
+    return own.Stage(i, j, offset, r, hosts);
+  };
   c.per_host_count = true;
   c.inner_bound = [](double bound, int32_t) { return bound; };
   c.work_per_bound = [](int32_t hosts) { return static_cast<double>(hosts); };
@@ -205,12 +213,13 @@ absl::StatusOr<PlanSearchResult> Blocks(const CostModel& costs, const PlanLattic
   };
   const IdealSet& s = l.ideals;
   const int32_t hosts = static_cast<int32_t>(layout.hosts.size()), devices = hosts * layout.per_host;
-  const bool data_allowed = costs.topology().data_parallel_across_hosts() && (o.global_batch == 0 || devices <= o.global_batch);
-  const double data = data_allowed ? c.block(own.Stage(s.empty(), s.full(), 0, layout.per_host, hosts), s.empty(), s.full(),
-                                             hosts, {ReplicaStep{s.empty(), s.full(), 0, layout.per_host}})
+  const bool data_allowed =
+      costs.topology().data_parallel_across_hosts() && (o.global_batch == 0 || devices <= o.global_batch);
+  const double data = data_allowed ? c.block(own.Stage(s.empty(), s.full(), 0, layout.per_host, hosts), s.empty(),
+                                             s.full(), hosts, {ReplicaStep{s.empty(), s.full(), 0, layout.per_host}})
                                    : kNoPlan;
-  return SearchBlocks(l, layout, c, s.work(s.full()) / devices, std::isfinite(data) ? data : std::numeric_limits<double>::max(),
-                      budget);
+  return SearchBlocks(l, layout, c, s.work(s.full()) / devices,
+                      std::isfinite(data) ? data : std::numeric_limits<double>::max(), budget);
 }
 
 }  // namespace
@@ -221,7 +230,8 @@ absl::StatusOr<PlanSearchResult> SearchOwn(const CostModel& costs, const PlanLat
   absl::StatusOr<HostLayout> layout =
       LayoutHosts(costs, l, o.parallelism == Parallelism::kPipeline, costs.topology().data_parallel_across_hosts());
   if (!layout.ok()) return layout.status();
-  if (o.global_batch > 0) layout->max_inner = static_cast<int32_t>(std::min<int64_t>(layout->max_inner, o.global_batch));
+  if (o.global_batch > 0)
+    layout->max_inner = static_cast<int32_t>(std::min<int64_t>(layout->max_inner, o.global_batch));
   layout->middle_blocks = false;  // a DP from every block start per host count would take minutes on 8 hosts
   const OwnCosts own(costs, l, o, *layout);
   absl::StatusOr<PlanSearchResult> found =

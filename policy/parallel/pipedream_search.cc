@@ -34,11 +34,13 @@ double SlowestPath(const Topology& t, const std::vector<DeviceId>& a, const std:
   return slowest;
 }
 
-PlanSearchResult OnDevices(const PlanLattice& l, const std::vector<ReplicaStep>& steps, const std::vector<DeviceId>& devices) {
+PlanSearchResult OnDevices(const PlanLattice& l, const std::vector<ReplicaStep>& steps,
+                           const std::vector<DeviceId>& devices) {
   PlanSearchResult r;
   r.plan.stage_of_op = StagesOfOps(l, steps);
   for (const ReplicaStep& step : steps) {
-    r.plan.stages.push_back(PlanStage{std::vector<DeviceId>(devices.begin() + step.offset, devices.begin() + step.offset + step.replicas)});
+    r.plan.stages.push_back(
+        PlanStage{std::vector<DeviceId>(devices.begin() + step.offset, devices.begin() + step.offset + step.replicas)});
   }
   return r;
 }
@@ -50,7 +52,9 @@ absl::StatusOr<PlanSearchResult> OneLevel(const CostModel& costs, const PlanLatt
   const int32_t widest = o.parallelism == Parallelism::kPipeline ? 1 : n;
   const double bw = SlowestPath(costs.topology(), devices, devices);
   const IdealSet& s = l.ideals;
-  const auto cost = [&](int64_t i, int64_t j, int32_t, int32_t r, bool first) { return LevelStage(l, bw, i, j, r, first); };
+  const auto cost = [&](int64_t i, int64_t j, int32_t, int32_t r, bool first) {
+    return LevelStage(l, bw, i, j, r, first);
+  };
   double value = cost(s.empty(), s.full(), 0, widest, true);
   std::vector<ReplicaStep> best = {ReplicaStep{s.empty(), s.full(), 0, widest}};
   PlanSearchResult out;
@@ -79,7 +83,9 @@ absl::StatusOr<PlanSearchResult> Hosts(const CostModel& costs, const PlanLattice
   }
   const IdealSet& s = l.ideals;
   HostCosts c;
-  c.stage = [&](int64_t i, int64_t j, int32_t, int32_t r, bool first, int32_t) { return LevelStage(l, inside, i, j, r, first); };
+  c.stage = [&](int64_t i, int64_t j, int32_t, int32_t r, bool first, int32_t) {
+    return LevelStage(l, inside, i, j, r, first);
+  };
   const int32_t max_outer = layout->max_outer;
   c.inner_bound = [max_outer](double bound, int32_t) { return bound * max_outer; };
   c.work_per_bound = [](int32_t) { return 1.0; };
@@ -110,8 +116,9 @@ absl::StatusOr<PlanSearchResult> Hosts(const CostModel& costs, const PlanLattice
 
 absl::StatusOr<PlanSearchResult> SearchPipeDream(const CostModel& costs, const PlanLattice& lattice,
                                                  const PlanSearchOptions& options, const Budget& budget) {
-  absl::StatusOr<PlanSearchResult> r = AcceleratorsByHost(costs, lattice).size() > 1 ? Hosts(costs, lattice, options, budget)
-                                                                                   : OneLevel(costs, lattice, options, budget);
+  absl::StatusOr<PlanSearchResult> r = AcceleratorsByHost(costs, lattice).size() > 1
+                                           ? Hosts(costs, lattice, options, budget)
+                                           : OneLevel(costs, lattice, options, budget);
   if (r.ok()) r->proven_optimal = lattice.complete;
   return r;
 }

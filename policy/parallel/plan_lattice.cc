@@ -106,7 +106,8 @@ absl::StatusOr<PlanLattice> BuildPlanLattice(const CostModel& costs, PipelineMod
     return all.status();
   }
   SumOverIdeals(out.ideals, BytesPerUnit(costs.graph(), m, &out.working_bytes), out);
-  if (weight == PipelineModelOptions::Weight::kForwardBytes) out.pipedream_cut = PipeDreamCuts(costs.graph(), m, out.ideals);
+  if (weight == PipelineModelOptions::Weight::kForwardBytes)
+    out.pipedream_cut = PipeDreamCuts(costs.graph(), m, out.ideals);
   return out;
 }
 
@@ -114,7 +115,8 @@ std::vector<int32_t> StagesOfOps(const PlanLattice& lattice, const std::vector<R
   std::vector<int32_t> stage_of_unit(lattice.model().num_units, 0);
   for (size_t s = 0; s < chain.size(); ++s) {
     for (int32_t u = 0; u < lattice.model().num_units; ++u) {
-      if (lattice.ideals.Has(chain[s].to, u) && !lattice.ideals.Has(chain[s].from, u)) stage_of_unit[u] = static_cast<int32_t>(s);
+      if (lattice.ideals.Has(chain[s].to, u) && !lattice.ideals.Has(chain[s].from, u))
+        stage_of_unit[u] = static_cast<int32_t>(s);
     }
   }
   return StepOfOps(lattice.model(), stage_of_unit);

@@ -34,7 +34,7 @@ struct PlanLattice {
   const PipelineModel& model() const { return *model_ptr; }
   std::unique_ptr<PipelineModel> model_ptr;  // where the ideals point: it stays put when the lattice moves
   IdealSet ideals;
-  bool complete = false;  // every ideal of the unit DAG (else prefixes of topological orders)
+  bool complete = false;                // every ideal of the unit DAG (else prefixes of topological orders)
   std::vector<double> weight_bytes;     // per ideal
   std::vector<double> optimizer_bytes;  // per ideal
   std::vector<double> stash_bytes;      // per ideal, per micro-batch

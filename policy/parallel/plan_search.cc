@@ -32,14 +32,17 @@ absl::StatusOr<double> SearchChain(const IdealSet& s, int32_t devices, int32_t m
                                    StageCostFn cost, const Budget& budget, std::vector<ReplicaStep>* chain,
                                    PlanSearchResult* counters) {
   ReplicaDpOptions options{s.empty(), s.full(), devices, max_replicas, 0, false};
-  return GrowBound(s.work(s.full()) / devices, upper, budget, [&](double bound) -> absl::StatusOr<double> {
-    options.bound = bound;
-    ReplicaDp dp(s, options, cost, budget);
-    if (!dp.Run()) return budget.ExpiredStatus();
-    counters->pairs += dp.pairs();
-    if (std::isfinite(dp.Best(s.full()))) *chain = dp.Chain(s.full());
-    return dp.Best(s.full());
-  }, &counters->dp_runs);
+  return GrowBound(
+      s.work(s.full()) / devices, upper, budget,
+      [&](double bound) -> absl::StatusOr<double> {
+        options.bound = bound;
+        ReplicaDp dp(s, options, cost, budget);
+        if (!dp.Run()) return budget.ExpiredStatus();
+        counters->pairs += dp.pairs();
+        if (std::isfinite(dp.Best(s.full()))) *chain = dp.Chain(s.full());
+        return dp.Best(s.full());
+      },
+      &counters->dp_runs);
 }
 
 }  // namespace placement::parallel

@@ -34,7 +34,7 @@ struct PlanSearchOptions {
 
 struct PlanSearchResult {
   ParallelPlan plan;
-  double dp_value = 0;        // the chain's value as the DP computed it
+  double dp_value = 0;          // the chain's value as the DP computed it
   bool proven_optimal = false;  // no plan of the family does better (the lattice was complete)
   int64_t pairs = 0;
   int32_t dp_runs = 0;

@@ -28,7 +28,10 @@ void ReplicaDp::Window(int32_t m) {
     int64_t lo = 0, hi = s_.size();
     while (lo < hi) {
       const int64_t mid = (lo + hi) / 2;
-      if (s_.work(mid) < w) lo = mid + 1; else hi = mid;
+      if (s_.work(mid) < w)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     return lo;
   };
@@ -104,7 +107,8 @@ void ReplicaDp::Relax(int32_t m, int64_t j, Choice& rest, Choice& first) {
       ++since_check_;
       const int64_t from = o_.backward ? j : i, to = o_.backward ? i : j;
       const double cost = cost_(from, to, offset, r, o_.backward ? false : i == o_.start);
-      if (cost <= bound_ && std::max(vi, cost) < rest.value) rest = Choice{std::max(vi, cost), static_cast<int32_t>(i), r};
+      if (cost <= bound_ && std::max(vi, cost) < rest.value)
+        rest = Choice{std::max(vi, cost), static_cast<int32_t>(i), r};
       if (!o_.backward) continue;
       const double as_first = cost_(from, to, offset, r, true);
       if (as_first <= bound_ && std::max(vi, as_first) < first.value) {
@@ -131,7 +135,8 @@ std::vector<ReplicaStep> ReplicaDp::Chain(int64_t ideal) const {
     } else {
       const int64_t other = c->other;
       const int32_t offset = o_.backward ? o_.devices - m : m - c->replicas;
-      steps.push_back(o_.backward ? ReplicaStep{j, other, offset, c->replicas} : ReplicaStep{other, j, offset, c->replicas});
+      steps.push_back(o_.backward ? ReplicaStep{j, other, offset, c->replicas}
+                                  : ReplicaStep{other, j, offset, c->replicas});
       m -= c->replicas;
       j = other;
       first = false;

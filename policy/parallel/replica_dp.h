@@ -6,7 +6,8 @@
 // r_1 + ... + r_{t-1} (plus devices left idle before it). best[m][J] is the least largest stage cost over chains
 // from start to J on the first m devices:
 //
-//   best[m][J] = min( best[m-1][J]  (device m-1 idle),  min over I ⊊ J, r <= m of max(best[m-r][I], cost(I, J, m-r, r)) ).
+//   best[m][J] = min( best[m-1][J]  (device m-1 idle),  min over I ⊊ J, r <= m of max(best[m-r][I], cost(I, J, m-r, r))
+//   ).
 //
 // With a bound T on the answer and costs no smaller than a stage's work over its replicas, a stage holds at most
 // rT of work, so the ideals that end the first m devices of a chain within T have work(J) - work(start) <= mT and
@@ -79,9 +80,9 @@ class ReplicaDp {
     int32_t replicas = 0;
   };
   struct Layer {
-    int64_t lo = 0, hi = 0;       // window of the work-sorted ideals
-    std::vector<Choice> rest;     // the stage at the cell is not the chain's first
-    std::vector<Choice> first;    // backward runs: the stage from the cell is the chain's first
+    int64_t lo = 0, hi = 0;        // window of the work-sorted ideals
+    std::vector<Choice> rest;      // the stage at the cell is not the chain's first
+    std::vector<Choice> first;     // backward runs: the stage from the cell is the chain's first
     std::vector<int32_t> reached;  // ideals with a finite rest value, ascending
     bool Contains(int64_t i) const { return i >= lo && i < hi; }
   };

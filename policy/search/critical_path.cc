@@ -39,8 +39,9 @@ StepAnalysis AnalyzeStep(const CostModel& costs, const Placement& placement, con
       arrivals.push_back(Arrival{e.id, e.peer, e.end});
     }
   }
-  std::sort(arrivals.begin(), arrivals.end(),
-            [](const Arrival& x, const Arrival& y) { return std::tie(x.tensor, x.receiver) < std::tie(y.tensor, y.receiver); });
+  std::sort(arrivals.begin(), arrivals.end(), [](const Arrival& x, const Arrival& y) {
+    return std::tie(x.tensor, x.receiver) < std::tie(y.tensor, y.receiver);
+  });
   auto arrival = [&](TensorId t, DeviceId receiver, double fallback) {
     const auto it = std::lower_bound(arrivals.begin(), arrivals.end(), std::make_pair(t, receiver),
                                      [](const Arrival& x, const std::pair<TensorId, DeviceId>& key) {

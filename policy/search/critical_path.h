@@ -15,10 +15,10 @@
 namespace placement::search {
 
 struct StepAnalysis {
-  std::vector<double> start;     // per operator
-  std::vector<double> end;       // per operator
-  std::vector<double> busy;      // per device
-  std::vector<OpId> critical;    // the chain, in execution order
+  std::vector<double> start;         // per operator
+  std::vector<double> end;           // per operator
+  std::vector<double> busy;          // per device
+  std::vector<OpId> critical;        // the chain, in execution order
   std::vector<uint8_t> on_critical;  // per operator
 };
 

@@ -40,7 +40,8 @@ class LocalSearchPlacer : public Placer {
 
 absl::StatusOr<PlacerResult> RunLocalSearch(const PlacementProblem& problem, const Budget& budget,
                                             const LocalSearchOptions& options) {
-  if (problem.costs == nullptr) return absl::InvalidArgumentError("local_search: the problem has no graph and topology");
+  if (problem.costs == nullptr)
+    return absl::InvalidArgumentError("local_search: the problem has no graph and topology");
   if (budget.Expired()) return budget.ExpiredStatus();
   absl::StatusOr<SearchUnits> units = SearchUnits::Build(*problem.costs);
   if (!units.ok()) return units.status();
@@ -52,9 +53,11 @@ absl::StatusOr<PlacerResult> RunLocalSearch(const PlacementProblem& problem, con
   std::vector<std::string> notes = std::move(start->notes);
   if (!first->fits_memory) {
     if (absl::Status s = RepairMemory(problem, *units, budget, start->placement); !s.ok()) return s;
-    absl::StatusOr<Evaluation> repaired = Evaluate(*problem.costs, start->placement, problem.objective, problem.simulator);
+    absl::StatusOr<Evaluation> repaired =
+        Evaluate(*problem.costs, start->placement, problem.objective, problem.simulator);
     if (!repaired.ok()) return repaired.status();
-    notes.push_back(absl::StrFormat("the %s start did not fit memory; repaired (%.6g)", start->source, repaired->value));
+    notes.push_back(
+        absl::StrFormat("the %s start did not fit memory; repaired (%.6g)", start->source, repaired->value));
     first = *std::move(repaired);
   }
   notes.push_back(absl::StrFormat("start: %s (%.6g)", start->source, first->value));
@@ -77,8 +80,8 @@ absl::StatusOr<PlacerResult> RunLocalSearch(const PlacementProblem& problem, con
     result->evaluation = *std::move(first);
   }
   notes.push_back(absl::StrCat(outcome->tried, " moves tried, ", outcome->accepted, " accepted (", outcome->screened,
-                               " turned down by a cheap check, ", outcome->improved, " new bests); stopped: ",
-                               outcome->stopped_by));
+                               " turned down by a cheap check, ", outcome->improved,
+                               " new bests); stopped: ", outcome->stopped_by));
   if (first->value > 0) {
     notes.push_back(absl::StrFormat("%.6g, %.2f%% below the start", result->evaluation.value,
                                     100.0 * (1.0 - result->evaluation.value / first->value)));

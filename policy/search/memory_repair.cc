@@ -85,9 +85,9 @@ absl::Status RepairParameters(const PlacementProblem& problem, const SearchUnits
       const int64_t capacity = Capacity(topo, d);
       return absl::FailedPreconditionError(absl::StrCat(
           "the placement does not fit memory and cannot be repaired: device '", topo.device(d).name, "' holds ",
-          FormatBytes(static_cast<double>(capacity - room[d])), " of parameters, ", FormatBytes(static_cast<double>(-room[d])),
-          " over its ", FormatBytes(static_cast<double>(capacity)), ", and none of its units fits on another device it may use",
-          Totals(problem.graph(), topo)));
+          FormatBytes(static_cast<double>(capacity - room[d])), " of parameters, ",
+          FormatBytes(static_cast<double>(-room[d])), " over its ", FormatBytes(static_cast<double>(capacity)),
+          ", and none of its units fits on another device it may use", Totals(problem.graph(), topo)));
     }
   }
   return absl::OkStatus();
@@ -106,7 +106,8 @@ absl::Status RepairPeak(const PlacementProblem& problem, const SearchUnits& unit
   for (;;) {
     if (budget.Expired()) {
       const absl::Status s = budget.ExpiredStatus();
-      return absl::Status(s.code(), absl::StrCat(s.message(), " (while moving units off devices that run out of memory)"));
+      return absl::Status(s.code(),
+                          absl::StrCat(s.message(), " (while moving units off devices that run out of memory)"));
     }
     absl::StatusOr<SimulationResult> sim = Simulate(*problem.costs, p, config);
     if (!sim.ok()) return sim.status();

@@ -55,7 +55,7 @@ struct SearchOutcome {
   int64_t tried = 0;     // moves proposed, including those a screen or the memory check turned down
   int64_t screened = 0;  // turned down by a cheap check before evaluation
   int64_t accepted = 0;
-  int64_t improved = 0;  // accepted moves that gave a new best
+  int64_t improved = 0;    // accepted moves that gave a new best
   std::string stopped_by;  // "deadline", "move limit", "no improvement in N moves", "no unit can move"
 };
 
@@ -64,7 +64,8 @@ struct SearchOutcome {
 // linearly from the initial temperature to zero, ending in descent again.
 class AnnealingSchedule {
  public:
-  AnnealingSchedule(int64_t cycle_moves, bool annealing) : cycle_(std::max<int64_t>(1, cycle_moves)), annealing_(annealing) {}
+  AnnealingSchedule(int64_t cycle_moves, bool annealing)
+      : cycle_(std::max<int64_t>(1, cycle_moves)), annealing_(annealing) {}
   // Fraction of the initial temperature for the current move.
   double Factor() const {
     if (!annealing_ || cycle_index_ == 0) return 0;
@@ -123,7 +124,8 @@ class StopRule {
 // Units on each device, for drawing a random unit of a given device in O(1).
 class DeviceMembers {
  public:
-  DeviceMembers(const SearchUnits& units, const Placement& p, int32_t num_devices) : members_(num_devices), slot_(units.num_units()) {
+  DeviceMembers(const SearchUnits& units, const Placement& p, int32_t num_devices)
+      : members_(num_devices), slot_(units.num_units()) {
     for (int32_t u = 0; u < units.num_units(); ++u) {
       std::vector<int32_t>& m = members_[units.device_of(p, u)];
       slot_[u] = static_cast<int32_t>(m.size());

@@ -24,11 +24,12 @@ absl::StatusOr<SearchUnits> SearchUnits::Build(const CostModel& costs) {
     x.allowed_begin_.push_back(static_cast<int32_t>(x.allowed_.size()));
     if (x.allowed_begin_[u + 1] == x.allowed_begin_[u]) {
       if (x.pinned(u) != kNone) {
-        return absl::InvalidArgumentError(absl::StrCat(x.Describe(g, u), " is pinned to '", topo.device(x.pinned(u)).name,
-                                                       "' (kind ", topo.device(x.pinned(u)).kind,
-                                                       "), which cannot run all of its operators"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(x.Describe(g, u), " is pinned to '", topo.device(x.pinned(u)).name, "' (kind ",
+                         topo.device(x.pinned(u)).kind, "), which cannot run all of its operators"));
       }
-      return absl::InvalidArgumentError(absl::StrCat(x.Describe(g, u), " cannot run whole on any device kind of the topology (",
+      return absl::InvalidArgumentError(absl::StrCat(x.Describe(g, u),
+                                                     " cannot run whole on any device kind of the topology (",
                                                      absl::StrJoin(topo.kinds(), ", "), ")"));
     }
   }

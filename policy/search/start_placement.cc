@@ -61,7 +61,8 @@ Placement GreedyPlacement(const PlacementProblem& problem, const SearchUnits& un
         const bool fits = room[d] >= units.param_bytes(u);
         const bool to_fits = to != kNone && room[to] >= units.param_bytes(u);
         if (to == kNone || (fits && !to_fits) ||
-            (fits == to_fits && (fits ? busy[d] + units.time(u, d) < busy[to] + units.time(u, to) : room[d] > room[to]))) {
+            (fits == to_fits &&
+             (fits ? busy[d] + units.time(u, d) < busy[to] + units.time(u, to) : room[d] > room[to]))) {
           to = d;
         }
       }

@@ -15,8 +15,8 @@ namespace placement::search {
 
 struct StartPoint {
   Placement placement;
-  std::string source;               // "given", a placer's name, or "greedy"
-  std::vector<std::string> notes;   // what the start placers did
+  std::string source;              // "given", a placer's name, or "greedy"
+  std::vector<std::string> notes;  // what the start placers did
 };
 
 // INVALID_ARGUMENT when problem.start is not a valid placement (it names what is wrong), or when there is none

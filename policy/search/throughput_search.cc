@@ -37,7 +37,8 @@ class ThroughputSearch {
         rng_(rng),
         state_(*ctx.problem->costs, units_, std::move(start)),
         members_(units_, state_.placement(), num_devices_),
-        schedule_(std::clamp<int64_t>(20 * static_cast<int64_t>(units_.num_units()), 2000, 100000), ctx.options->annealing),
+        schedule_(std::clamp<int64_t>(20 * static_cast<int64_t>(units_.num_units()), 2000, 100000),
+                  ctx.options->annealing),
         stop_(ctx, 10 * schedule_.cycle(), 64) {
     current_ = Current();
     best_ = current_;
@@ -139,9 +140,9 @@ class ThroughputSearch {
     for (DeviceId d = 0; d < num_devices_; ++d) {
       const double tolerance = 1e-9 * std::max(1.0, std::abs(full[d]));
       if (std::abs(full[d] - state_.loads()[d]) > tolerance) {
-        return absl::InternalError(absl::StrCat("incremental load of device '", ctx_.problem->topology().device(d).name, "' is ",
-                                                state_.loads()[d], " but DeviceLoads gives ", full[d], " after ",
-                                                out_.accepted, " accepted moves"));
+        return absl::InternalError(absl::StrCat("incremental load of device '", ctx_.problem->topology().device(d).name,
+                                                "' is ", state_.loads()[d], " but DeviceLoads gives ", full[d],
+                                                " after ", out_.accepted, " accepted moves"));
       }
     }
     return absl::OkStatus();

@@ -19,7 +19,8 @@ ThroughputState::ThroughputState(const CostModel& costs, const SearchUnits& unit
   std::vector<int32_t> readers(g.num_tensors(), 0);
   for (EdgeId e = 0; e < g.num_edges(); ++e) ++readers[g.edge_tensor(e)];
   reader_begin_.assign(g.num_tensors() + 1, 0);
-  for (TensorId t = 0; t < g.num_tensors(); ++t) reader_begin_[t + 1] = reader_begin_[t] + std::min(readers[t], num_devices);
+  for (TensorId t = 0; t < g.num_tensors(); ++t)
+    reader_begin_[t + 1] = reader_begin_[t] + std::min(readers[t], num_devices);
   reader_size_.assign(g.num_tensors(), 0);
   reader_device_.assign(reader_begin_.back(), kNone);
   reader_count_.assign(reader_begin_.back(), 0);

@@ -14,7 +14,7 @@ namespace {
 // The inseparable blocks: units fused by the strongly connected components of the unit graph.
 struct Blocks {
   std::vector<int32_t> of_unit;
-  std::vector<std::vector<OpId>> ops;      // per block, ascending OpId
+  std::vector<std::vector<OpId>> ops;       // per block, ascending OpId
   std::vector<std::vector<int32_t>> units;  // per block
 };
 
@@ -111,10 +111,9 @@ absl::Status ToCpu(const Instance& in, const Blocks& b, int32_t x, std::vector<D
       absl::StrAppend(&room, room.empty() ? "" : ", ", in.DescribeAccelerator(a), " holds ",
                       FormatBytes(static_cast<double>(used[a])));
     }
-    return absl::FailedPreconditionError(absl::StrCat("tarnawski_greedy: ", in.units.Describe(in.graph(), u),
-                                                      " (no CPU may run it) is in a block of ",
-                                                      FormatBytes(static_cast<double>(BlockBytes(in, b, x))),
-                                                      " that no accelerator has room for: ", room));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "tarnawski_greedy: ", in.units.Describe(in.graph(), u), " (no CPU may run it) is in a block of ",
+        FormatBytes(static_cast<double>(BlockBytes(in, b, x))), " that no accelerator has room for: ", room));
   }
   return absl::OkStatus();
 }

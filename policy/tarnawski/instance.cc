@@ -15,15 +15,16 @@ namespace {
 absl::Status CheckProblem(const PlacementProblem& problem) {
   if (problem.costs == nullptr) return absl::InvalidArgumentError("the problem has no graph and topology");
   if (problem.cost_model != CostModelKind::kTarnawski || problem.objective != Objective::kLatency) {
-    return absl::InvalidArgumentError(absl::StrCat("the Tarnawski placers optimize the latency objective under the tarnawski "
-                                                   "cost model, not ", ObjectiveName(problem.objective), " under the ",
-                                                   CostModelName(problem.cost_model), " one"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the Tarnawski placers optimize the latency objective under the tarnawski "
+                     "cost model, not ",
+                     ObjectiveName(problem.objective), " under the ", CostModelName(problem.cost_model), " one"));
   }
   const Graph& g = problem.graph();
   for (OpId v = 0; v < g.num_ops(); ++v) {
     if (g.is_backward(v)) {
-      return absl::InvalidArgumentError(absl::StrCat("the latency objective scores inference graphs, but operator '", g.name(v),
-                                                     "' is a backward operator"));
+      return absl::InvalidArgumentError(absl::StrCat("the latency objective scores inference graphs, but operator '",
+                                                     g.name(v), "' is a backward operator"));
     }
   }
   return absl::OkStatus();
@@ -37,13 +38,14 @@ absl::Status CheckUnitsPlaceable(const Instance& in) {
     DeviceId largest = kNone;  // BuildUnits saw to it that some accelerator may run the unit
     for (DeviceId a : in.accelerators) {
       fits = fits || in.FitsAccelerator(u, a);
-      if (in.units.allowed(u, a) && (largest == kNone || in.units.capacity[a] > in.units.capacity[largest])) largest = a;
+      if (in.units.allowed(u, a) && (largest == kNone || in.units.capacity[a] > in.units.capacity[largest]))
+        largest = a;
     }
     if (fits || largest == kNone) continue;
-    return absl::FailedPreconditionError(absl::StrCat(
-        in.units.Describe(in.graph(), u), " needs ", FormatBytes(static_cast<double>(in.bytes[u])),
-        " of parameters on an accelerator (no CPU may run it), more than the largest it may use, ",
-        in.DescribeAccelerator(largest), ", holds"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(in.units.Describe(in.graph(), u), " needs ", FormatBytes(static_cast<double>(in.bytes[u])),
+                     " of parameters on an accelerator (no CPU may run it), more than the largest it may use, ",
+                     in.DescribeAccelerator(largest), ", holds"));
   }
   return absl::OkStatus();
 }

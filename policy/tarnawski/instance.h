@@ -21,10 +21,10 @@ namespace placement::tarnawski {
 struct Instance {
   const CostModel* costs = nullptr;
   ilp::Units units;
-  std::vector<int64_t> bytes;          // per unit: parameter bytes
-  std::vector<DeviceId> accelerators;  // the accelerator devices, in index order
-  std::vector<DeviceId> cpu_of;        // per unit: its quickest CPU, kNone when no CPU may run it
-  std::vector<uint8_t> is_accelerator; // per device
+  std::vector<int64_t> bytes;           // per unit: parameter bytes
+  std::vector<DeviceId> accelerators;   // the accelerator devices, in index order
+  std::vector<DeviceId> cpu_of;         // per unit: its quickest CPU, kNone when no CPU may run it
+  std::vector<uint8_t> is_accelerator;  // per device
 
   const Graph& graph() const { return costs->graph(); }
   int32_t num_units() const { return units.num_units(); }

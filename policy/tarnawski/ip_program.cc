@@ -42,9 +42,15 @@ std::vector<double> EarliestFinish(const CostModel& costs) {
 
 }  // namespace
 
-LatencyProgram::LatencyProgram(const Instance& in, const TarnawskiLatency& model, int32_t q, double horizon, double lower)
-    : in_(in), model_(model), q_(q), slots_(static_cast<int32_t>(in.accelerators.size()) * q),
-      scale_(horizon > 0 ? 100.0 / horizon : 1.0), big_(scale_ * horizon), crossings_(Crossings(in)) {
+LatencyProgram::LatencyProgram(const Instance& in, const TarnawskiLatency& model, int32_t q, double horizon,
+                               double lower)
+    : in_(in),
+      model_(model),
+      q_(q),
+      slots_(static_cast<int32_t>(in.accelerators.size()) * q),
+      scale_(horizon > 0 ? 100.0 / horizon : 1.0),
+      big_(scale_ * horizon),
+      crossings_(Crossings(in)) {
   AddAssignment();
   AddMemory();
   AddContiguity();
@@ -171,7 +177,8 @@ void LatencyProgram::AddCommunication() {
 void LatencyProgram::AddTiming(double lower) {
   const Graph& g = in_.graph();
   const std::vector<double> earliest = EarliestFinish(*in_.costs);
-  for (OpId v = 0; v < g.num_ops(); ++v) lat_.push_back(milp_.AddColumn(std::min(scale_ * earliest[v], big_), big_, 0, false));
+  for (OpId v = 0; v < g.num_ops(); ++v)
+    lat_.push_back(milp_.AddColumn(std::min(scale_ * earliest[v], big_), big_, 0, false));
   total_ = milp_.AddColumn(std::min(scale_ * lower, big_), big_, 1, false);
   for (OpId v = 0; v < g.num_ops(); ++v) {
     const int32_t u = in_.units.unit_of[v];
@@ -203,7 +210,8 @@ void LatencyProgram::AddSlotTiming() {
       if (in_col_[c * slots_ + s] >= 0) {
         load.emplace_back(in_col_[c * slots_ + s], -cost);
         // start >= lat[p] - H (1 - in)
-        milp_.AddRow(-big_, kInf, {{start_[s], 1.0}, {lat_[crossings_[c].producer], -1.0}, {in_col_[c * slots_ + s], -big_}});
+        milp_.AddRow(-big_, kInf,
+                     {{start_[s], 1.0}, {lat_[crossings_[c].producer], -1.0}, {in_col_[c * slots_ + s], -big_}});
       }
       if (out_col_[c * slots_ + s] >= 0) load.emplace_back(out_col_[c * slots_ + s], -cost);
     }

@@ -30,7 +30,8 @@ class LatencyProgram {
   // The columns for a split that fits and whose subgraphs are contiguous (each accelerator's in its first
   // subgraph), with `scored` holding its operators' finish times (TarnawskiLatency::Latency of the split).
   // Units the program keeps on the CPU (FreeOnCpu) must be there: MoveFreeUnitsToCpu.
-  std::vector<double> StartVector(const std::vector<DeviceId>& split, const TarnawskiLatency& scored, double latency) const;
+  std::vector<double> StartVector(const std::vector<DeviceId>& split, const TarnawskiLatency& scored,
+                                  double latency) const;
   std::vector<DeviceId> Split(const std::vector<double>& solution) const;
   // The same split with the units the program keeps on the CPU moved there (never slower, still allowed).
   std::vector<DeviceId> MoveFreeUnitsToCpu(std::vector<DeviceId> split) const;

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <string>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -67,8 +67,9 @@ IpSolution SolveLatencyIp(const Instance& in, int32_t q, const std::vector<Devic
   const ilp::MilpResult solved = ilp::SolveMilp(program.milp(), options, budget);
 
   IpSolution out;
-  out.summary = absl::StrFormat("program (q = %d): %d columns (%d integer), %d rows; %s", q, program.milp().num_columns(),
-                                program.milp().num_integers(), program.milp().num_rows(), solved.Summary());
+  out.summary =
+      absl::StrFormat("program (q = %d): %d columns (%d integer), %d rows; %s", q, program.milp().num_columns(),
+                      program.milp().num_integers(), program.milp().num_rows(), solved.Summary());
   if (solved.has_solution) {
     out.split = program.Split(solved.solution);
     out.value = solved.objective / program.scale();
@@ -95,14 +96,16 @@ std::vector<DeviceId> WarmStart(const PlacementProblem& problem, const Instance&
   const absl::Time began = absl::Now();
   SearchOptions options;
   options.seed = problem.seed;
-  const SearchOutcome found = SearchSplit(in, *std::move(start), options, Budget{began + (deadline - began) / 4, budget.cancelled});
+  const SearchOutcome found =
+      SearchSplit(in, *std::move(start), options, Budget{began + (deadline - began) / 4, budget.cancelled});
   notes.push_back(absl::StrFormat("warm start: %.6g, %.6g after %.2f s of tarnawski_search", first, found.latency,
                                   absl::ToDoubleSeconds(absl::Now() - began)));
   return found.split;
 }
 
 // The better of the program's split and the warm start by their model, among those it allows and that fit.
-std::vector<DeviceId> Better(const Instance& in, const std::vector<DeviceId>& a, const std::vector<DeviceId>& b, double* value) {
+std::vector<DeviceId> Better(const Instance& in, const std::vector<DeviceId>& a, const std::vector<DeviceId>& b,
+                             double* value) {
   SplitScorer scorer(in);
   std::vector<DeviceId> best;
   *value = kInf;
@@ -123,8 +126,10 @@ absl::Status NoSplitFits(const Instance& in, const std::string& algorithm) {
   for (int32_t u = 0; u < in.num_units(); ++u) need += in.cpu_of[u] == kNone ? in.bytes[u] : 0;
   std::string room;
   for (DeviceId a : in.accelerators) absl::StrAppend(&room, room.empty() ? "" : ", ", in.DescribeAccelerator(a));
-  return absl::FailedPreconditionError(absl::StrCat(algorithm, ": no split keeps every accelerator within its memory: the "
-                                                    "operators no CPU may run need ", FormatBytes(static_cast<double>(need)),
+  return absl::FailedPreconditionError(absl::StrCat(algorithm,
+                                                    ": no split keeps every accelerator within its memory: the "
+                                                    "operators no CPU may run need ",
+                                                    FormatBytes(static_cast<double>(need)),
                                                     " of parameters in all, on ", room));
 }
 
@@ -136,11 +141,13 @@ absl::StatusOr<PlacerResult> PlaceLatencyIp(const PlacementProblem& problem, con
   absl::StatusOr<Instance> in = BuildInstance(problem);
   if (!in.ok()) return in.status();
   if (in->graph().num_ops() > kMaxIpOps) {
-    return absl::InvalidArgumentError(absl::StrCat(algorithm, " solves graphs of at most ", kMaxIpOps, " operators; this one has ",
-                                                   in->graph().num_ops(), " (tarnawski_search takes any size)"));
+    return absl::InvalidArgumentError(absl::StrCat(algorithm, " solves graphs of at most ", kMaxIpOps,
+                                                   " operators; this one has ", in->graph().num_ops(),
+                                                   " (tarnawski_search takes any size)"));
   }
-  const absl::Time deadline =
-      budget.deadline == absl::InfiniteFuture() ? absl::Now() + absl::Seconds(ilp::kDefaultIlpSeconds) : budget.deadline;
+  const absl::Time deadline = budget.deadline == absl::InfiniteFuture()
+                                  ? absl::Now() + absl::Seconds(ilp::kDefaultIlpSeconds)
+                                  : budget.deadline;
   std::vector<std::string> notes;
   const std::vector<DeviceId> start = WarmStart(problem, *in, deadline, budget, notes);
   const IpSolution solved = SolveLatencyIp(*in, q, &start, Budget{deadline, budget.cancelled});
@@ -150,15 +157,17 @@ absl::StatusOr<PlacerResult> PlaceLatencyIp(const PlacementProblem& problem, con
   if (best.empty()) {
     if (solved.proven_infeasible) return NoSplitFits(*in, algorithm);
     if (budget.cancelled != nullptr && budget.cancelled->load()) return budget.ExpiredStatus();
-    return absl::DeadlineExceededError(absl::StrCat(algorithm, " found no split before the deadline (", solved.summary, ")"));
+    return absl::DeadlineExceededError(
+        absl::StrCat(algorithm, " found no split before the deadline (", solved.summary, ")"));
   }
   absl::StatusOr<PlacerResult> result = Answer(problem, *in, best, std::move(algorithm));
   if (!result.ok()) return result.status();
   const double tolerance = 1e-7 * std::max(1.0, value);
   result->best_bound = std::max(result->best_bound, std::min(solved.bound, value));
   result->proven_optimal = value <= solved.bound + tolerance;
-  notes.push_back(absl::StrFormat("bound %.6g over %s", result->best_bound,
-                                  q == 1 ? "every contiguous split" : absl::StrCat("splits of at most ", q, " pieces per accelerator")));
+  notes.push_back(absl::StrFormat(
+      "bound %.6g over %s", result->best_bound,
+      q == 1 ? "every contiguous split" : absl::StrCat("splits of at most ", q, " pieces per accelerator")));
   result->notes = std::move(notes);
   return result;
 }

@@ -38,11 +38,12 @@ struct IpSolution {
   double bound = 0;             // lower bound on the program's optimum (-infinity when none is known)
   bool proven_optimal = false;
   bool proven_infeasible = false;
-  std::string summary;          // the program's size and CBC's one-line report
+  std::string summary;  // the program's size and CBC's one-line report
 };
 
 // Solves the program with q subgraphs per accelerator from `start` (a contiguous split that fits, or null).
-IpSolution SolveLatencyIp(const Instance& instance, int32_t q, const std::vector<DeviceId>* start, const Budget& budget);
+IpSolution SolveLatencyIp(const Instance& instance, int32_t q, const std::vector<DeviceId>* start,
+                          const Budget& budget);
 
 // The placer: a warm start (the problem's start or the greedy split, improved by tarnawski_search for a quarter
 // of the budget), then the program; the better of the two by their model. best_bound and proven_optimal are

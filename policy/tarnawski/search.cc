@@ -43,8 +43,14 @@ std::vector<std::vector<int32_t>> Neighbours(const Instance& in) {
 class Search {
  public:
   Search(const Instance& in, std::vector<DeviceId> start, const SearchOptions& options, const Budget& budget)
-      : in_(in), scorer_(in), budget_(budget), options_(options), rng_(options.seed), neighbours_(Neighbours(in)),
-        split_(std::move(start)), used_(in.Used(split_)) {
+      : in_(in),
+        scorer_(in),
+        budget_(budget),
+        options_(options),
+        rng_(options.seed),
+        neighbours_(Neighbours(in)),
+        split_(std::move(start)),
+        used_(in.Used(split_)) {
     current_ = Evaluate();
   }
 

@@ -28,7 +28,7 @@ struct SearchOutcome {
   int64_t evaluations = 0;
   int64_t improvements = 0;  // moves that lowered the best latency
   int32_t kicks = 0;
-  bool converged = false;    // stopped by patience rather than the deadline
+  bool converged = false;  // stopped by patience rather than the deadline
 };
 
 // `start` must be an allowed contiguous split that fits memory (GreedySplit's is).

@@ -41,7 +41,8 @@ class SearchPlacer : public TarnawskiPlacer {
  public:
   absl::string_view name() const override { return "tarnawski_search"; }
   absl::string_view description() const override {
-    return "iterated local search over contiguous splits of Tarnawski et al.'s latency model, from the greedy or a given start";
+    return "iterated local search over contiguous splits of Tarnawski et al.'s latency model, from the greedy or a "
+           "given start";
   }
   absl::StatusOr<PlacerResult> Place(const PlacementProblem& problem, const Budget& budget) const override {
     if (budget.Expired()) return budget.ExpiredStatus();
@@ -54,8 +55,9 @@ class SearchPlacer : public TarnawskiPlacer {
     const tarnawski::SearchOutcome found = tarnawski::SearchSplit(*instance, *std::move(start), options, budget);
     absl::StatusOr<PlacerResult> result = tarnawski::Answer(problem, *instance, found.split, std::string(name()));
     if (!result.ok()) return result.status();
-    result->notes.push_back(absl::StrFormat("%d splits scored, %d kicks, %d improvements; %s", found.evaluations, found.kicks,
-                                            found.improvements, found.converged ? "converged" : "stopped by the deadline"));
+    result->notes.push_back(absl::StrFormat("%d splits scored, %d kicks, %d improvements; %s", found.evaluations,
+                                            found.kicks, found.improvements,
+                                            found.converged ? "converged" : "stopped by the deadline"));
     return result;
   }
 };
@@ -81,7 +83,8 @@ void RegisterTarnawskiPlacers(PlacerRegistry& registry) {
   registry.Register(std::make_unique<GreedyPlacer>());
   registry.Register(std::make_unique<SearchPlacer>());
   registry.Register(std::make_unique<IpPlacer>(
-      "ilp_tarnawski", 1, "Tarnawski et al.'s latency integer program (contiguous) on CBC, warm-started by tarnawski_search"));
+      "ilp_tarnawski", 1,
+      "Tarnawski et al.'s latency integer program (contiguous) on CBC, warm-started by tarnawski_search"));
   registry.Register(std::make_unique<IpPlacer>(
       "ilp_tarnawski_nc", 2, "the same program with two subgraphs per accelerator (their non-contiguous variant)"));
 }

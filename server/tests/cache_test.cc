@@ -75,8 +75,14 @@ TEST(CacheKey, EveryPartMatters) {
   EXPECT_NE(base, changed([](CacheKeyParts& p) { p.time_unit = "input"; }));
   EXPECT_NE(base, changed([](CacheKeyParts& p) { p.cost_model = "tarnawski"; }));
   // Length prefixes keep shifted boundaries apart.
-  EXPECT_NE(changed([](CacheKeyParts& p) { p.objective = "ab"; p.algorithm = "c"; }),
-            changed([](CacheKeyParts& p) { p.objective = "a"; p.algorithm = "bc"; }));
+  EXPECT_NE(changed([](CacheKeyParts& p) {
+              p.objective = "ab";
+              p.algorithm = "c";
+            }),
+            changed([](CacheKeyParts& p) {
+              p.objective = "a";
+              p.algorithm = "bc";
+            }));
 }
 
 TEST(CacheEntry, RoundTripsAndRejectsDamage) {

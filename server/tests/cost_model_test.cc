@@ -12,8 +12,8 @@ namespace placement::server {
 namespace {
 
 namespace pb = ::placement::v1;
-using ::testing::HasSubstr;
 using testing::ContextWithin;
+using ::testing::HasSubstr;
 using testing::PlaceOn;
 using testing::SimulateOn;
 using testing::StartReadyServer;

@@ -38,7 +38,8 @@ constexpr int kKillAfterAcks = 120;
 // Request i: a small graph of its own (a layered graph, seeded by i), placed by HEFT within a short budget
 // and a long deadline, so the answer is cached (a budget cut short by the deadline is not).
 pb::PlaceRequest RequestNumber(int i) {
-  pb::PlaceRequest r = testing::PlaceRequestFor(testing::LayeredGraph(30 + i % 20, /*seed=*/1000 + i), "4xA100", "heft");
+  pb::PlaceRequest r =
+      testing::PlaceRequestFor(testing::LayeredGraph(30 + i % 20, /*seed=*/1000 + i), "4xA100", "heft");
   r.set_budget_ms(500);
   return r;
 }
@@ -50,8 +51,8 @@ std::map<std::string, std::string> AssignmentOf(const pb::PlaceResponse& r) {
 }
 
 std::vector<std::string> ServerArgs(const std::string& data_dir) {
-  return {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0", "--data_dir=" + data_dir,
-          "--policy_device=none", "--threads=2"};
+  return {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0", "--data_dir=" + data_dir, "--policy_device=none",
+          "--threads=2"};
 }
 
 // True once GetServerInfo says ready (placers loaded), within 30 s.

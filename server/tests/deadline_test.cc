@@ -43,7 +43,8 @@ std::string WaitForMetrics(PlacementServer& server, const std::string& series) {
   std::string text;
   for (const absl::Time until = absl::Now() + absl::Seconds(10); absl::Now() < until;) {
     text = server.metrics().Text();
-    if (text.find("placement_inflight_requests 0") != std::string::npos && text.find(series) != std::string::npos) break;
+    if (text.find("placement_inflight_requests 0") != std::string::npos && text.find(series) != std::string::npos)
+      break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return text;
@@ -70,16 +71,19 @@ TEST_F(Deadlines, TheClientDeadlineEndsThePlacer) {
   const absl::Time begin = absl::Now();
   auto context = ContextWithin(std::chrono::milliseconds(300));
   pb::PlaceResponse response;
-  const grpc::Status s = testing::StubFor(server_->port())
-                             ->Place(context.get(), PlaceRequestFor(testing::ChainGraph(50), "2xA100", "until_the_budget_ends"),
-                                     &response);
+  const grpc::Status s =
+      testing::StubFor(server_->port())
+          ->Place(context.get(), PlaceRequestFor(testing::ChainGraph(50), "2xA100", "until_the_budget_ends"),
+                  &response);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
   EXPECT_LT(absl::Now() - begin, 4 * absl::Milliseconds(300) + absl::Seconds(2));  // generous for a loaded host
   const std::string text = WaitForMetrics(*server_, "code=\"DEADLINE_EXCEEDED\",method=\"Place\"} 1");
-  EXPECT_NE(text.find("placement_requests_total{code=\"DEADLINE_EXCEEDED\",method=\"Place\"} 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("placement_requests_total{code=\"DEADLINE_EXCEEDED\",method=\"Place\"} 1"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("placement_inflight_requests 0"), std::string::npos);
   // The server stopped before the client's deadline rather than after it.
-  EXPECT_NE(text.find("placement_request_duration_seconds_bucket{algorithm=\"until_the_budget_ends\",method=\"Place\",le=\"0.5\"} 1"),
+  EXPECT_NE(text.find("placement_request_duration_seconds_bucket{algorithm=\"until_the_budget_ends\",method=\"Place\","
+                      "le=\"0.5\"} 1"),
             std::string::npos)
       << text;
 }
@@ -90,7 +94,8 @@ TEST_F(Deadlines, CancellingTheCallStopsThePlacer) {
   std::thread client([&] {
     pb::PlaceResponse response;
     status = testing::StubFor(server_->port())
-                 ->Place(context.get(), PlaceRequestFor(testing::ChainGraph(50), "2xA100", "until_the_budget_ends"), &response);
+                 ->Place(context.get(), PlaceRequestFor(testing::ChainGraph(50), "2xA100", "until_the_budget_ends"),
+                         &response);
   });
   ASSERT_TRUE(started_.WaitForNotificationWithTimeout(absl::Seconds(10)));
   const absl::Time cancelled_at = absl::Now();

@@ -2,8 +2,8 @@
 // NOT_SERVING until the placers and policy are loaded, then SERVING. Server reflection lists the services.
 #include <string>
 
-#include <gtest/gtest.h>
 #include <grpcpp/generic/generic_stub.h>
+#include <gtest/gtest.h>
 
 #include "absl/synchronization/notification.h"
 #include "grpc/health/v1/health.grpc.pb.h"

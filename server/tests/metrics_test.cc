@@ -31,7 +31,8 @@ TEST(Metrics, ScrapeHasTheMetricsAndPassesPromtool) {
   {
     auto context = ContextWithin();
     pb::PlaceResponse response;
-    EXPECT_FALSE(stub->Place(context.get(), testing::PlaceRequestFor(testing::ChainGraph(2), "2xA100", "nope"), &response).ok());
+    EXPECT_FALSE(
+        stub->Place(context.get(), testing::PlaceRequestFor(testing::ChainGraph(2), "2xA100", "nope"), &response).ok());
   }
 
   absl::StatusOr<std::string> text = testing::HttpGet(server->metrics_port(), "/metrics");
@@ -43,7 +44,7 @@ TEST(Metrics, ScrapeHasTheMetricsAndPassesPromtool) {
            "placement_request_duration_seconds_count{algorithm=\"unknown\",method=\"Place\"} 1",
            "placement_cache_hits_total 1",
            "placement_cache_misses_total 1",
-           "placement_graph_operators_count 1",  // the hit is answered before the graph is decoded
+           "placement_graph_operators_count 1",                       // the hit is answered before the graph is decoded
            "placement_graph_hash_header_total{result=\"absent\"} 3",  // no header in these requests
            "placement_ratio_to_bound_count 1",
            "placement_policy_inference_seconds_count 0",

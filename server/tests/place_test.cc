@@ -4,9 +4,9 @@
 #include <memory>
 #include <string>
 
+#include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
-#include <google/protobuf/util/message_differencer.h>
 
 #include "graph/canonical.h"
 #include "graph/onnx/tests/test_models.h"

@@ -12,15 +12,17 @@ namespace placement::server {
 namespace {
 
 namespace pb = ::placement::v1;
-using ::testing::HasSubstr;
 using testing::ContextWithin;
+using ::testing::HasSubstr;
 using testing::PlaceRequestFor;
 using testing::StartReadyServer;
 using testing::StubFor;
 using testing::TempDir;
 using testing::TestOptions;
 
-absl::StatusOr<pb::PlaceResponse> Place(int port, const pb::PlaceRequest& request) { return testing::PlaceOn(port, request); }
+absl::StatusOr<pb::PlaceResponse> Place(int port, const pb::PlaceRequest& request) {
+  return testing::PlaceOn(port, request);
+}
 
 // A training step of a 12-operator chain, planned on 8 GPUs of two hosts.
 pb::PlaceRequest PlanRequest(const std::string& parallelism) {

@@ -17,9 +17,9 @@
 #include "policy/learned/learned_policy.h"
 #include "policy/learned/weights_path.h"
 #include "server/policy_setup.h"
-#include "tests/placectl_run.h"
 #include "server/tests/server_process.h"
 #include "server/tests/test_util.h"
+#include "tests/placectl_run.h"
 
 namespace placement::server {
 namespace {
@@ -64,7 +64,7 @@ absl::StatusOr<pb::PlaceResponse> Place(int port, const pb::PlaceRequest& reques
 }
 
 absl::StatusOr<pb::ReloadPolicyResponse> Reload(int port, const pb::ReloadPolicyRequest& request,
-                                                 bool with_token = true) {
+                                                bool with_token = true) {
   pb::ReloadPolicyResponse response;
   auto context = with_token ? Authorized() : testing::ContextWithin();
   const grpc::Status s = testing::StubFor(port)->ReloadPolicy(context.get(), request, &response);
@@ -124,7 +124,8 @@ TEST(PolicySwap, ReloadSwitchesEveryLaterAnswerAndItsCacheKey) {
   reload.set_weights(std::string(std::istreambuf_iterator<char>(in), {}));
   absl::StatusOr<pb::ReloadPolicyResponse> back = Reload(server->port(), reload);
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->policies(0).version(), before->policy_version().substr(before->policy_version().find("/learned-") + 9));
+  EXPECT_EQ(back->policies(0).version(),
+            before->policy_version().substr(before->policy_version().find("/learned-") + 9));
   EXPECT_TRUE(absl::StartsWith(back->policies(0).weights(), dir.path() + "/data/policies/"));
   EXPECT_EQ(WeightsOf(*Place(server->port(), PolicyRequest())), back->policies(0).version());
 }
@@ -227,7 +228,8 @@ TEST(PolicySwap, NamedPoliciesServeSideBySide) {
   EXPECT_NE(unknown.status().message().find("default, tuned"), std::string::npos) << unknown.status();
 
   pb::GetServerInfoResponse info;
-  ASSERT_TRUE(testing::StubFor(server->port())->GetServerInfo(Authorized().get(), pb::GetServerInfoRequest(), &info).ok());
+  ASSERT_TRUE(
+      testing::StubFor(server->port())->GetServerInfo(Authorized().get(), pb::GetServerInfoRequest(), &info).ok());
   ASSERT_EQ(info.policies_size(), 2);
   EXPECT_EQ(info.policies(0).name(), "default");
   EXPECT_TRUE(info.policies(0).is_default());

@@ -60,8 +60,8 @@ TEST(PolicyWeights, CorruptWeightsStopTheStartWithAClearError) {
 
 TEST(PolicyWeights, MissingWeightsWithFallbackServeWithoutThePolicy) {
   TempDir dir;
-  const ServerRun run =
-      RunServer(dir, absl::StrCat("--policy_device=cpu --policy_fallback --policy_weights=", dir.path(), "/none.pt"), 8);
+  const ServerRun run = RunServer(
+      dir, absl::StrCat("--policy_device=cpu --policy_fallback --policy_weights=", dir.path(), "/none.pt"), 8);
   EXPECT_EQ(run.exit_code, 124) << run.log;
   EXPECT_NE(run.log.find("not found"), std::string::npos) << run.log;
   EXPECT_NE(run.log.find("serving AUTO without it"), std::string::npos) << run.log;

@@ -22,9 +22,9 @@ namespace placement::server {
 namespace {
 
 namespace pb = ::placement::v1;
+using testing::ContextWithin;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using testing::ContextWithin;
 using testing::PlaceRequestFor;
 using testing::StartReadyServer;
 using testing::TempDir;
@@ -54,20 +54,19 @@ class Certificates {
     WriteFile(d + "/client.ext", "extendedKeyUsage=clientAuth\n", std::filesystem::perms::owner_all);
     const std::string ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
     const std::string script = absl::StrCat(
-        "cd '", d, "' && ",
-        "openssl req -x509 ", ec, " -keyout ca.key -out ca.pem -days 2 -subj /CN=placement-test-ca && ",
-        "openssl req ", ec, " -keyout server.key -out server.csr -subj /CN=localhost && ",
+        "cd '", d, "' && ", "openssl req -x509 ", ec,
+        " -keyout ca.key -out ca.pem -days 2 -subj /CN=placement-test-ca && ", "openssl req ", ec,
+        " -keyout server.key -out server.csr -subj /CN=localhost && ",
         "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 ",
-        "-extfile server.ext && ",
-        "openssl req ", ec, " -keyout client.key -out client.pem.csr -subj /CN=placement-test-client && ",
+        "-extfile server.ext && ", "openssl req ", ec,
+        " -keyout client.key -out client.pem.csr -subj /CN=placement-test-client && ",
         "openssl x509 -req -in client.pem.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem -days 2 ",
         "-extfile client.ext && ",
         // A second CA, whose client certificate the server must refuse.
         "openssl req -x509 ", ec, " -keyout other-ca.key -out other-ca.pem -days 2 -subj /CN=other-ca && ",
         "openssl req ", ec, " -keyout stranger.key -out stranger.csr -subj /CN=stranger && ",
         "openssl x509 -req -in stranger.csr -CA other-ca.pem -CAkey other-ca.key -CAcreateserial -out stranger.pem ",
-        "-days 2 -extfile client.ext",
-        " > openssl.log 2>&1");
+        "-days 2 -extfile client.ext", " > openssl.log 2>&1");
     ok_ = std::system(script.c_str()) == 0;
   }
   TempDir dir_;
@@ -163,7 +162,8 @@ TEST_F(Security, MutualTlsNeedsAClientCertificateFromTheCa) {
   stranger.cert_file = certs().Path("stranger.pem");
   stranger.key_file = certs().Path("stranger.key");
   EXPECT_EQ(PlaceOn(Channel(server->port(), stranger)).error_code(), grpc::StatusCode::UNAVAILABLE);
-  EXPECT_EQ(PlaceOn(Channel(server->port(), client::ClientSecurityOptions())).error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(PlaceOn(Channel(server->port(), client::ClientSecurityOptions())).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
 }
 
 TEST_F(Security, BearerTokenIsRequiredCheckedAndNeverLogged) {
@@ -221,7 +221,7 @@ TEST_F(Security, BearerTokenIsRequiredCheckedAndNeverLogged) {
   server->Shutdown(absl::Seconds(1));
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_THAT(log, HasSubstr("UNAUTHENTICATED"));  // the refusals were logged...
-  EXPECT_THAT(log, Not(HasSubstr(kToken)));       // ...without the token, right or wrong
+  EXPECT_THAT(log, Not(HasSubstr(kToken)));        // ...without the token, right or wrong
 }
 
 TEST_F(Security, TokenOverPlaintextLoopback) {

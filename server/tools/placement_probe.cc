@@ -20,9 +20,9 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
+#include "client/security/security_flags.h"
 #include "graph/canonical.h"
 #include "graph/file_io.h"
-#include "client/security/security_flags.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "proto/placement/v1/metadata.h"
@@ -63,8 +63,9 @@ int Failed(const grpc::Status& status) {
 
 void PrintAnswer(const pb::PlaceResponse& r) {
   const pb::Score& s = r.score();
-  std::cout << absl::StrFormat("algorithm      %s\nvalue          %.6g %s (lower bound %.6g, ratio %.3f%s)\n", r.algorithm(),
-                               s.value(), s.time_unit(), s.lower_bound(), s.ratio(), r.proven_optimal() ? ", optimal" : "");
+  std::cout << absl::StrFormat("algorithm      %s\nvalue          %.6g %s (lower bound %.6g, ratio %.3f%s)\n",
+                               r.algorithm(), s.value(), s.time_unit(), s.lower_bound(), s.ratio(),
+                               r.proven_optimal() ? ", optimal" : "");
   std::cout << absl::StrFormat("graph          %d operators, %d devices, hash %s\n", r.num_operators(), r.num_devices(),
                                r.graph_hash().substr(0, 16));
   std::cout << absl::StrFormat("cache_hit      %s\nrequest_id     %s\ncomputed in    %.3f s\n",
@@ -123,8 +124,8 @@ int Place(pb::PlacementService::Stub& stub, const std::string& graph_path) {
   std::unique_ptr<grpc::ClientReader<pb::PlaceProgress>> reader = stub.PlaceStream(&context, request);
   pb::PlaceProgress progress;
   while (reader->Read(&progress)) {
-    std::cout << absl::StrFormat("[%7.3f s] %s %s\n", progress.elapsed_seconds(), pb::PlaceProgress::Kind_Name(progress.kind()),
-                                 progress.message());
+    std::cout << absl::StrFormat("[%7.3f s] %s %s\n", progress.elapsed_seconds(),
+                                 pb::PlaceProgress::Kind_Name(progress.kind()), progress.message());
     if (progress.kind() == pb::PlaceProgress::KIND_RESULT) PrintAnswer(progress.answer());
   }
   const grpc::Status status = reader->Finish();
@@ -180,7 +181,8 @@ int main(int argc, char** argv) {
     Deadline(&context);
     const grpc::Status status = stub->ListAlgorithms(&context, pb::ListAlgorithmsRequest(), &list);
     if (!status.ok()) return Failed(status);
-    for (const pb::AlgorithmInfo& a : list.algorithms()) std::cout << absl::StrFormat("%-16s %s\n", a.name(), a.description());
+    for (const pb::AlgorithmInfo& a : list.algorithms())
+      std::cout << absl::StrFormat("%-16s %s\n", a.name(), a.description());
     return 0;
   }
   std::cerr << kUsage << "\n";

@@ -177,10 +177,10 @@ TEST(LowerBound, StepTimeIsTheLongerOfCriticalPathAndWorkPerDevice) {
   const CostModel costs = Costs(g, t);
 
   const LowerBound lb = ComputeLowerBound(costs, Objective::kStepTime);
-  EXPECT_DOUBLE_EQ(lb.critical_path, 4.0);       // a then b, each on its fastest device
-  EXPECT_NEAR(lb.work_per_device, 2.5, 1e-12);   // (1 + 3 + 1) / 2
+  EXPECT_DOUBLE_EQ(lb.critical_path, 4.0);      // a then b, each on its fastest device
+  EXPECT_NEAR(lb.work_per_device, 2.5, 1e-12);  // (1 + 3 + 1) / 2
   EXPECT_DOUBLE_EQ(lb.value, 4.0);
-  EXPECT_EQ(lb.min_devices_for_memory, 0);       // both devices are unlimited
+  EXPECT_EQ(lb.min_devices_for_memory, 0);  // both devices are unlimited
 
   // Four independent one-second operators on two devices: work, not the path, binds.
   GraphBuilder wide;
@@ -211,7 +211,7 @@ TEST(LowerBound, ThroughputCountsAColocationGroupAsOneUnit) {
   EXPECT_DOUBLE_EQ(lb.largest_unit, 2.0);
   EXPECT_NEAR(lb.work_per_device, 1.75, 1e-12);  // (1 + 1 + 1.5) / 2
   EXPECT_DOUBLE_EQ(lb.value, 2.0);
-  EXPECT_DOUBLE_EQ(lb.critical_path, 0.0);       // not a throughput term
+  EXPECT_DOUBLE_EQ(lb.critical_path, 0.0);  // not a throughput term
 }
 
 TEST(LowerBound, MemoryNeedsEnoughOfTheLargestDevice) {

@@ -12,10 +12,10 @@
 namespace placement {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::Build;
 using testing::Costs;
 using testing::Gpu;
+using ::testing::HasSubstr;
 using testing::Matrix;
 using testing::Op;
 
@@ -62,7 +62,7 @@ TEST(PlanModel, DataParallelInferenceIsComputeOverReplicas) {
   const CostModel c = Costs(g, t);
   absl::StatusOr<PlanEvaluation> ev = EvaluatePlan(c, Plan({0, 0}, {{0, 1, 2, 3}}));
   ASSERT_TRUE(ev.ok()) << ev.status();
-  EXPECT_DOUBLE_EQ(ev->time_per_sample, 1.0);  // 4 s a micro-batch on each of 4 replicas
+  EXPECT_DOUBLE_EQ(ev->time_per_sample, 1.0);                     // 4 s a micro-batch on each of 4 replicas
   EXPECT_EQ(ev->stages[0].allreduce_kind, AllReduceKind::kNone);  // no gradients to share
 }
 
@@ -94,8 +94,8 @@ TEST(PlanModel, RingAllReduceOverlapsTheRoundsInFlight) {
   ASSERT_TRUE(ev.ok()) << ev.status();
   const StageScore& s = ev->stages[0];
   EXPECT_EQ(s.allreduce_kind, AllReduceKind::kRing);
-  EXPECT_DOUBLE_EQ(s.allreduce, 1.0);  // 2 steps of 500 bytes at 1,000 B/s
-  EXPECT_EQ(s.in_flight, 2);           // twice ceil(2 devices / 2 replicas)
+  EXPECT_DOUBLE_EQ(s.allreduce, 1.0);          // 2 steps of 500 bytes at 1,000 B/s
+  EXPECT_EQ(s.in_flight, 2);                   // twice ceil(2 devices / 2 replicas)
   EXPECT_DOUBLE_EQ(ev->time_per_sample, 1.5);  // 3 s of compute a round, over 2 replicas
   // Weights: a version per micro-batch in flight and the latest, plus a gradient; activations twice; the working set.
   EXPECT_EQ(s.weight_versions, 3);
@@ -148,7 +148,8 @@ TEST(PlanModel, PlanThatDoesNotFitNamesTheStage) {
 
 Topology TwoHosts(double intra, double network) {
   HierarchySpec spec;
-  for (int h = 0; h < 2; ++h) spec.hosts.push_back(HostSpec{"host" + std::to_string(h), {Gpu("gpu0"), Gpu("gpu1")}, intra, 0});
+  for (int h = 0; h < 2; ++h)
+    spec.hosts.push_back(HostSpec{"host" + std::to_string(h), {Gpu("gpu0"), Gpu("gpu1")}, intra, 0});
   spec.network_bandwidth = network;
   absl::StatusOr<Topology> t = BuildHierarchy(spec);
   EXPECT_TRUE(t.ok()) << t.status();
@@ -218,9 +219,12 @@ TEST(Collectives, SecondsUnavailableCountsOnlyGapsTheTransferFits) {
 
 // Three layers as PipeDream profiles them: milliseconds and bytes.
 constexpr char kProfile[] =
-    "node1 -- Conv2d(3, 64) -- forward_compute_time=10.0, backward_compute_time=20.0, activation_size=1000000.0, parameter_size=4000000.0\n"
-    "node2 -- ReLU() -- forward_compute_time=5.0, backward_compute_time=5.0, activation_size=1000000.0, parameter_size=0.0\n"
-    "node3 -- Linear(64, 10) -- forward_compute_time=4.0, backward_compute_time=6.0, activation_size=2000.0, parameter_size=8000000.0\n"
+    "node1 -- Conv2d(3, 64) -- forward_compute_time=10.0, backward_compute_time=20.0, activation_size=1000000.0, "
+    "parameter_size=4000000.0\n"
+    "node2 -- ReLU() -- forward_compute_time=5.0, backward_compute_time=5.0, activation_size=1000000.0, "
+    "parameter_size=0.0\n"
+    "node3 -- Linear(64, 10) -- forward_compute_time=4.0, backward_compute_time=6.0, activation_size=2000.0, "
+    "parameter_size=8000000.0\n"
     "\tnode1 -- node2\n"
     "\tnode2 -- node3\n";
 
@@ -234,13 +238,13 @@ TEST(PipeDreamModel, FlatLevelFollowsItsPlannersFormulas) {
   absl::StatusOr<PlanEvaluation> ev = EvaluatePlan(c, plan, CostModelKind::kPipeDream);
   ASSERT_TRUE(ev.ok()) << ev.status();
   const double first = (0.030 + 4 * 1 * 4e6 / (1e9 * 2)) / 2;  // (C + 4 (r-1) P / (B r)) / r
-  const double second = 0.020;                                  // C, and its input 2 A / (B r') = 0.002 is less
+  const double second = 0.020;                                 // C, and its input 2 A / (B r') = 0.002 is less
   EXPECT_DOUBLE_EQ(ev->stages[0].period, first);
   EXPECT_DOUBLE_EQ(ev->stages[1].period, second);
   EXPECT_DOUBLE_EQ(ev->time_per_sample, second);
   EXPECT_FALSE(ev->memory_checked);
-  EXPECT_TRUE(absl::IsInvalidArgument(EvaluateUnder(c, FirstReplicaPlacement(plan), Objective::kStepTime, {},
-                                                    CostModelKind::kPipeDream).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      EvaluateUnder(c, FirstReplicaPlacement(plan), Objective::kStepTime, {}, CostModelKind::kPipeDream).status()));
 }
 
 TEST(PipeDreamModel, CutsChargeTheAugmentedAntichainAsItsPlannerDoes) {
@@ -251,7 +255,8 @@ TEST(PipeDreamModel, CutsChargeTheAugmentedAntichainAsItsPlannerDoes) {
   b.AddOp(Op("b", 1, {10}));
   b.AddOp(Op("c", 1, {100}));
   b.AddOp(Op("d", 1, {1000}));
-  for (auto [from, to] : {std::pair{"a", "b"}, std::pair{"a", "c"}, std::pair{"b", "d"}, std::pair{"c", "d"}}) b.AddEdge(from, 0, to);
+  for (auto [from, to] : {std::pair{"a", "b"}, std::pair{"a", "c"}, std::pair{"b", "d"}, std::pair{"c", "d"}})
+    b.AddEdge(from, 0, to);
   const Graph g = Build(std::move(b));
   const AntichainActivations activations(g);
   EXPECT_DOUBLE_EQ(activations.CutBytes({1, 1, 1, 0}), 111);
@@ -275,7 +280,8 @@ TEST(PipeDreamModel, HostsAreAPipelineOfBlocks) {
   EXPECT_DOUBLE_EQ(ev->stages[1].period, (0.020 + comm) / 2);
   EXPECT_DOUBLE_EQ(ev->time_per_sample, (0.030 + comm) / 2);
   // A stage with different counts on its hosts does not nest.
-  EXPECT_TRUE(absl::IsUnimplemented(EvaluatePlan(c, Plan({0, 1, 1, 0, 1, 1}, {{0, 1, 2}, {3}}), CostModelKind::kPipeDream).status()));
+  EXPECT_TRUE(absl::IsUnimplemented(
+      EvaluatePlan(c, Plan({0, 1, 1, 0, 1, 1}, {{0, 1, 2}, {3}}), CostModelKind::kPipeDream).status()));
 }
 
 }  // namespace

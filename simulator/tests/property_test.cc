@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "graph/generators.h"
+#include "gtest/gtest.h"
 #include "simulator/objectives.h"
 #include "simulator/simulator.h"
 
@@ -19,7 +19,9 @@ namespace {
 
 using Kind = TimelineEntry::Kind;
 
-int Between(std::mt19937_64& rng, int lo, int hi) { return lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1)); }
+int Between(std::mt19937_64& rng, int lo, int hi) {
+  return lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1));
+}
 double Uniform(std::mt19937_64& rng, double lo, double hi) {
   return lo + (hi - lo) * static_cast<double>(rng() >> 11) * 0x1.0p-53;
 }
@@ -31,9 +33,24 @@ Device MakeDevice(std::mt19937_64& rng, int index) {
   d.name = "dev" + std::to_string(index);
   d.memory_bytes = Between(rng, 0, 1) == 0 ? 0 : static_cast<int64_t>(Uniform(rng, 1e6, 5e8));
   switch (kind) {
-    case 0: d.kind = "small"; d.peak_flops = 1e12; d.memory_bandwidth = 2e11; d.launch_overhead = 4e-6; break;
-    case 1: d.kind = "large"; d.peak_flops = 8e12; d.memory_bandwidth = 9e11; d.launch_overhead = 2e-6; break;
-    default: d.kind = "host"; d.type = DeviceType::kCpu; d.peak_flops = 2e11; d.memory_bandwidth = 5e10; break;
+    case 0:
+      d.kind = "small";
+      d.peak_flops = 1e12;
+      d.memory_bandwidth = 2e11;
+      d.launch_overhead = 4e-6;
+      break;
+    case 1:
+      d.kind = "large";
+      d.peak_flops = 8e12;
+      d.memory_bandwidth = 9e11;
+      d.launch_overhead = 2e-6;
+      break;
+    default:
+      d.kind = "host";
+      d.type = DeviceType::kCpu;
+      d.peak_flops = 2e11;
+      d.memory_bandwidth = 5e10;
+      break;
   }
   return d;
 }
@@ -105,7 +122,8 @@ Graph WithWholeSeconds(std::mt19937_64& rng, const Graph& g) {
     op.param_bytes = g.param_bytes(v);
     op.temp_bytes = g.temp_bytes(v);
     for (int32_t k = 0; k < g.num_outputs(v); ++k) {
-      op.outputs.push_back(OutputTensor{g.tensor(g.first_output(v) + k).bytes, static_cast<double>(Between(rng, 1, 2))});
+      op.outputs.push_back(
+          OutputTensor{g.tensor(g.first_output(v) + k).bytes, static_cast<double>(Between(rng, 1, 2))});
     }
     if (g.colocation_group(v) != kNone) op.colocation_group = g.colocation_groups()[g.colocation_group(v)];
     builder.AddOp(std::move(op));
@@ -121,7 +139,8 @@ Placement RandomPlacement(std::mt19937_64& rng, const Graph& g, int32_t num_devi
   for (DeviceId& d : group_device) d = Between(rng, 0, num_devices - 1);
   Placement p;
   for (OpId v = 0; v < g.num_ops(); ++v) {
-    p.device.push_back(g.colocation_group(v) != kNone ? group_device[g.colocation_group(v)] : Between(rng, 0, num_devices - 1));
+    p.device.push_back(g.colocation_group(v) != kNone ? group_device[g.colocation_group(v)]
+                                                      : Between(rng, 0, num_devices - 1));
   }
   return p;
 }
@@ -130,7 +149,7 @@ Placement RandomPlacement(std::mt19937_64& rng, const Graph& g, int32_t num_devi
 struct Timeline {
   std::vector<const TimelineEntry*> op;
   std::vector<std::vector<const TimelineEntry*>> sent;  // [tensor][device]
-  bool once = true;  // no operator ran twice, no tensor went twice to one device
+  bool once = true;                                     // no operator ran twice, no tensor went twice to one device
 };
 
 Timeline IndexTimeline(const Graph& g, const Topology& t, const SimulationResult& r) {
@@ -194,7 +213,8 @@ Spells CheckExclusiveUse(const Topology& t, const SimulatorConfig& config, const
     if (e.kind == Kind::kOp) {
       busy[e.device].push_back({e.start, e.end + config.op_gap});
     } else {
-      for (int32_t l : t.path_resources(t.path(e.device, e.peer))) link[l].push_back({e.start, e.end + config.transfer_gap});
+      for (int32_t l : t.path_resources(t.path(e.device, e.peer)))
+        link[l].push_back({e.start, e.end + config.transfer_gap});
     }
   }
   for (auto* uses : {&busy, &link}) {
@@ -216,7 +236,9 @@ std::vector<double> UpwardRanks(const CostModel& costs, const Placement& p) {
     const OpId v = *it;
     double after = 0;
     for (const Edge& e : g.out_edges(v)) {
-      const double move = p.device[e.dst] == p.device[v] ? 0 : costs.transfer_time(g.first_output(v) + e.src_output, p.device[v], p.device[e.dst]);
+      const double move = p.device[e.dst] == p.device[v]
+                              ? 0
+                              : costs.transfer_time(g.first_output(v) + e.src_output, p.device[v], p.device[e.dst]);
       after = std::max(after, move + rank[e.dst]);
     }
     rank[v] = costs.op_time(v, p.device[v]) + after;
@@ -226,14 +248,15 @@ std::vector<double> UpwardRanks(const CostModel& costs, const Placement& p) {
 
 // List scheduling: a device never idles while an operator waits for it, and the one it picks has the
 // highest priority among those waiting at that moment.
-void CheckListScheduling(const CostModel& costs, const Placement& p, const SimulatorConfig& config,
-                         const Timeline& x, const Spells& busy) {
+void CheckListScheduling(const CostModel& costs, const Placement& p, const SimulatorConfig& config, const Timeline& x,
+                         const Spells& busy) {
   const Graph& g = costs.graph();
   std::vector<double> ready(g.num_ops(), 0);
   for (OpId v = 0; v < g.num_ops(); ++v) {
     for (EdgeId e : g.in_edges(v)) {
       const OpId u = g.edge(e).src;
-      ready[v] = std::max(ready[v], p.device[u] == p.device[v] ? x.op[u]->end : x.sent[g.edge_tensor(e)][p.device[v]]->end);
+      ready[v] =
+          std::max(ready[v], p.device[u] == p.device[v] ? x.op[u]->end : x.sent[g.edge_tensor(e)][p.device[v]]->end);
     }
   }
   const std::vector<double> rank = UpwardRanks(costs, p);
@@ -271,7 +294,8 @@ std::vector<Buffer> Buffers(const Graph& g, const Topology& t, const Placement& 
     for (TensorId tensor = g.first_output(v); tensor < g.first_output(v + 1); ++tensor) {
       double until = x.op[v]->end;
       for (const Edge& e : g.out_edges(v)) {
-        if (g.first_output(v) + e.src_output == tensor && p.device[e.dst] == p.device[v]) until = std::max(until, x.op[e.dst]->end);
+        if (g.first_output(v) + e.src_output == tensor && p.device[e.dst] == p.device[v])
+          until = std::max(until, x.op[e.dst]->end);
       }
       for (DeviceId d = 0; d < t.num_devices(); ++d) {
         const TimelineEntry* sent = x.sent[tensor][d];
@@ -279,7 +303,8 @@ std::vector<Buffer> Buffers(const Graph& g, const Topology& t, const Placement& 
         until = std::max(until, sent->end);
         double last_reader = sent->end;
         for (const Edge& e : g.out_edges(v)) {
-          if (g.first_output(v) + e.src_output == tensor && p.device[e.dst] == d) last_reader = std::max(last_reader, x.op[e.dst]->end);
+          if (g.first_output(v) + e.src_output == tensor && p.device[e.dst] == d)
+            last_reader = std::max(last_reader, x.op[e.dst]->end);
         }
         buffers.push_back({d, sent->start, last_reader, g.tensor(tensor).bytes});
       }
@@ -310,7 +335,8 @@ void CheckMemory(const CostModel& costs, const Placement& p, const SimulationRes
     if (at.device == d && at.from < at.to) peak = std::max(peak, LiveBytes(buffers, d, params, at.from));
   }
   EXPECT_EQ(r.devices[d].peak_memory, peak) << "device " << d;
-  EXPECT_EQ(r.devices[d].oom, costs.topology().device(d).memory_bytes > 0 && peak > costs.topology().device(d).memory_bytes);
+  EXPECT_EQ(r.devices[d].oom,
+            costs.topology().device(d).memory_bytes > 0 && peak > costs.topology().device(d).memory_bytes);
 
   const std::vector<MemorySample>& samples = r.memory[d];
   ASSERT_FALSE(samples.empty());
@@ -330,7 +356,8 @@ void CheckMemory(const CostModel& costs, const Placement& p, const SimulationRes
 
 // Checks the schedule against the rules of the model, and recounts each device's peak memory from the
 // timeline.
-void CheckSchedule(const CostModel& costs, const Placement& p, const SimulatorConfig& config, const SimulationResult& r) {
+void CheckSchedule(const CostModel& costs, const Placement& p, const SimulatorConfig& config,
+                   const SimulationResult& r) {
   const Graph& g = costs.graph();
   const Topology& t = costs.topology();
   const Timeline x = IndexTimeline(g, t, r);
@@ -429,9 +456,10 @@ TEST(SimulatorProperties, SchedulesObeyTheModelAndBoundsNeverExceedThem) {
   EXPECT_GT(with_groups, kProblems / 2);
   EXPECT_GT(with_cpu, kProblems / 2);
   EXPECT_GT(multi_host, kProblems / 10);
-  std::printf("%d problems: %d with transfers, %d with queued transfers, %d out of memory, %d with colocation "
-              "groups, %d with a CPU, %d on several hosts\n",
-              kProblems, with_transfers, with_queued_transfers, out_of_memory, with_groups, with_cpu, multi_host);
+  std::printf(
+      "%d problems: %d with transfers, %d with queued transfers, %d out of memory, %d with colocation "
+      "groups, %d with a CPU, %d on several hosts\n",
+      kProblems, with_transfers, with_queued_transfers, out_of_memory, with_groups, with_cpu, multi_host);
 }
 
 }  // namespace

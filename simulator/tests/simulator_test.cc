@@ -20,7 +20,8 @@ using ::testing::HasSubstr;
 
 using Kind = TimelineEntry::Kind;
 
-SimulationResult SimulateWithTimeline(const CostModel& costs, std::vector<DeviceId> devices, SimulatorConfig config = {}) {
+SimulationResult SimulateWithTimeline(const CostModel& costs, std::vector<DeviceId> devices,
+                                      SimulatorConfig config = {}) {
   config.record_timeline = true;
   absl::StatusOr<SimulationResult> r = Simulate(costs, Placement{std::move(devices)}, config);
   EXPECT_TRUE(r.ok()) << r.status();

@@ -52,7 +52,8 @@ Graph Chain() {
 }
 
 double LatencyOf(const CostModel& costs, std::vector<DeviceId> device) {
-  absl::StatusOr<Evaluation> ev = Evaluate(costs, Placement{std::move(device)}, Objective::kLatency, {}, CostModelKind::kTarnawski);
+  absl::StatusOr<Evaluation> ev =
+      Evaluate(costs, Placement{std::move(device)}, Objective::kLatency, {}, CostModelKind::kTarnawski);
   EXPECT_TRUE(ev.ok()) << ev.status();
   return ev.ok() ? ev->value : -1;
 }
@@ -137,7 +138,8 @@ TEST(TarnawskiLatency, CpuOperatorsRunConcurrentlyWithoutLimit) {
   device[src] = kAcc0;
   EXPECT_DOUBLE_EQ(LatencyOf(costs, device), 8.5);
   // The bound is the critical path alone: 1 + 1.
-  absl::StatusOr<Evaluation> ev = Evaluate(costs, Placement{device}, Objective::kLatency, {}, CostModelKind::kTarnawski);
+  absl::StatusOr<Evaluation> ev =
+      Evaluate(costs, Placement{device}, Objective::kLatency, {}, CostModelKind::kTarnawski);
   ASSERT_TRUE(ev.ok());
   EXPECT_DOUBLE_EQ(ev->bound.value, 2.0);
   EXPECT_EQ(ev->bound.work_per_device, 0.0);

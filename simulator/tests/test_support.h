@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "gtest/gtest.h"
 #include "graph/cost_model.h"
 #include "graph/graph.h"
 #include "graph/topology.h"
+#include "gtest/gtest.h"
 
 namespace placement::testing {
 

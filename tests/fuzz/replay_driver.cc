@@ -43,8 +43,25 @@ struct Random {
 };
 
 // Bytes that make parsers take unusual paths: delimiters, signs, huge and odd numbers, protobuf varints.
-const char* const kInteresting[] = {"{", "}", "[", "]", "\"", ":", ",", "-1", "0", "1e308", "1e999", "NaN",
-                                    "-0", "null", "true", "\xff\xff\xff\xff\x0f", "\x00", "\x80", "9999999999999999999"};
+const char* const kInteresting[] = {"{",
+                                    "}",
+                                    "[",
+                                    "]",
+                                    "\"",
+                                    ":",
+                                    ",",
+                                    "-1",
+                                    "0",
+                                    "1e308",
+                                    "1e999",
+                                    "NaN",
+                                    "-0",
+                                    "null",
+                                    "true",
+                                    "\xff\xff\xff\xff\x0f",
+                                    "\x00",
+                                    "\x80",
+                                    "9999999999999999999"};
 
 std::string Mutate(const std::vector<std::string>& seeds, Random& rng) {
   std::string s = seeds[rng.Below(seeds.size())];

@@ -17,13 +17,14 @@ struct Derivation {
   const char* name;
   const char* file;  // below TarnawskiDir()
   double cost_scale;
-  double memory;     // 0: keep
+  double memory;  // 0: keep
   int k;
-  int cpus;          // 0: keep
+  int cpus;  // 0: keep
 };
 
 constexpr Derivation kDerived[] = {
-    {"LayerGraphs/inceptionv3_inference", "throughput-inputs/LayerGraphs/inceptionv3_inference.json", 1000, kTwoGiB, 12, 8},
+    {"LayerGraphs/inceptionv3_inference", "throughput-inputs/LayerGraphs/inceptionv3_inference.json", 1000, kTwoGiB, 12,
+     8},
     {"LayerGraphs/resnet50_inference", "throughput-inputs/LayerGraphs/resnet50_inference.json", 1000, kTwoGiB, 14, 8},
     {"LayerGraphs/gnmt_inference k=3", "latency-inputs/LayerGraphs/gnmt_inference.json", 1, 0, 3, 0},
     {"OperatorGraphs/bert_l-3_inference k=2", "latency-inputs/OperatorGraphs/bert_l-3_inference.json", 1, 0, 2, 0},

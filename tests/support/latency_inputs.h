@@ -11,11 +11,11 @@
 namespace placement::test_support {
 
 struct LatencyInput {
-  std::string name;             // e.g. "LayerGraphs/gnmt_inference", "LayerGraphs/gnmt_inference k=3"
-  std::string json;             // the graph in their format
-  std::string origin;           // the shared file it comes from, below TarnawskiDir(), and how it was changed
-  int k = 0;                    // accelerators
-  double published_greedy = -1; // latency-reference.tsv; -1 for derived inputs
+  std::string name;              // e.g. "LayerGraphs/gnmt_inference", "LayerGraphs/gnmt_inference k=3"
+  std::string json;              // the graph in their format
+  std::string origin;            // the shared file it comes from, below TarnawskiDir(), and how it was changed
+  int k = 0;                     // accelerators
+  double published_greedy = -1;  // latency-reference.tsv; -1 for derived inputs
 };
 
 // The four shared inputs (in latency-reference.tsv order), then the derived ones:

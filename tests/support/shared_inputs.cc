@@ -3,8 +3,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 
 namespace placement::test_support {

@@ -18,10 +18,13 @@ TEST(HtmlText, EscapesMarkupAndQuotes) {
 
 TEST(HtmlText, KeepsUtf8AndReplacesWhatXmlCannotHold) {
   EXPECT_EQ(EscapeHtml("\xC2\xB5s \xE2\x86\x92 \xF0\x9F\x98\x80"), "\xC2\xB5s \xE2\x86\x92 \xF0\x9F\x98\x80");
-  EXPECT_EQ(EscapeHtml("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
-  EXPECT_EQ(EscapeHtml("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");      // overlong '/'
+  EXPECT_EQ(EscapeHtml("a\xFF"
+                       "b"),
+            "a\xEF\xBF\xBD"
+            "b");
+  EXPECT_EQ(EscapeHtml("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // overlong '/'
   EXPECT_EQ(EscapeHtml("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
-  EXPECT_EQ(EscapeHtml("\xE2\x86"), "\xEF\xBF\xBD\xEF\xBF\xBD");      // cut short
+  EXPECT_EQ(EscapeHtml("\xE2\x86"), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // cut short
   EXPECT_EQ(EscapeHtml(std::string("x\0y\x1B", 4)), "x\xEF\xBF\xBDy\xEF\xBF\xBD");
   EXPECT_EQ(EscapeHtml("tab\tnew\nline"), "tab\tnew\nline");
 }

@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "gtest/gtest.h"
 #include "graph/cost_model.h"
 #include "graph/generators.h"
 #include "graph/graph.h"
 #include "graph/placement.h"
 #include "graph/topology.h"
+#include "gtest/gtest.h"
 #include "simulator/simulator.h"
 
 namespace placement::chart::testing {

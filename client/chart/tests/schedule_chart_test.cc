@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "client/chart/tests/chart_test_support.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "client/chart/tests/chart_test_support.h"
 
 namespace placement::chart {
 namespace {
@@ -127,7 +127,10 @@ TEST(ScheduleChart, FollowsTheDeviceWhenAnOperatorWaitedForIt) {
 TEST(ScheduleChart, EscapesNamesFromTheInput) {
   GraphBuilder builder;
   const OpId evil = builder.AddOp(Op("<script>alert(1)</script>", "Type\"&'<>", 1.0));
-  const OpId next = builder.AddOp(Op("bad\xFF" "byte\x01", "X", 1.0));
+  const OpId next =
+      builder.AddOp(Op("bad\xFF"
+                       "byte\x01",
+                       "X", 1.0));
   builder.AddEdge(evil, 0, next);
   absl::StatusOr<Graph> g = std::move(builder).Build();
   ASSERT_TRUE(g.ok()) << g.status();
@@ -143,7 +146,8 @@ TEST(ScheduleChart, EscapesNamesFromTheInput) {
   EXPECT_THAT(html, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;"));
   EXPECT_THAT(html, HasSubstr("Type&quot;&amp;&#39;&lt;&gt;"));
   EXPECT_THAT(html, HasSubstr("&lt;b&gt;gpu&amp;0&lt;/b&gt;"));
-  EXPECT_THAT(html, HasSubstr("bad\xEF\xBF\xBD" "byte\xEF\xBF\xBD"));
+  EXPECT_THAT(html, HasSubstr("bad\xEF\xBF\xBD"
+                              "byte\xEF\xBF\xBD"));
   EXPECT_THAT(html, HasSubstr("<title>&lt;/title&gt;&lt;script&gt;x()&lt;/script&gt;</title>"));
 }
 

@@ -51,7 +51,6 @@ bool Reads(const Graph& g, OpId dst, OpId src) {
   return false;
 }
 
-
 TEST(OnnxControlFlow, IfWithAFoldedConditionBecomesTheBranchItTakes) {
   for (int64_t value : {1, 0}) {
     onnx::ModelProto m = IfModel("c");
@@ -287,7 +286,8 @@ TEST(OnnxControlFlow, SequencesOfAStaticLengthAreFollowed) {
 TEST(OnnxControlFlow, MalformedSubgraphsAreRefusedWithTheNodeNamed) {
   onnx::ModelProto reads_nothing = IfModel("flag");
   AddInput(reads_nothing, "flag", {}, onnx::TensorProto::BOOL);
-  reads_nothing.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_g()->mutable_node(0)->set_input(0, "ghost");
+  reads_nothing.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_g()->mutable_node(0)->set_input(
+      0, "ghost");
   absl::StatusOr<OnnxImportResult> r = Import(reads_nothing);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);

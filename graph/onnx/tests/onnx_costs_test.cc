@@ -18,9 +18,9 @@ absl::StatusOr<OnnxImportResult> ImportModel(const onnx::ModelProto& model, Onnx
 }
 
 // Imports or ends the test: later lookups on an empty graph would be meaningless.
-#define ASSERT_IMPORTS(result, ...)                                       \
+#define ASSERT_IMPORTS(result, ...)                                        \
   absl::StatusOr<OnnxImportResult> result##_or = ImportModel(__VA_ARGS__); \
-  ASSERT_TRUE(result##_or.ok()) << result##_or.status();                  \
+  ASSERT_TRUE(result##_or.ok()) << result##_or.status();                   \
   OnnxImportResult& result = *result##_or
 
 TEST(OnnxCosts, ConvCountsMacsPerOutputElement) {

@@ -77,8 +77,7 @@ std::vector<BadCase> FileCases() {
 // Graphs that are not well formed, and versions this importer does not read.
 std::vector<BadCase> GraphCases() {
   return {
-      {"no_nodes", [] { return Model([](onnx::ModelProto& m) { m.mutable_graph()->clear_node(); }); },
-       "has no nodes"},
+      {"no_nodes", [] { return Model([](onnx::ModelProto& m) { m.mutable_graph()->clear_node(); }); }, "has no nodes"},
       {"cycle",
        [] {
          return Model([](onnx::ModelProto& m) {
@@ -88,7 +87,9 @@ std::vector<BadCase> GraphCases() {
        },
        "the graph has a cycle: 'back' (Relu) -> 'relu' (Relu) -> 'back' (Relu)"},
       {"unknown_tensor",
-       [] { return Model([](onnx::ModelProto& m) { AddNode(m, "Add", {"y", "ghost"}, {"s"}, "add"); }); },
+       [] { return Model([](onnx::ModelProto& m) {
+              AddNode(m, "Add", {"y", "ghost"}, {"s"}, "add");
+            }); },
        "node 'add' (Add) input 1 'ghost' is not a graph input, an initializer or a node output"},
       {"inconsistent_matmul",
        [] {
@@ -107,8 +108,7 @@ std::vector<BadCase> GraphCases() {
          return Serialize(m);
        },
        "graph input 'x' has a negative dimension -3 at index 1"},
-      {"duplicate_output",
-       [] { return Model([](onnx::ModelProto& m) { AddNode(m, "Relu", {"x"}, {"y"}, "again"); }); },
+      {"duplicate_output", [] { return Model([](onnx::ModelProto& m) { AddNode(m, "Relu", {"x"}, {"y"}, "again"); }); },
        "tensor 'y' is an output of node 'again' (Relu) and also of node 'relu' (Relu)"},
       {"output_shadows_input",
        [] { return Model([](onnx::ModelProto& m) { AddNode(m, "Relu", {"y"}, {"x"}, "shadow"); }); },
@@ -117,8 +117,7 @@ std::vector<BadCase> GraphCases() {
        "unsupported ONNX IR version 99"},
       {"ir_version_missing", [] { return Model([](onnx::ModelProto& m) { m.clear_ir_version(); }); },
        "ir_version is missing"},
-      {"opset_too_new",
-       [] { return Model([](onnx::ModelProto& m) { m.mutable_opset_import(0)->set_version(99); }); },
+      {"opset_too_new", [] { return Model([](onnx::ModelProto& m) { m.mutable_opset_import(0)->set_version(99); }); },
        "unsupported opset version 99 for domain 'ai.onnx'"},
       {"no_default_opset",
        [] { return Model([](onnx::ModelProto& m) { m.mutable_opset_import(0)->set_domain("com.example"); }); },
@@ -156,8 +155,7 @@ std::vector<BadCase> ShapeCases() {
       {"unknown_op_type",
        [] { return Model([](onnx::ModelProto& m) { AddNode(m, "Frobnicate", {"y"}, {"f"}, "f"); }); },
        "node 'f' (Frobnicate): op type 'Frobnicate' does not exist in opset 14"},
-      {"wrong_input_count",
-       [] { return Model([](onnx::ModelProto& m) { AddNode(m, "Conv", {"y"}, {"c"}, "conv"); }); },
+      {"wrong_input_count", [] { return Model([](onnx::ModelProto& m) { AddNode(m, "Conv", {"y"}, {"c"}, "conv"); }); },
        "node 'conv' (Conv) is invalid: Node (conv) has input size 1 not in range [min=2, max=3]"},
       {"unbound_symbol",
        [] {
@@ -316,8 +314,7 @@ std::vector<BadCase> OperatorCases() {
          return Serialize(m);
        },
        "node 'pad' (Pad): axis 5 is out of range or repeated"},
-      {"opset_past_21",
-       [] { return Model([](onnx::ModelProto& m) { m.mutable_opset_import(0)->set_version(22); }); },
+      {"opset_past_21", [] { return Model([](onnx::ModelProto& m) { m.mutable_opset_import(0)->set_version(22); }); },
        "knows versions 1 to 21"},
   };
 }
@@ -352,10 +349,9 @@ TEST(OnnxMalformed, EveryCaseFailsWithAMessageThatNamesTheProblem) {
 }
 
 TEST(OnnxMalformed, ControlFlowWithoutItsSubgraphsIsRejectedNamingTheNode) {
-  const std::map<std::string, std::string> expected = {
-      {"If", "If 'my_If' has no then_branch graph"},
-      {"Loop", "Loop 'my_Loop' is malformed"},
-      {"Scan", "Scan 'my_Scan' is malformed"}};
+  const std::map<std::string, std::string> expected = {{"If", "If 'my_If' has no then_branch graph"},
+                                                       {"Loop", "Loop 'my_Loop' is malformed"},
+                                                       {"Scan", "Scan 'my_Scan' is malformed"}};
   for (const auto& [op, message] : expected) {
     onnx::ModelProto m = Valid();
     onnx::NodeProto& node = AddNode(m, op, {"y"}, {"out"}, "my_" + op);
@@ -396,8 +392,7 @@ TEST(OnnxMalformed, BadOptionsAreRefused) {
               HasSubstr("batch_size must be"));
   options = {};
   options.dims["batch"] = -2;
-  EXPECT_THAT(std::string(ImportOnnxBytes(Serialize(Valid()), options).status().message()),
-              HasSubstr("dims['batch']"));
+  EXPECT_THAT(std::string(ImportOnnxBytes(Serialize(Valid()), options).status().message()), HasSubstr("dims['batch']"));
 }
 
 TEST(OnnxMalformed, SniffingTellsOnnxFromOtherFormats) {

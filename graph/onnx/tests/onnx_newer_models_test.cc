@@ -80,7 +80,8 @@ TEST(OnnxFunctions, CallsAreInlinedUnderTheCallersName) {
   // The weights are counted where the inlined MatMuls first read them; the second block reads the first's output.
   EXPECT_EQ(g.param_bytes(g.FindOp("/layers.1/proj")), 8 * 8 * 4);
   bool chained = false;
-  for (EdgeId e : g.in_edges(g.FindOp("/layers.1/proj"))) chained = chained || g.edge(e).src == g.FindOp("/layers.0/act");
+  for (EdgeId e : g.in_edges(g.FindOp("/layers.1/proj")))
+    chained = chained || g.edge(e).src == g.FindOp("/layers.0/act");
   EXPECT_TRUE(chained);
 }
 
@@ -140,7 +141,7 @@ TEST(OnnxNewerOpsets, Opset18OperatorsTakeTheirAxesAsInputs) {
   AddNode(m, "ReduceMean", {"x", "axes"}, {"mean"}, "mean");  // keepdims: [2, 6, 1]
   AddInt64s(m, "pads", {1, 3});
   AddInt64s(m, "pad_axes", {1});
-  AddNode(m, "Pad", {"x", "pads", "", "pad_axes"}, {"padded"}, "pad");  // [2, 10, 8]
+  AddNode(m, "Pad", {"x", "pads", "", "pad_axes"}, {"padded"}, "pad");                    // [2, 10, 8]
   onnx::NodeProto& split = AddNode(m, "Split", {"padded"}, {"s0", "s1", "s2"}, "split");  // 10 -> 4, 4, 2
   SetInt(split, "num_outputs", 3);
   SetInt(split, "axis", 1);
@@ -185,8 +186,8 @@ TEST(OnnxNewerOpsets, NewElementTypesHaveTheirSizes) {
   m.set_ir_version(10);
   AddInput(m, "x", {64});
   SetInt(AddNode(m, "Cast", {"x"}, {"f8"}, "to_float8"), "to", 17);  // FLOAT8E4M3FN: a byte each
-  SetInt(AddNode(m, "Cast", {"x"}, {"i4"}, "to_int4"), "to", 22);     // INT4: two a byte
-  AddNode(m, "Gelu", {"x"}, {"g"}, "gelu");                            // opset 20
+  SetInt(AddNode(m, "Cast", {"x"}, {"i4"}, "to_int4"), "to", 22);    // INT4: two a byte
+  AddNode(m, "Gelu", {"x"}, {"g"}, "gelu");                          // opset 20
   AddOutput(m, "f8");
   AddOutput(m, "i4");
   AddOutput(m, "g");

@@ -73,15 +73,15 @@ TEST(OnnxStaticSizes, RangeWhereModTileCumSumAndReductionsFold) {
   AddInt64s(m, "zero", {0});
   AddInt64s(m, "one", {1});
   AddInt64s(m, "five", {5});
-  AddNode(m, "Gather", {"shape", "one"}, {"n"}, "n");                   // [12]
-  AddNode(m, "Mod", {"n", "five"}, {"rest"}, "rest");                   // [2]
-  AddNode(m, "Equal", {"rest", "zero"}, {"divides"}, "divides");        // [false]
-  AddNode(m, "Where", {"divides", "n", "rest"}, {"pick"}, "pick");      // [2]
+  AddNode(m, "Gather", {"shape", "one"}, {"n"}, "n");                               // [12]
+  AddNode(m, "Mod", {"n", "five"}, {"rest"}, "rest");                               // [2]
+  AddNode(m, "Equal", {"rest", "zero"}, {"divides"}, "divides");                    // [false]
+  AddNode(m, "Where", {"divides", "n", "rest"}, {"pick"}, "pick");                  // [2]
   SetInt(AddNode(m, "CumSum", {"shape", "zero"}, {"cum"}, "cum"), "exclusive", 0);  // [2, 14]
-  SetInt(AddNode(m, "ReduceMax", {"cum"}, {"top"}, "top"), "keepdims", 1);           // [14]
-  AddNode(m, "Tile", {"pick", "top"}, {"tiled"}, "tile");               // 14 x [2]
+  SetInt(AddNode(m, "ReduceMax", {"cum"}, {"top"}, "top"), "keepdims", 1);          // [14]
+  AddNode(m, "Tile", {"pick", "top"}, {"tiled"}, "tile");                           // 14 x [2]
   AddNode(m, "Expand", {"x", "shape"}, {"expanded"}, "expand");
-  AddNode(m, "ConstantOfShape", {"tiled"}, {"filled"}, "fill");         // rank 14, every axis 2: too big to fold
+  AddNode(m, "ConstantOfShape", {"tiled"}, {"filled"}, "fill");  // rank 14, every axis 2: too big to fold
   AddOutput(m, "filled");
   AddOutput(m, "expanded");
   absl::StatusOr<OnnxImportResult> r = Import(m);

@@ -101,8 +101,10 @@ onnx::NodeProto& AddScalar(onnx::GraphProto& graph, const std::string& output, i
   a->set_name("value");
   a->set_type(onnx::AttributeProto::TENSOR);
   a->mutable_t()->set_data_type(elem_type);
-  if (elem_type == onnx::TensorProto::INT64) a->mutable_t()->add_int64_data(value);
-  else a->mutable_t()->add_int32_data(static_cast<int32_t>(value));
+  if (elem_type == onnx::TensorProto::INT64)
+    a->mutable_t()->add_int64_data(value);
+  else
+    a->mutable_t()->add_int32_data(static_cast<int32_t>(value));
   return node;
 }
 
@@ -145,8 +147,7 @@ int64_t OutputBytes(const Graph& graph, const std::string& op, int k) {
 
 namespace {
 
-onnx::FunctionProto& AddCustomFunction(onnx::ModelProto& model, const std::string& name,
-                                       const std::string& output) {
+onnx::FunctionProto& AddCustomFunction(onnx::ModelProto& model, const std::string& name, const std::string& output) {
   bool imported = false;
   for (const onnx::OperatorSetIdProto& o : model.opset_import()) imported = imported || o.domain() == "custom";
   if (!imported) {

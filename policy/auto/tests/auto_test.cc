@@ -26,11 +26,11 @@
 namespace placement::portfolio {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
 using search::testing::Instance;
 using search::testing::MakeInstance;
 using search::testing::Shorthand;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 constexpr Objective kObjectives[] = {Objective::kStepTime, Objective::kThroughput, Objective::kLatency};
 

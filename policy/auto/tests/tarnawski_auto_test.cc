@@ -18,10 +18,10 @@
 namespace placement::portfolio {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
 using tarnawski::testing::Load;
 using tarnawski::testing::Loaded;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 AutoOptions Everything() {
   AutoOptions o;

@@ -56,8 +56,8 @@ inline std::vector<uint32_t> DownClosedIdeals(const Graph& g, const std::vector<
 
 // Cost of the step that runs the classes in `to` but not in `from` on device d (an accelerator's load with
 // everything else on `other`, a CPU's compute); infinity when it cannot go there.
-inline double StepCost(const CostModel& costs, const std::vector<int32_t>& cls, uint32_t from, uint32_t to,
-                       DeviceId d, DeviceId other, bool cpu) {
+inline double StepCost(const CostModel& costs, const std::vector<int32_t>& cls, uint32_t from, uint32_t to, DeviceId d,
+                       DeviceId other, bool cpu) {
   const Graph& g = costs.graph();
   const uint32_t seg = to & ~from;
   const int64_t cap = costs.topology().device(d).memory_bytes;
@@ -84,7 +84,8 @@ inline std::vector<double> LeastMaxLoad(const std::vector<uint32_t>& ideals, con
                                         const StepTable& cpu_step, int32_t k, int32_t c) {
   const size_t n = ideals.size();
   const double inf = std::numeric_limits<double>::infinity();
-  std::vector<std::vector<std::vector<double>>> best(k + 1, std::vector<std::vector<double>>(c + 1, std::vector<double>(n, inf)));
+  std::vector<std::vector<std::vector<double>>> best(
+      k + 1, std::vector<std::vector<double>>(c + 1, std::vector<double>(n, inf)));
   for (size_t i = 0; i < n; ++i) {
     if (ideals[i] == 0) best[0][0][i] = 0;
   }

@@ -28,9 +28,10 @@ std::string Chain(const std::vector<std::pair<double, int64_t>>& nodes, int64_t 
   std::string text = absl::StrCat(R"({"maxSizePerFPGA": )", capacity, R"(, "maxFPGAs": )", k, R"(, "maxCPUs": )", cpus,
                                   R"(, "nodes": [)");
   for (size_t i = 0; i < nodes.size(); ++i) {
-    absl::StrAppend(&text, i ? ", " : "", R"({"id": )", i, R"(, "supportedOnFpga": )", static_cast<int>(i) == unsupported ? 0 : 1,
-                    R"(, "cpuLatency": )", nodes[i].first * 10, R"(, "fpgaLatency": )", nodes[i].first,
-                    R"(, "isBackwardNode": 0, "colorClass": )", i, R"(, "size": )", nodes[i].second, "}");
+    absl::StrAppend(&text, i ? ", " : "", R"({"id": )", i, R"(, "supportedOnFpga": )",
+                    static_cast<int>(i) == unsupported ? 0 : 1, R"(, "cpuLatency": )", nodes[i].first * 10,
+                    R"(, "fpgaLatency": )", nodes[i].first, R"(, "isBackwardNode": 0, "colorClass": )", i,
+                    R"(, "size": )", nodes[i].second, "}");
   }
   absl::StrAppend(&text, R"(], "edges": [)");
   for (size_t i = 0; i + 1 < nodes.size(); ++i) {
@@ -58,13 +59,15 @@ Solved Solve(const std::string& text, const PipelineOptions& options = {}) {
 TEST(PipelineDpMemory, TotalBytesBeyondEveryAccelerator) {
   Solved s = Solve(Chain({{1, 60}, {1, 60}, {1, 60}}, 80, 2, 0));
   EXPECT_EQ(s.solution.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(s.solution.status().message(), HasSubstr("needs 180 bytes but the 2 accelerators hold 160: 20 bytes missing"));
+  EXPECT_THAT(s.solution.status().message(),
+              HasSubstr("needs 180 bytes but the 2 accelerators hold 160: 20 bytes missing"));
 }
 
 TEST(PipelineDpMemory, AColourClassLargerThanAnAccelerator) {
   Solved s = Solve(Chain({{1, 10}, {1, 100}}, 80, 3, 0));
   EXPECT_EQ(s.solution.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(s.solution.status().message(), HasSubstr("'color1' holds 100 bytes but an accelerator holds 80: 20 bytes missing"));
+  EXPECT_THAT(s.solution.status().message(),
+              HasSubstr("'color1' holds 100 bytes but an accelerator holds 80: 20 bytes missing"));
 }
 
 TEST(PipelineDpMemory, ContiguityAloneCanMakeItInfeasible) {
@@ -132,7 +135,8 @@ Topology TwoHosts() {
     host.name = absl::StrCat("host", h);
     host.intra_bandwidth = 1e6;
     host.intra_latency = 0.001;
-    for (int i = 0; i < 2; ++i) host.devices.push_back(Device{absl::StrCat("gpu", i), "gpu", DeviceType::kAccelerator, 1, 1, 0});
+    for (int i = 0; i < 2; ++i)
+      host.devices.push_back(Device{absl::StrCat("gpu", i), "gpu", DeviceType::kAccelerator, 1, 1, 0});
     spec.hosts.push_back(std::move(host));
   }
   absl::StatusOr<Topology> t = BuildHierarchy(spec);
@@ -160,8 +164,10 @@ TEST(PipelineDpDevices, AHeterogeneousInterconnectIsOutsideTheModel) {
 
 TEST(PipelineDpDevices, AcceleratorsMustBeIdentical) {
   const Graph g = SmallGraph(/*measured=*/true);
-  absl::StatusOr<Topology> t = BuildSharedBus("mixed", {Device{"a", "gpu", DeviceType::kAccelerator, 1, 1, 0},
-                                                        Device{"b", "gpu2", DeviceType::kAccelerator, 1, 1, 0}}, 1, 0);
+  absl::StatusOr<Topology> t = BuildSharedBus(
+      "mixed",
+      {Device{"a", "gpu", DeviceType::kAccelerator, 1, 1, 0}, Device{"b", "gpu2", DeviceType::kAccelerator, 1, 1, 0}},
+      1, 0);
   ASSERT_TRUE(t.ok()) << t.status();
   absl::StatusOr<CostModel> costs = CostModel::Create(g, *t);
   ASSERT_TRUE(costs.ok()) << costs.status();
@@ -190,7 +196,8 @@ TEST(PipelineDpDevices, PinnedOperatorsAreRefused) {
 // Twelve parallel chains of six nodes between a source and a sink: 7^12 ideals, far past any limit.
 std::string WideGraph() {
   const int chains = 12, length = 6;
-  std::string nodes = R"({"id": 0, "supportedOnFpga": 1, "cpuLatency": 10, "fpgaLatency": 1, "isBackwardNode": 0, "size": 1})";
+  std::string nodes =
+      R"({"id": 0, "supportedOnFpga": 1, "cpuLatency": 10, "fpgaLatency": 1, "isBackwardNode": 0, "size": 1})";
   std::string edges;
   const int sink = 1 + chains * length;
   for (int c = 0; c < chains; ++c) {
@@ -201,10 +208,13 @@ std::string WideGraph() {
       absl::StrAppend(&edges, edges.empty() ? "" : ", ", R"({"sourceId": )", i == 0 ? 0 : id - 1, R"(, "destId": )", id,
                       R"(, "cost": 0.05})");
     }
-    absl::StrAppend(&edges, R"(, {"sourceId": )", 1 + c * length + length - 1, R"(, "destId": )", sink, R"(, "cost": 0.05})");
+    absl::StrAppend(&edges, R"(, {"sourceId": )", 1 + c * length + length - 1, R"(, "destId": )", sink,
+                    R"(, "cost": 0.05})");
   }
-  absl::StrAppend(&nodes, R"(, {"id": )", sink, R"(, "supportedOnFpga": 1, "cpuLatency": 10, "fpgaLatency": 1, "isBackwardNode": 0, "size": 1})");
-  return absl::StrCat(R"({"maxSizePerFPGA": 1000, "maxFPGAs": 4, "maxCPUs": 1, "nodes": [)", nodes, R"(], "edges": [)", edges, "]}");
+  absl::StrAppend(&nodes, R"(, {"id": )", sink,
+                  R"(, "supportedOnFpga": 1, "cpuLatency": 10, "fpgaLatency": 1, "isBackwardNode": 0, "size": 1})");
+  return absl::StrCat(R"({"maxSizePerFPGA": 1000, "maxFPGAs": 4, "maxCPUs": 1, "nodes": [)", nodes, R"(], "edges": [)",
+                      edges, "]}");
 }
 
 TEST(PipelineDpLimits, ALatticeTooLargeYieldsTheBestSplitAndABound) {
@@ -278,7 +288,8 @@ TEST(PipelineDpTraining, TrainingGraphsMatchTheOracle) {
   absl::StatusOr<Graph> training = BuildTrainingGraph(*forward);
   ASSERT_TRUE(training.ok()) << training.status();
   std::vector<Device> devices;
-  for (int i = 0; i < 3; ++i) devices.push_back(Device{absl::StrCat("gpu", i), "gpu", DeviceType::kAccelerator, 1, 1, 150});
+  for (int i = 0; i < 3; ++i)
+    devices.push_back(Device{absl::StrCat("gpu", i), "gpu", DeviceType::kAccelerator, 1, 1, 150});
   devices.push_back(Device{"cpu0", "cpu", DeviceType::kCpu, 1, 1, 0});
   absl::StatusOr<Topology> t = BuildSharedBus("bus", std::move(devices), 1000, 0.05);
   ASSERT_TRUE(t.ok()) << t.status();

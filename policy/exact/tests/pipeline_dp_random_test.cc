@@ -24,7 +24,9 @@ namespace {
 using testing_internal::BruteForceContiguous;
 using testing_internal::OracleResult;
 
-double Uniform(std::mt19937_64& rng, double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); }
+double Uniform(std::mt19937_64& rng, double lo, double hi) {
+  return std::uniform_real_distribution<double>(lo, hi)(rng);
+}
 int Int(std::mt19937_64& rng, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
 bool Chance(std::mt19937_64& rng, double p) { return Uniform(rng, 0, 1) < p; }
 
@@ -56,7 +58,7 @@ std::string RandomTarnawski(uint64_t seed) {
   for (size_t e = 0; e < forward_edges; ++e) {
     const auto [a, b] = edges[e];
     if (a < nb && b < nb && Chance(rng, 0.8)) edges.emplace_back(nf + b, nf + a);  // gradients flow back
-    if (b < nb && Chance(rng, 0.4)) edges.emplace_back(a, nf + b);                // a saved activation
+    if (b < nb && Chance(rng, 0.4)) edges.emplace_back(a, nf + b);                 // a saved activation
   }
   for (int j = 0; j < nb; ++j) {
     if (Chance(rng, 0.5)) edges.emplace_back(j, nf + j);
@@ -72,8 +74,8 @@ std::string RandomTarnawski(uint64_t seed) {
     size[i] = Chance(rng, 0.2) ? 0 : Int(rng, 1, 100);
     total_size += size[i];
     largest = std::max(largest, size[i]);
-    nodes.push_back(absl::StrCat(R"({"id": )", i, R"(, "supportedOnFpga": )", supported ? 1 : 0, R"(, "cpuLatency": )", cpu,
-                                 R"(, "fpgaLatency": )", fpga, R"(, "isBackwardNode": )", i >= nf ? 1 : 0,
+    nodes.push_back(absl::StrCat(R"({"id": )", i, R"(, "supportedOnFpga": )", supported ? 1 : 0, R"(, "cpuLatency": )",
+                                 cpu, R"(, "fpgaLatency": )", fpga, R"(, "isBackwardNode": )", i >= nf ? 1 : 0,
                                  R"(, "colorClass": )", color[i], R"(, "size": )", size[i], "}"));
   }
   std::vector<double> cost(total);
@@ -83,8 +85,9 @@ std::string RandomTarnawski(uint64_t seed) {
     edge_text.push_back(absl::StrCat(R"({"sourceId": )", a, R"(, "destId": )", b, R"(, "cost": )", cost[a], "}"));
   }
   const double capacity = Chance(rng, 0.4) ? 1e9 : std::max<double>(1, Uniform(rng, 0.9 * largest, 0.8 * total_size));
-  return absl::StrCat(R"({"maxSizePerFPGA": )", static_cast<int64_t>(capacity), R"(, "maxFPGAs": )", k, R"(, "maxCPUs": )", cpus,
-                      R"(, "nodes": [)", absl::StrJoin(nodes, ", "), R"(], "edges": [)", absl::StrJoin(edge_text, ", "), "]}");
+  return absl::StrCat(R"({"maxSizePerFPGA": )", static_cast<int64_t>(capacity), R"(, "maxFPGAs": )", k,
+                      R"(, "maxCPUs": )", cpus, R"(, "nodes": [)", absl::StrJoin(nodes, ", "), R"(], "edges": [)",
+                      absl::StrJoin(edge_text, ", "), "]}");
 }
 
 // A random general graph: operators with one or two outputs, transfer times from bytes over a shared bus.
@@ -133,7 +136,8 @@ absl::StatusOr<Problem> RandomGeneral(uint64_t seed) {
   if (!g.ok()) return g.status();
   std::vector<Device> devices;
   const int64_t capacity = Chance(rng, 0.5) ? 0 : std::max<int64_t>(50, total / k + Int(rng, 0, 40));
-  for (int i = 0; i < k; ++i) devices.push_back(Device{absl::StrCat("gpu", i), "gpu", DeviceType::kAccelerator, 1, 1, capacity});
+  for (int i = 0; i < k; ++i)
+    devices.push_back(Device{absl::StrCat("gpu", i), "gpu", DeviceType::kAccelerator, 1, 1, capacity});
   if (cpu) devices.push_back(Device{"cpu0", "cpu", DeviceType::kCpu, 1, 1, 0});
   absl::StatusOr<Topology> t = BuildSharedBus("bus", std::move(devices), /*bus_bandwidth=*/100, /*latency=*/0.01);
   if (!t.ok()) return t.status();

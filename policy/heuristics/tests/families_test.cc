@@ -98,7 +98,8 @@ TEST(HeuristicFamilies, PinsAndColocationGroupsAreRespected) {
       for (OpId v = 0; v < g.num_ops(); ++v) {
         if (g.pinned(v) == kNone) continue;
         ++pinned;
-        EXPECT_EQ(topo.device(r.placement.device[v]).name, g.pinned_devices()[g.pinned(v)]) << placer << " " << g.name(v);
+        EXPECT_EQ(topo.device(r.placement.device[v]).name, g.pinned_devices()[g.pinned(v)])
+            << placer << " " << g.name(v);
       }
       EXPECT_GT(pinned, 20);
     }

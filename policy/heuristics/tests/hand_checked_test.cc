@@ -22,14 +22,14 @@ using ::testing::ElementsAreArray;
 // The ten-task DAG of Topcuoglu, Hariri and Wu (IEEE TPDS 2002, Fig. 2) on three processors P1..P3, one kind
 // each. Every edge is its own output tensor with the figure's communication cost as its measured transfer time.
 Graph TopcuogluDag() {
-  const double w[10][3] = {{14, 16, 9}, {13, 19, 18}, {11, 13, 19}, {13, 8, 17}, {12, 13, 10},
+  const double w[10][3] = {{14, 16, 9}, {13, 19, 18}, {11, 13, 19}, {13, 8, 17},  {12, 13, 10},
                            {13, 16, 9}, {7, 15, 11},  {5, 11, 14},  {18, 12, 20}, {21, 7, 16}};
   struct E {
     int src, dst;
     double cost;
   };
-  const std::vector<E> edges = {{1, 2, 18}, {1, 3, 12}, {1, 4, 9},  {1, 5, 11}, {1, 6, 14},
-                                {2, 8, 19}, {2, 9, 16}, {3, 7, 23}, {4, 8, 27}, {4, 9, 23},
+  const std::vector<E> edges = {{1, 2, 18}, {1, 3, 12}, {1, 4, 9},   {1, 5, 11},  {1, 6, 14},
+                                {2, 8, 19}, {2, 9, 16}, {3, 7, 23},  {4, 8, 27},  {4, 9, 23},
                                 {5, 9, 13}, {6, 8, 15}, {7, 10, 17}, {8, 10, 11}, {9, 10, 13}};
   std::vector<OpSpec> ops(10);
   for (int i = 0; i < 10; ++i) {
@@ -171,7 +171,8 @@ TEST(HandChecked, MTopoCutsTheOrderIntoChunksOfEqualWork) {
   const Topology four = Cluster({{"gpu", 0}, {"gpu", 0}, {"gpu", 0}, {"gpu", 0}});
   const Graph even = Chain({1, 1, 1, 1, 1, 1, 1, 1});
   const CostModel even_costs = Costs(even, four);
-  EXPECT_THAT(RunAndCheck("m_topo", even_costs, Objective::kThroughput).placement.device, ElementsAre(0, 0, 1, 1, 2, 2, 3, 3));
+  EXPECT_THAT(RunAndCheck("m_topo", even_costs, Objective::kThroughput).placement.device,
+              ElementsAre(0, 0, 1, 1, 2, 2, 3, 3));
   // Uneven work: 4 | 1 1 1 1 on two devices.
   const Topology two = Cluster({{"gpu", 0}, {"gpu", 0}});
   const Graph uneven = Chain({4, 1, 1, 1, 1});
@@ -186,7 +187,8 @@ TEST(HandChecked, MTopoCutsTheOrderIntoChunksOfEqualWork) {
   }
   const Graph g = Build(std::move(b));
   const CostModel mixed_costs = Costs(g, mixed);
-  EXPECT_THAT(RunAndCheck("m_topo", mixed_costs, Objective::kThroughput).placement.device, ElementsAre(0, 0, 0, 0, 1, 1));
+  EXPECT_THAT(RunAndCheck("m_topo", mixed_costs, Objective::kThroughput).placement.device,
+              ElementsAre(0, 0, 0, 0, 1, 1));
 }
 
 TEST(HandChecked, MTopoEndsAChunkEarlyWhenMemoryRunsOut) {
@@ -233,11 +235,13 @@ TEST(HandChecked, RoundRobinDealsUnitsInTurnAndSkipsFullDevices) {
   const Graph g = Build(std::move(b));
   const Topology costs_topology = Cluster({{"gpu", 0}, {"gpu", 0}, {"gpu", 0}});
   const CostModel costs = Costs(g, costs_topology);
-  EXPECT_THAT(RunAndCheck("round_robin", costs, Objective::kThroughput).placement.device, ElementsAre(0, 1, 2, 0, 1, 2, 0));
+  EXPECT_THAT(RunAndCheck("round_robin", costs, Objective::kThroughput).placement.device,
+              ElementsAre(0, 1, 2, 0, 1, 2, 0));
   // Device 1 holds one operator: the deal skips it afterwards.
   const Topology tight_topology = Cluster({{"gpu", 0}, {"gpu", kGiB}, {"gpu", 0}});
   const CostModel tight = Costs(g, tight_topology);
-  EXPECT_THAT(RunAndCheck("round_robin", tight, Objective::kThroughput).placement.device, ElementsAre(0, 1, 2, 0, 2, 0, 2));
+  EXPECT_THAT(RunAndCheck("round_robin", tight, Objective::kThroughput).placement.device,
+              ElementsAre(0, 1, 2, 0, 2, 0, 2));
 }
 
 uint64_t Fnv1a(const std::string& text) {

@@ -30,7 +30,7 @@ using ::placement::testing::WithMemory;
 
 inline const std::vector<std::string>& PlacerNames() {
   static const std::vector<std::string> names = {"single_device", "round_robin", "hash", "critical_path", "m_topo",
-                                                 "m_etf", "m_sct", "heft", "scotch", "metis"};
+                                                 "m_etf",         "m_sct",       "heft", "scotch",        "metis"};
   return names;
 }
 
@@ -44,7 +44,7 @@ inline const PlacerRegistry& Heuristics() {
 }
 
 inline absl::StatusOr<PlacerResult> RunPlacer(absl::string_view placer, const CostModel& costs, Objective objective,
-                                        const Budget& budget = Budget{}) {
+                                              const Budget& budget = Budget{}) {
   absl::StatusOr<const Placer*> p = Heuristics().Find(placer);
   if (!p.ok()) return p.status();
   PlacementProblem problem;
@@ -75,8 +75,9 @@ inline Topology Cluster(const std::vector<std::pair<std::string, int64_t>>& kind
                              kinds_and_memory[i].second, 0, 0});
   }
   const size_t n = devices.size();
-  absl::StatusOr<Topology> t = BuildMatrix("cluster", std::move(devices), std::vector<std::vector<double>>(n, std::vector<double>(n, 1e10)),
-                                           std::vector<std::vector<double>>(n, std::vector<double>(n, 1e-6)));
+  absl::StatusOr<Topology> t =
+      BuildMatrix("cluster", std::move(devices), std::vector<std::vector<double>>(n, std::vector<double>(n, 1e10)),
+                  std::vector<std::vector<double>>(n, std::vector<double>(n, 1e-6)));
   EXPECT_TRUE(t.ok()) << t.status();
   return *std::move(t);
 }

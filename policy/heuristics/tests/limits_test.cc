@@ -41,9 +41,11 @@ TEST(HeuristicLimits, NotEnoughMemoryIsFailedPreconditionNamingTheShortfall) {
       ASSERT_FALSE(r.ok());
       EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
       if (placer != "single_device") {
-        EXPECT_THAT(std::string(r.status().message()), HasSubstr("needs 1 GiB but the largest free memory is")) << r.status();
+        EXPECT_THAT(std::string(r.status().message()), HasSubstr("needs 1 GiB but the largest free memory is"))
+            << r.status();
       } else {
-        EXPECT_THAT(std::string(r.status().message()), HasSubstr("it needs 10 GiB but the device has 2 GiB")) << r.status();
+        EXPECT_THAT(std::string(r.status().message()), HasSubstr("it needs 10 GiB but the device has 2 GiB"))
+            << r.status();
       }
       EXPECT_THAT(std::string(r.status().message()), HasSubstr("cluster has 8 GiB")) << r.status();
     }
@@ -63,7 +65,8 @@ TEST(HeuristicLimits, AnOperatorLargerThanAnyDeviceIsNamed) {
     ASSERT_FALSE(r.ok()) << placer;
     EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << placer << ": " << r.status();
     if (placer == "single_device") continue;  // reports the whole graph against one device
-    EXPECT_THAT(std::string(r.status().message()), HasSubstr("operator 'huge' needs 3 GiB but the largest free memory is"))
+    EXPECT_THAT(std::string(r.status().message()),
+                HasSubstr("operator 'huge' needs 3 GiB but the largest free memory is"))
         << placer << ": " << r.status();
   }
 }
@@ -127,7 +130,8 @@ TEST(HeuristicLimits, AnExpiredBudgetIsDeadlineExceededAndACancelIsCancelled) {
   const CostModel costs = Costs(*g, *topo);
   std::atomic<bool> cancelled{true};
   for (const std::string& placer : PlacerNames()) {
-    absl::StatusOr<PlacerResult> r = RunPlacer(placer, costs, Objective::kStepTime, Budget{absl::InfinitePast(), nullptr});
+    absl::StatusOr<PlacerResult> r =
+        RunPlacer(placer, costs, Objective::kStepTime, Budget{absl::InfinitePast(), nullptr});
     EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << placer << ": " << r.status();
     r = RunPlacer(placer, costs, Objective::kStepTime, Budget{absl::InfiniteFuture(), &cancelled});
     EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled) << placer << ": " << r.status();
@@ -143,7 +147,8 @@ TEST(HeuristicLimits, ListSchedulersPlaceTenThousandOperatorsOnEightDevicesQuick
   absl::StatusOr<Topology> topo = ParseTopologyShorthand("8xH100");
   ASSERT_TRUE(topo.ok());
   const CostModel costs = Costs(*g, *topo);
-  for (const char* placer : {"heft", "m_etf", "critical_path", "m_topo", "round_robin", "hash", "scotch", "metis", "m_sct"}) {
+  for (const char* placer :
+       {"heft", "m_etf", "critical_path", "m_topo", "round_robin", "hash", "scotch", "metis", "m_sct"}) {
     const absl::Time start = absl::Now();
     absl::StatusOr<PlacerResult> r = RunPlacer(placer, costs, Objective::kThroughput);  // scoring is a linear pass
     const double seconds = absl::ToDoubleSeconds(absl::Now() - start);

@@ -37,7 +37,8 @@ TEST(HeuristicsOnTarnawskiInputs, EveryPlacerIsValidAndFitsUnderBothObjectives) 
     ASSERT_TRUE(p.ok()) << p.status();
     ASSERT_TRUE(p->topology.has_value());
     const CostModel costs = Costs(p->graph, *p->topology);
-    absl::StrAppendFormat(&table, "%-42s %3d %8.2f", input.input.substr(input.input.find('/') + 1), input.k, input.dp_optimal);
+    absl::StrAppendFormat(&table, "%-42s %3d %8.2f", input.input.substr(input.input.find('/') + 1), input.k,
+                          input.dp_optimal);
     for (const std::string& placer : PlacerNames()) {
       const absl::Time start = absl::Now();
       const PlacerResult r = RunAndCheck(placer, costs, Objective::kThroughput);

@@ -53,7 +53,8 @@ double ModelOptimum(const CostModel& costs, const Placement& p, double gap) {
   do {
     for (int32_t i = 0; i < n; ++i) position[order[i]] = i;
     bool topological = true;
-    for (EdgeId e = 0; e < g.num_edges() && topological; ++e) topological = position[g.edge(e).src] < position[g.edge(e).dst];
+    for (EdgeId e = 0; e < g.num_edges() && topological; ++e)
+      topological = position[g.edge(e).src] < position[g.edge(e).dst];
     if (!topological) continue;
     std::vector<double> start(n), end(n);
     double makespan = 0;
@@ -119,8 +120,8 @@ TEST(IlpLatencyBruteForce, ModelOptimumEqualsEnumerationOnRandomCases) {
     const int devices = ops == 6 ? 2 : 2 + static_cast<int>(seed % 2);
     const bool bandwidth = seed % 2 == 0;
     const double gap = seed % 5 == 0 ? 0.25 : 0.0;
-    SCOPED_TRACE(absl::StrCat("seed ", seed, ", ", ops, " operators, ", devices, " devices", bandwidth ? ", bandwidth transfers" : "",
-                              gap > 0 ? ", gap 0.25" : ""));
+    SCOPED_TRACE(absl::StrCat("seed ", seed, ", ", ops, " operators, ", devices, " devices",
+                              bandwidth ? ", bandwidth transfers" : "", gap > 0 ? ", gap 0.25" : ""));
     const RandomCase c = MakeRandomCase(seed, ops, devices, /*with_cpu=*/false, bandwidth, /*memory_limits=*/false);
     const CostModel costs = Costs(c.graph, c.topology);
     const Truth truth = Enumerate(costs, gap);
@@ -141,16 +142,19 @@ TEST(IlpLatencyBruteForce, ModelOptimumEqualsEnumerationOnRandomCases) {
     if (truth.model < truth.simulated - 1e-9) ++model_below;
     ++compared;
   }
-  std::printf("compared %d cases: the placer's simulated latency was the best of all placements in %d; the model's optimum "
-              "was below the simulator's best in %d (link queues, list scheduling)\n",
-              compared, simulated_best, model_below);
+  std::printf(
+      "compared %d cases: the placer's simulated latency was the best of all placements in %d; the model's optimum "
+      "was below the simulator's best in %d (link queues, list scheduling)\n",
+      compared, simulated_best, model_below);
   EXPECT_GE(compared, 50);
 }
 
 // A chain of operators with one output each, alternating kinds of speed, on two devices.
 RandomCase Chain(uint64_t seed, int ops) {
   std::mt19937_64 rng(seed);
-  auto quarter = [&](double lo, double hi) { return std::round(std::uniform_real_distribution<double>(lo, hi)(rng) * 4) / 4; };
+  auto quarter = [&](double lo, double hi) {
+    return std::round(std::uniform_real_distribution<double>(lo, hi)(rng) * 4) / 4;
+  };
   GraphBuilder b;
   for (int v = 0; v < ops; ++v) {
     OpSpec op;
@@ -176,7 +180,8 @@ TEST(IlpLatencyBruteForce, OnChainsTheSimulatedLatencyIsTheBestOfAllPlacements) 
     EXPECT_NEAR(truth.model, truth.simulated, 1e-9);
     absl::StatusOr<PlacerResult> r = RunPlacer("ilp_latency", costs, Objective::kLatency);
     ASSERT_TRUE(r.ok()) << r.status();
-    EXPECT_NEAR(r->evaluation.value, truth.simulated, 1e-6 * std::max(1.0, truth.simulated)) << absl::StrJoin(r->notes, "\n");
+    EXPECT_NEAR(r->evaluation.value, truth.simulated, 1e-6 * std::max(1.0, truth.simulated))
+        << absl::StrJoin(r->notes, "\n");
     EXPECT_TRUE(r->proven_optimal) << absl::StrJoin(r->notes, "\n");
   }
 }

@@ -68,12 +68,14 @@ TEST(IlpLimits, MemoryThatCannotFitIsFailedPrecondition) {
     int devices;
     const char* says;
   };
-  for (const Case& c : {Case{150, 100, 3, "operator 'a'"}, Case{90, 100, 3, "the graph needs"}, Case{60, 100, 3, "memory"}}) {
+  for (const Case& c :
+       {Case{150, 100, 3, "operator 'a'"}, Case{90, 100, 3, "the graph needs"}, Case{60, 100, 3, "memory"}}) {
     SCOPED_TRACE(c.says);
     const Graph g = Diamond(c.params);
     const Topology t = Cluster(std::vector<DeviceSpec>(c.devices, DeviceSpec{"a", c.capacity}));
     const CostModel costs = Costs(g, t);
-    for (auto [placer, objective] : {std::pair{"ilp_throughput", Objective::kThroughput}, std::pair{"ilp_latency", Objective::kLatency}}) {
+    for (auto [placer, objective] :
+         {std::pair{"ilp_throughput", Objective::kThroughput}, std::pair{"ilp_latency", Objective::kLatency}}) {
       absl::StatusOr<PlacerResult> r = RunPlacer(placer, costs, objective);
       EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << placer << ": " << r.status();
       if (std::string(placer) == "ilp_throughput") {
@@ -162,8 +164,10 @@ TEST(IlpLimits, LatencyRejectsGraphsOverItsLimitAndOtherObjectivesAreRejected) {
 
   const Graph g = Diamond(1);
   const CostModel small = Costs(g, t);
-  EXPECT_EQ(RunPlacer("ilp_throughput", small, Objective::kLatency).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(RunPlacer("ilp_latency", small, Objective::kThroughput).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RunPlacer("ilp_throughput", small, Objective::kLatency).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RunPlacer("ilp_latency", small, Objective::kThroughput).status().code(),
+            absl::StatusCode::kInvalidArgument);
   absl::StatusOr<PlacerResult> step = RunPlacer("ilp_latency", small, Objective::kStepTime);
   ASSERT_TRUE(step.ok()) << step.status();
   EXPECT_TRUE(step->proven_optimal) << absl::StrJoin(step->notes, "\n");

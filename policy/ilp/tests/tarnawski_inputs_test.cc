@@ -44,7 +44,8 @@ void SolveAndCheck(const Reference& ref, double seconds, double target) {
   ASSERT_TRUE(p.ok()) << p.status();
   const CostModel costs = Costs(p->graph, *p->topology);
   const absl::Time start = absl::Now();
-  absl::StatusOr<PlacerResult> r = RunPlacer("ilp_throughput", costs, Objective::kThroughput, Budget::For(absl::Seconds(seconds)));
+  absl::StatusOr<PlacerResult> r =
+      RunPlacer("ilp_throughput", costs, Objective::kThroughput, Budget::For(absl::Seconds(seconds)));
   const double took = absl::ToDoubleSeconds(absl::Now() - start);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(ValidatePlacement(costs, r->placement).ok());
@@ -52,9 +53,9 @@ void SolveAndCheck(const Reference& ref, double seconds, double target) {
   EXPECT_LE(r->evaluation.value, target + 0.005);
   EXPECT_LE(r->best_bound, r->evaluation.value * (1 + 1e-9));
   EXPECT_LT(took, seconds + 5);
-  std::printf("%-42s value %8.2f  bound %8.2f  %s  dp_optimal %7.2f  scotch %7.2f  %.1f s\n  %s\n", Stem(ref.input).c_str(),
-              r->evaluation.value, r->best_bound, r->proven_optimal ? "optimal" : "       ", ref.dp_optimal, ref.scotch,
-              took, absl::StrJoin(r->notes, "\n  ").c_str());
+  std::printf("%-42s value %8.2f  bound %8.2f  %s  dp_optimal %7.2f  scotch %7.2f  %.1f s\n  %s\n",
+              Stem(ref.input).c_str(), r->evaluation.value, r->best_bound, r->proven_optimal ? "optimal" : "       ",
+              ref.dp_optimal, ref.scotch, took, absl::StrJoin(r->notes, "\n  ").c_str());
 }
 
 TEST(IlpThroughputOnTarnawskiInputs, Bert24InferenceAndGnmtTrainingInFiveSeconds) {

@@ -24,8 +24,8 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 struct Enumerated {
-  double best = kInf;          // over valid placements that fit
-  bool any_valid = false;      // some placement passes ValidatePlacement
+  double best = kInf;      // over valid placements that fit
+  bool any_valid = false;  // some placement passes ValidatePlacement
   Placement argmin;
   int fitting = 0;
 };
@@ -61,7 +61,8 @@ TEST(IlpThroughputBruteForce, EqualsExhaustiveEnumerationOnRandomCases) {
     const int ops = 4 + static_cast<int>(seed % 5);
     const int devices = 2 + static_cast<int>(seed % 2);
     const bool with_cpu = seed % 3 == 0;
-    SCOPED_TRACE(absl::StrCat("seed ", seed, ", ", ops, " operators, ", devices, " devices", with_cpu ? " (one a CPU)" : ""));
+    SCOPED_TRACE(
+        absl::StrCat("seed ", seed, ", ", ops, " operators, ", devices, " devices", with_cpu ? " (one a CPU)" : ""));
     const RandomCase c = MakeRandomCase(seed, ops, devices, with_cpu);
     const CostModel costs = Costs(c.graph, c.topology);
     const Enumerated truth = Enumerate(costs);
@@ -91,19 +92,22 @@ TEST(IlpThroughputBruteForce, EqualsExhaustiveEnumerationOnRandomCases) {
     PlacementProblem problem;
     problem.costs = &costs;
     problem.objective = Objective::kThroughput;
-    absl::StatusOr<PlacerResult> cold = PlaceThroughputIlp(problem, Budget{}, ThroughputIlpOptions{.warm_start = false});
+    absl::StatusOr<PlacerResult> cold =
+        PlaceThroughputIlp(problem, Budget{}, ThroughputIlpOptions{.warm_start = false});
     ASSERT_TRUE(cold.ok()) << cold.status();
-    EXPECT_NEAR(cold->evaluation.value, truth.best, 1e-6 * std::max(1.0, truth.best)) << absl::StrJoin(cold->notes, "\n");
+    EXPECT_NEAR(cold->evaluation.value, truth.best, 1e-6 * std::max(1.0, truth.best))
+        << absl::StrJoin(cold->notes, "\n");
     EXPECT_TRUE(cold->proven_optimal);
 
     // From the optimum as the given start, the answer is the same.
-    absl::StatusOr<PlacerResult> again = RunPlacer("ilp_throughput", costs, Objective::kThroughput, Budget{}, &truth.argmin);
+    absl::StatusOr<PlacerResult> again =
+        RunPlacer("ilp_throughput", costs, Objective::kThroughput, Budget{}, &truth.argmin);
     ASSERT_TRUE(again.ok()) << again.status();
     EXPECT_NEAR(again->evaluation.value, truth.best, 1e-6 * std::max(1.0, truth.best));
     ++compared;
   }
-  std::printf("compared %d cases with the enumeration (%d with a warm start), %d without any placement that fits\n", compared,
-              warm, infeasible);
+  std::printf("compared %d cases with the enumeration (%d with a warm start), %d without any placement that fits\n",
+              compared, warm, infeasible);
   EXPECT_GE(compared, 50);
 }
 

@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_join.h"
 #include "graph/graph_families.h"
+#include "graph/onnx/onnx_import.h"
 #include "graph/topology.h"
 #include "graph/topology_json.h"
-#include "graph/onnx/onnx_import.h"
 #include "graph/training.h"
 #include "policy/auto/auto_placer.h"
 #include "policy/learned/tests/test_graphs.h"
@@ -73,7 +73,8 @@ TEST(LearnedPlacers, GuidedAndScheduledDecodingsOnlyEverImproveTheSingleShotAnsw
   EXPECT_TRUE(ValidatePlacement(*f.costs, guided.placement).ok());
   EXPECT_LE(guided.evaluation.value, network.evaluation.value * (1 + 1e-12));
   const std::string notes = absl::StrJoin(guided.notes, "\n");
-  EXPECT_NE(notes.find("and 4 guided decodings (and 8 sampled), 5 scheduled (and 4 sampled): "), std::string::npos) << notes;
+  EXPECT_NE(notes.find("and 4 guided decodings (and 8 sampled), 5 scheduled (and 4 sampled): "), std::string::npos)
+      << notes;
   EXPECT_NE(absl::StrJoin(network.notes, "\n").find("and 0 guided decodings: "), std::string::npos);
 }
 

@@ -65,7 +65,7 @@ TEST(LearnedPolicy, GuidedCandidatesKeepTheDevicesNearTheBestForEveryOperatorOfA
   s.devices = 4;
   const float masked = -1e9f;
   // Per group: probabilities proportional to exp(logit); ratios to the best are 1, e^-1, e^-3, e^-5.
-  s.logits = {0, -1, -3, -5,   -1, 0, masked, -5,   2, 2, 2, 2,   masked, masked, masked, 0};
+  s.logits = {0, -1, -3, -5, -1, 0, masked, -5, 2, 2, 2, 2, masked, masked, masked, 0};
   auto row = [&](const std::vector<uint8_t>& c, const std::string& op) {
     const OpId v = f.graph.FindOp(op);
     return std::vector<int>(c.begin() + v * 4, c.begin() + v * 4 + 4);
@@ -79,7 +79,7 @@ TEST(LearnedPolicy, GuidedCandidatesKeepTheDevicesNearTheBestForEveryOperatorOfA
   ASSERT_EQ(best.size(), 16u);
   EXPECT_EQ(group_row(best, 0), (std::vector<int>{1, 0, 0, 0}));
   EXPECT_EQ(group_row(best, 2), (std::vector<int>{1, 1, 1, 1}));  // ties all kept
-  const std::vector<uint8_t> wide = guided(0.1);  // e^-1 > 0.1 > e^-3
+  const std::vector<uint8_t> wide = guided(0.1);                  // e^-1 > 0.1 > e^-3
   EXPECT_EQ(group_row(wide, 0), (std::vector<int>{1, 1, 0, 0}));
   EXPECT_EQ(group_row(wide, 1), (std::vector<int>{1, 1, 0, 0}));
   EXPECT_EQ(group_row(wide, 3), (std::vector<int>{0, 0, 0, 1}));  // a masked device never comes back
@@ -100,7 +100,7 @@ TEST(LearnedPolicy, SampledGuidedCandidatesKeepTheBestAndDrawTheOthersByTheirSco
   s.groups = 2;
   s.devices = 4;
   const float masked = -1e9f;
-  s.logits = {0, -1, -3, masked,   -2, 0, 0, -9};
+  s.logits = {0, -1, -3, masked, -2, 0, 0, -9};
   const double threshold = 0.1;
   std::mt19937_64 rng(5);
   const int n = 4000;

@@ -72,7 +72,8 @@ void ExpectTrainingLowersTheDecodedCost(TrainerOptions options, double guide_thr
 
   auto policy = LearnedPolicy::Create(NetworkOptions{32, 2}, 3);
   const double before = GreedyRatio(*policy, train, options.oom_penalty, guide_threshold, schedule_weight);
-  EXPECT_LE(before, GreedyRatio(*policy, train, options.oom_penalty)) << "the " << decoding << " decoding only adds a choice";
+  EXPECT_LE(before, GreedyRatio(*policy, train, options.oom_penalty))
+      << "the " << decoding << " decoding only adds a choice";
   auto curve = Train(*policy, train, train, options);
   ASSERT_TRUE(curve.ok()) << curve.status();
   ASSERT_GE(curve->size(), 3u);

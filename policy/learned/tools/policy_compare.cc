@@ -65,13 +65,15 @@ absl::StatusOr<Column> ParseColumn(const std::string& spec, const Registries& r)
   c.deadline = absl::GetFlag(FLAGS_deadline);
   std::string rest = spec;
   if (const size_t colon = rest.find(':'); colon != std::string::npos) {
-    if (!absl::ParseDuration(rest.substr(colon + 1), &c.deadline)) return absl::InvalidArgumentError("bad deadline in " + spec);
+    if (!absl::ParseDuration(rest.substr(colon + 1), &c.deadline))
+      return absl::InvalidArgumentError("bad deadline in " + spec);
     rest = rest.substr(0, colon);
   }
   c.registry = &DefaultPlacerRegistry();
   if (const size_t at = rest.find('@'); at != std::string::npos) {
     size_t w = 0;
-    if (!absl::SimpleAtoi(rest.substr(at + 1), &w) || w >= r.full.size()) return absl::InvalidArgumentError("bad weights in " + spec);
+    if (!absl::SimpleAtoi(rest.substr(at + 1), &w) || w >= r.full.size())
+      return absl::InvalidArgumentError("bad weights in " + spec);
     rest = rest.substr(0, at);
     const bool without = rest == "auto_nofinetune";
     c.registry = without ? r.no_finetune[w].get() : r.full[w].get();
@@ -178,7 +180,8 @@ int main(int argc, char** argv) {
     }
   }
   std::cout << "| geometric mean | |";
-  for (const Column& c : columns) std::cout << absl::StrFormat(" **%.4f** |", c.count ? std::exp(c.log_sum / c.count) : 0.0);
+  for (const Column& c : columns)
+    std::cout << absl::StrFormat(" **%.4f** |", c.count ? std::exp(c.log_sum / c.count) : 0.0);
   std::cout << "\n";
   return 0;
 }

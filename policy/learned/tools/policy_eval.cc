@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/marshalling.h"
+#include "absl/flags/parse.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
@@ -87,9 +87,10 @@ bool Quality(const PlacerRegistry& with_policy, const PlacerRegistry& network_on
   std::vector<const Instance*> instances;
   for (const auto& x : *set) instances.push_back(x.get());
   const absl::Duration deadline = absl::GetFlag(FLAGS_deadline);
-  std::cout << "| instance | ops | groups | policy / LB | policy / best baseline | policy / AUTO | network alone / AUTO | "
-               "iterative / AUTO | policy+search / AUTO | best baseline | policy's best decoding | policy placer ms |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  std::cout
+      << "| instance | ops | groups | policy / LB | policy / best baseline | policy / AUTO | network alone / AUTO | "
+         "iterative / AUTO | policy+search / AUTO | best baseline | policy's best decoding | policy placer ms |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   double wins = 0, within10 = 0;
   std::vector<double> ratios;
   for (const Instance* x : instances) {
@@ -119,10 +120,11 @@ bool Quality(const PlacerRegistry& with_policy, const PlacerRegistry& network_on
               << std::flush;
   }
   std::sort(ratios.begin(), ratios.end());
-  std::cout << absl::StrFormat("\nsingle shot within 10%% of AUTO (no policy) on %d of %d; policy+search ahead of it on "
-                               "%d; median policy / AUTO %.3f\n\n",
-                               static_cast<int>(within10), static_cast<int>(instances.size()), static_cast<int>(wins),
-                               ratios.empty() ? 0.0 : ratios[ratios.size() / 2]);
+  std::cout << absl::StrFormat(
+      "\nsingle shot within 10%% of AUTO (no policy) on %d of %d; policy+search ahead of it on "
+      "%d; median policy / AUTO %.3f\n\n",
+      static_cast<int>(within10), static_cast<int>(instances.size()), static_cast<int>(wins),
+      ratios.empty() ? 0.0 : ratios[ratios.size() / 2]);
   return true;
 }
 
@@ -161,8 +163,9 @@ void Timing(const LearnedPolicy& policy, const PlacerRegistry& with_policy) {
     double placer_ms = 0;
     const absl::StatusOr<PlacerResult> placed = Run(with_policy, "policy", **x, absl::Seconds(60), &placer_ms);
     if (!placed.ok()) std::cerr << "policy placer on " << (*x)->name << ": " << placed.status() << "\n";
-    std::cout << absl::StrFormat("| layered, 8xV100 | %d | %d | %.1f | %.1f / %.1f / %.1f | %.1f |\n", (*x)->graph.num_ops(),
-                                 groups, times[2], coarsen[2], features[2], network[2], placer_ms)
+    std::cout << absl::StrFormat("| layered, 8xV100 | %d | %d | %.1f | %.1f / %.1f / %.1f | %.1f |\n",
+                                 (*x)->graph.num_ops(), groups, times[2], coarsen[2], features[2], network[2],
+                                 placer_ms)
               << std::flush;
   }
 }

@@ -74,8 +74,10 @@ ABSL_FLAG(std::string, sizes, "30,60,120,250", "approximate operator counts of t
 ABSL_FLAG(std::string, held_out, "blocks,transformer_encoder,transformer_decoder",
           "families and corpus models kept out of training");
 ABSL_FLAG(std::string, corpus_dir, PLACEMENT_SOURCE_DIR "/tests/data/corpus", "ONNX corpus");
-ABSL_FLAG(std::string, corpus_models, "resnet50,inception_v3,vgg16,mobilenet_v3_large,lstm_seq2seq,gru_seq2seq,transformer_encoder,transformer_decoder",
-          "corpus models (file stems) to use unless held out");
+ABSL_FLAG(
+    std::string, corpus_models,
+    "resnet50,inception_v3,vgg16,mobilenet_v3_large,lstm_seq2seq,gru_seq2seq,transformer_encoder,transformer_decoder",
+    "corpus models (file stems) to use unless held out");
 
 namespace {
 
@@ -86,9 +88,7 @@ using Instances = std::vector<std::unique_ptr<Instance>>;
 
 // A flag that cannot be used is INVALID_ARGUMENT and exits 2, as a usage error; anything else that stops the
 // run exits 1. The message is what the tool prints.
-int ExitCodeFor(const absl::Status& status) {
-  return status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
-}
+int ExitCodeFor(const absl::Status& status) { return status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1; }
 absl::Status RunFailed(absl::string_view what, const absl::Status& status) {
   return absl::InternalError(absl::StrCat(what, status.ToString()));
 }
@@ -127,8 +127,8 @@ absl::StatusOr<DataSplit> SplitFromFlags() {
   const std::vector<std::string> families = ListFlag(absl::GetFlag(FLAGS_families));
   for (const std::string& f : families) {
     if (!IsSyntheticFamily(f)) {
-      return absl::InvalidArgumentError(absl::StrCat("--families: '", f, "' is not a synthetic family (",
-                                                     absl::StrJoin(GraphFamilies(), ", "), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--families: '", f, "' is not a synthetic family (", absl::StrJoin(GraphFamilies(), ", "), ")"));
     }
   }
   split.training_families = Without(Without(families, split.held_out), split.validation_families);
@@ -194,7 +194,8 @@ std::vector<const Instance*> Pointers(const Instances& instances) {
   return out;
 }
 
-absl::StatusOr<Data> BuildData(const DatasetOptions& training, const DatasetOptions& validation, const DataSplit& split) {
+absl::StatusOr<Data> BuildData(const DatasetOptions& training, const DatasetOptions& validation,
+                               const DataSplit& split) {
   Data data;
   absl::StatusOr<Instances> train = MakeDataset(training);
   if (!train.ok()) return RunFailed("training data: ", train.status());
@@ -206,9 +207,8 @@ absl::StatusOr<Data> BuildData(const DatasetOptions& training, const DatasetOpti
   data.validation = Pointers(data.validation_instances);
   std::cerr << "training on " << data.training.size() << " instances (families "
             << absl::StrJoin(training.families, ",") << "; corpus " << absl::StrJoin(training.corpus_models, ",")
-            << "), validating on " << data.validation.size() << " (families "
-            << absl::StrJoin(validation.families, ",") << "); held out " << absl::StrJoin(split.held_out, ",")
-            << "\n";
+            << "), validating on " << data.validation.size() << " (families " << absl::StrJoin(validation.families, ",")
+            << "); held out " << absl::StrJoin(split.held_out, ",") << "\n";
   return data;
 }
 

@@ -23,7 +23,8 @@ using ::testing::HasSubstr;
 
 Topology Gpus(int n, double bandwidth, int64_t memory = 0) {
   std::vector<Device> devices;
-  for (int i = 0; i < n; ++i) devices.push_back(Device{"gpu" + std::to_string(i), "gpu", DeviceType::kAccelerator, 1e12, 1e12, memory, 0, 0});
+  for (int i = 0; i < n; ++i)
+    devices.push_back(Device{"gpu" + std::to_string(i), "gpu", DeviceType::kAccelerator, 1e12, 1e12, memory, 0, 0});
   std::vector<std::vector<double>> bw(n, std::vector<double>(n, bandwidth)), lat(n, std::vector<double>(n, 0));
   return *BuildMatrix("gpus", devices, bw, lat);
 }
@@ -40,8 +41,9 @@ std::string RandomChain(int layers, std::mt19937& rng) {
   std::uniform_real_distribution<double> ms(1, 20), mb(0.1, 20);
   std::string text;
   for (int i = 1; i <= layers; ++i) {
-    absl::StrAppend(&text, "node", i, " -- Layer -- forward_compute_time=", ms(rng), ", backward_compute_time=", ms(rng),
-                    ", activation_size=", mb(rng) * 1e6, ", parameter_size=", mb(rng) * 1e6, "\n");
+    absl::StrAppend(&text, "node", i, " -- Layer -- forward_compute_time=", ms(rng),
+                    ", backward_compute_time=", ms(rng), ", activation_size=", mb(rng) * 1e6,
+                    ", parameter_size=", mb(rng) * 1e6, "\n");
   }
   for (int i = 1; i < layers; ++i) absl::StrAppend(&text, "\tnode", i, " -- node", i + 1, "\n");
   return text;
@@ -58,7 +60,8 @@ double BruteForce(const CostModel& costs, int layers, int devices) {
       plan.stage_of_op.assign(2 * layers, 0);
       int first = 0, device = 0;
       for (size_t s = 0; s < cut_after.size(); ++s) {
-        for (int l = first; l <= cut_after[s]; ++l) plan.stage_of_op[l] = plan.stage_of_op[layers + l] = static_cast<int32_t>(s);
+        for (int l = first; l <= cut_after[s]; ++l)
+          plan.stage_of_op[l] = plan.stage_of_op[layers + l] = static_cast<int32_t>(s);
         plan.stages.emplace_back();
         for (int r = 0; r < replicas[s]; ++r) plan.stages.back().devices.push_back(device++);
         first = cut_after[s] + 1;
@@ -104,7 +107,8 @@ TEST(HybridPlanner, NeverWorseThanPipeDreamOnItsPublishedRows) {
   if (rows.empty()) GTEST_SKIP() << test_support::PipeDreamDir() << "/reference.tsv is not here (../shared is absent)";
   for (const test_support::PipeDreamReference& row : rows) {
     const std::string dir = test_support::PipeDreamDir().string();
-    absl::StatusOr<Problem> p = ParsePipeDreamProfile(test_support::ReadFileToString(dir + "/profiles/" + row.model + ".txt"), true);
+    absl::StatusOr<Problem> p =
+        ParsePipeDreamProfile(test_support::ReadFileToString(dir + "/profiles/" + row.model + ".txt"), true);
     ASSERT_TRUE(p.ok()) << row.model << ": " << p.status();
     absl::StatusOr<Topology> t = LoadTopologyFile(dir + "/topologies/" + row.topology + ".json");
     ASSERT_TRUE(t.ok()) << t.status();
@@ -115,14 +119,16 @@ TEST(HybridPlanner, NeverWorseThanPipeDreamOnItsPublishedRows) {
     const Parallelism mode = row.mode == "straight" ? Parallelism::kPipeline : Parallelism::kHybrid;
     absl::StatusOr<PlacerResult> r = PlanParallel(problem, Budget::For(absl::Seconds(60)), mode);
     ASSERT_TRUE(r.ok()) << row.model << " " << row.topology << ": " << r.status();
-    EXPECT_LE(r->evaluation.value, row.time_per_stage * (1 + 1e-9)) << row.model << " " << row.topology << " " << row.mode;
+    EXPECT_LE(r->evaluation.value, row.time_per_stage * (1 + 1e-9))
+        << row.model << " " << row.topology << " " << row.mode;
   }
 }
 
 // One training layer with the weights `weights` bytes, as a PipeDream profile.
 absl::StatusOr<Problem> OneLayer(double weights) {
   return ParsePipeDreamProfile(absl::StrCat("node1 -- Linear -- forward_compute_time=10, backward_compute_time=20, "
-                                            "activation_size=1000, parameter_size=", weights, "\n"),
+                                            "activation_size=1000, parameter_size=",
+                                            weights, "\n"),
                                true);
 }
 
@@ -157,7 +163,8 @@ TEST(HybridPlanner, PlanThatCannotFitMemoryNamesTheStage) {
 TEST(HybridPlanner, GroupsStayInsideHostsWhereTheTopologySaysSo) {
   absl::StatusOr<Problem> p = OneLayer(1e6);
   ASSERT_TRUE(p.ok());
-  absl::StatusOr<Topology> t = ParseTopologyJson(R"({"hosts": [{"count": 2, "devices": [{"preset": "A100", "count": 2}]}],
+  absl::StatusOr<Topology> t =
+      ParseTopologyJson(R"({"hosts": [{"count": 2, "devices": [{"preset": "A100", "count": 2}]}],
                                                     "data_parallel_across_hosts": false})");
   ASSERT_TRUE(t.ok()) << t.status();
   absl::StatusOr<CostModel> costs = CostModel::Create(p->graph, *t);
@@ -192,8 +199,10 @@ TEST(HybridPlanner, PlanOptionsAreCheckedAgainstTheObjectiveAndAlgorithm) {
 
 TEST(HybridPlanner, AutoWeighsEveryKindOfPlanAndSaysWhichWon) {
   absl::StatusOr<Problem> p = ParsePipeDreamProfile(
-      "node1 -- Conv -- forward_compute_time=40, backward_compute_time=80, activation_size=1000000, parameter_size=1000\n"
-      "node2 -- Linear -- forward_compute_time=2, backward_compute_time=4, activation_size=1000, parameter_size=400000000\n"
+      "node1 -- Conv -- forward_compute_time=40, backward_compute_time=80, activation_size=1000000, "
+      "parameter_size=1000\n"
+      "node2 -- Linear -- forward_compute_time=2, backward_compute_time=4, activation_size=1000, "
+      "parameter_size=400000000\n"
       "\tnode1 -- node2\n",
       true);
   ASSERT_TRUE(p.ok());

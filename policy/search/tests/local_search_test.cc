@@ -15,8 +15,8 @@
 namespace placement::search {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::AllOn;
+using ::testing::HasSubstr;
 using testing::Layered;
 using testing::MakeInstance;
 using testing::Shorthand;

@@ -60,7 +60,8 @@ TEST(TarnawskiGreedy, ColourClassesOnACycleStayTogether) {
 
 TEST(TarnawskiGreedy, WithoutCpusAMemoryShortfallNamesTheAcceleratorsAndBytes) {
   // Three nodes of 200 bytes, two accelerators of 250 and no CPU: the third has nowhere to go.
-  std::unique_ptr<Loaded> in = Load(Input({{1, 1, 10, 200}, {2, 1, 10, 200}, {3, 1, 10, 200}}, {{1, 2, 1}, {2, 3, 1}}, 2, 250, 0));
+  std::unique_ptr<Loaded> in =
+      Load(Input({{1, 1, 10, 200}, {2, 1, 10, 200}, {3, 1, 10, 200}}, {{1, 2, 1}, {2, 3, 1}}, 2, 250, 0));
   ASSERT_NE(in, nullptr);
   absl::StatusOr<PlacerResult> r = RunPlacer("tarnawski_greedy", in->Latency());
   ASSERT_FALSE(r.ok());

@@ -17,12 +17,11 @@
 namespace placement::tarnawski::testing {
 namespace {
 
-
 // 1 -> 2 -> 3 -> 4, 1 on an accelerator and 10 on the CPU each, 100 bytes; three accelerators of 250 bytes.
 // Node 2's output costs 10 to move, the others 0.1.
 std::string ExpensiveMiddle() {
-  return Input({{1, 1, 10, 100}, {2, 1, 10, 100}, {3, 1, 10, 100}, {4, 1, 10, 100}}, {{1, 2, 0.1}, {2, 3, 10}, {3, 4, 0.1}}, 3,
-               250);
+  return Input({{1, 1, 10, 100}, {2, 1, 10, 100}, {3, 1, 10, 100}, {4, 1, 10, 100}},
+               {{1, 2, 0.1}, {2, 3, 10}, {3, 4, 0.1}}, 3, 250);
 }
 
 TEST(TarnawskiSearch, MovesTheCutOffTheExpensiveTensor) {

@@ -81,8 +81,9 @@ inline std::string Input(const std::vector<NodeSpec>& nodes, const std::vector<E
   doc["maxCPUs"] = cpus;
   doc["nodes"] = nlohmann::json::array();
   for (const NodeSpec& n : nodes) {
-    nlohmann::json node = {{"id", n.id}, {"supportedOnFpga", n.on_fpga ? 1 : 0}, {"cpuLatency", n.cpu},
-                           {"fpgaLatency", n.fpga}, {"isBackwardNode", 0}, {"size", n.size}};
+    nlohmann::json node = {{"id", n.id},          {"supportedOnFpga", n.on_fpga ? 1 : 0},
+                           {"cpuLatency", n.cpu}, {"fpgaLatency", n.fpga},
+                           {"isBackwardNode", 0}, {"size", n.size}};
     if (n.color >= 0) node["colorClass"] = n.color;
     doc["nodes"].push_back(node);
   }
@@ -100,7 +101,8 @@ inline const PlacerRegistry& TarnawskiPlacers() {
   return *registry;
 }
 
-inline absl::StatusOr<PlacerResult> RunPlacer(const std::string& placer, const PlacementProblem& problem, const Budget& budget = {}) {
+inline absl::StatusOr<PlacerResult> RunPlacer(const std::string& placer, const PlacementProblem& problem,
+                                              const Budget& budget = {}) {
   absl::StatusOr<const Placer*> p = TarnawskiPlacers().Find(placer);
   if (!p.ok()) return p.status();
   return (*p)->Place(problem, budget);
@@ -123,7 +125,8 @@ inline double BestSplitByBruteForce(const Instance& in, bool contiguous_only) {
   for (int32_t u = 0; u < in.num_units(); ++u) combos *= static_cast<int64_t>(choices.size());
   for (int64_t code = 0; code < combos; ++code) {
     int64_t c = code;
-    for (int32_t u = 0; u < in.num_units(); ++u, c /= static_cast<int64_t>(choices.size())) split[u] = choices[c % choices.size()];
+    for (int32_t u = 0; u < in.num_units(); ++u, c /= static_cast<int64_t>(choices.size()))
+      split[u] = choices[c % choices.size()];
     if (!in.FitsMemory(split)) continue;
     const double v = scorer.Latency(split);
     if (v < best && (!contiguous_only || scorer.Contiguous())) best = v;
