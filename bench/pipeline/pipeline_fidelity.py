@@ -11,8 +11,8 @@ latency + bytes / bandwidth). For each model: scripts/profile_model.py records i
 --objective throughput --algorithm pipeline_dp` splits it in two stages and predicts the time per micro-batch
 (the slowest stage with its transfers), and placement_client.torch.pipeline runs the two stages as two processes
 pinned to one core each, micro-batches passed over gloo, timing the steady state. Profiles and stages run with
-glibc's malloc keeping freed memory (placement_client.torch's ALLOCATOR_ENVIRONMENT), as PyTorch's caching
-allocator does on a GPU. Prints measured against
+glibc's malloc keeping freed memory (placement_client.torch's ALLOCATOR_ENVIRONMENT, which profile_model.py and
+pipeline() set for themselves), as PyTorch's caching allocator does on a GPU. Prints measured against
 predicted per model and writes results.tsv.
 """
 
@@ -113,10 +113,9 @@ def build(name, batch):
 def predict(placectl, model_name, batch, topology, work):
     """Profiles the model on one core, then asks for the two-stage split with those measured costs."""
     folder = os.path.join(work, f"{model_name}_b{batch}")
-    from placement_client.torch._pipeline import ALLOCATOR_ENVIRONMENT  # profiled as the stages will run
     subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "profile_model.py"), model_name, "--batch",
                     str(batch), "--threads", "1", "--steps", "3", "--warmup", "2", "--out", folder],
-                   check=True, capture_output=True, text=True, env={**ALLOCATOR_ENVIRONMENT, **os.environ})
+                   check=True, capture_output=True, text=True)
     run = subprocess.run([placectl, "place", os.path.join(folder, "model.onnx"), "--topology", topology,
                           "--objective", "throughput", "--algorithm", "pipeline_dp", "--costs",
                           os.path.join(folder, "trace.json"), "--costs_kind", "cpu", "--policy_device=none",
