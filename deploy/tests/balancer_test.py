@@ -122,7 +122,12 @@ def start_balancer(nginx, work, replicas, hosts):
         with open(log, "w"):
             pass
         preexec = None
+        balancer = BALANCER
         if os.geteuid() == 0:
+            # nginx's user must reach the scripts: a checkout in a private folder (mktemp -d is 0700) it cannot.
+            scripts = os.path.join(work, "nginx_scripts")
+            shutil.copytree(os.path.dirname(BALANCER), scripts, dirs_exist_ok=True)
+            balancer = os.path.join(scripts, os.path.basename(BALANCER))
             nobody = pwd.getpwnam("nobody")
             os.chmod(work, 0o711)
             for p in (prefix, log):
@@ -133,7 +138,7 @@ def start_balancer(nginx, work, replicas, hosts):
                 os.setgid(nobody.pw_gid)
                 os.setuid(nobody.pw_uid)
         env = dict(os.environ, PLACEMENT_HOSTS_FILE=hosts, PLACEMENT_RESOLVE_SECONDS="0.3", PLACEMENT_NGINX=nginx)
-        command = [BALANCER, prefix, f"127.0.0.1:{port}"] + [f"{r.name}:{r.port}" for r in replicas]
+        command = [balancer, prefix, f"127.0.0.1:{port}"] + [f"{r.name}:{r.port}" for r in replicas]
         # nginx writes its access log to /dev/stdout, which it reopens: the file must belong to nginx's user.
         # A session of its own, so that stop() can reach nginx and its workers as well as the script.
         with open(log, "a") as out:
