@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "graph/calibration.h"
 #include "graph/cost_model.h"
 #include "graph/file_io.h"
 #include "graph/onnx/onnx_import.h"
@@ -18,14 +19,14 @@
 namespace placement::cli {
 namespace {
 
-std::string Report(const learned::Calibration& c, int threads) {
+std::string Report(const Calibration& c) {
   const Device& d = c.device;
   std::string out = absl::StrFormat(
-      "host: %d thread(s); peak %s (float32 GEMM), memory %s (copy), launch overhead %s\n\n"
+      "%s: peak %s (float32 GEMM), memory %s (copy), launch overhead %s\n\n"
       "%-14s %-40s %12s %12s %11s %11s %8s\n",
-      threads, FormatFlops(d.peak_flops), FormatBandwidth(d.memory_bandwidth), FormatSeconds(d.launch_overhead),
+      c.source, FormatFlops(d.peak_flops), FormatBandwidth(d.memory_bandwidth), FormatSeconds(d.launch_overhead),
       "class", "layer", "FLOPs", "bytes", "forward", "backward", "of roof");
-  for (const learned::CalibrationLine& line : c.lines) {
+  for (const CalibrationLine& line : c.lines) {
     const double roof = RooflineSeconds(line.flops, line.bytes, d);
     absl::StrAppendFormat(&out, "%-14s %-40s %12.3g %12.3g %11s %11s %7.0f%%\n", line.op_class, line.layer, line.flops,
                           line.bytes, FormatSeconds(line.forward_seconds),
@@ -51,11 +52,16 @@ constexpr double kMinProfiledSeconds = 1e-6;
 // Below this an operator's weight in the fit stops growing: the profiler's own cost per range is of this order.
 constexpr double kFitFloorSeconds = 20e-6;
 
-// A training step profiled: its training graph and what the trace measured of it.
+// Classes holding at least kMinProfiledShare of the profiled time take the profiles' efficiency.
+constexpr double kMinProfiledShare = 0.005;
+
+// A training step profiled: its training graph, the forward operators the trace timed, and what it measured
+// of the rest by class family (graph/op_class.h BackwardFamily): the autograd functions of the backward, and
+// under kOptimizer the optimizer's step and zero_grad with the gradients' accumulation into .grad.
 struct TrainingProfile {
-  Graph step;                  // forward, backward and Adam's updates
-  double forward_seconds = 0;  // all module self time of the forward
-  double step_seconds = 0;     // the whole profiled step
+  Graph step;  // forward, backward and the optimizer's updates
+  std::vector<std::pair<OpId, double>> forward;
+  std::array<double, kNumOpClasses> seconds{};
 };
 
 absl::Status AddProfile(const std::string& folder, const Device& d, std::vector<ProfiledOp>* ops,
@@ -69,48 +75,100 @@ absl::Status AddProfile(const std::string& folder, const Device& d, std::vector<
   const Graph& g = model->problem.graph;
   std::vector<std::string> warnings;
   const MeasuredCosts costs = MatchModuleTimes(g, *trace, "*", &warnings);
+  const bool is_training = !trace->backward_seconds.empty();
+  TrainingProfile profile;
   for (const auto& [name, times] : costs.times) {
     // An operator that shares its module with others gets a share of the module's time by FLOPs; one without
     // FLOPs beside ones with them gets none, which says nothing of its cost.
     if (times[0].second < kMinProfiledSeconds) continue;
     const OpId op = g.FindOp(name);
+    if (is_training) {  // a training forward (batch statistics, saved activations) is not an inference one
+      profile.forward.emplace_back(op, times[0].second);
+      continue;
+    }
     ops->push_back(ProfiledOp{static_cast<int>(ClassOf(g, op)), RooflineSeconds(g.flops(op), g.bytes_accessed(op), d),
                               times[0].second});
   }
-  absl::StatusOr<std::string> meta = ReadWholeFile(folder + "/meta.json");
-  if (!meta.ok() || meta->find("\"training\": true") == std::string::npos || trace->step_seconds <= 0) {
-    return absl::OkStatus();
-  }
-  absl::StatusOr<Graph> step = BuildTrainingGraph(g);
+  if (!is_training) return absl::OkStatus();
+  absl::StatusOr<Graph> step = BuildTrainingGraph(g);  // forward operators keep their ids
   if (!step.ok()) return step.status();
-  double forward = 0;
-  for (const auto& [module, seconds] : trace->self_seconds) forward += seconds;
-  training->push_back(TrainingProfile{*std::move(step), forward, trace->step_seconds});
+  profile.step = *std::move(step);
+  for (const auto& [function, seconds] : trace->backward_seconds) {
+    profile.seconds[static_cast<int>(FamilyOfAutogradFunction(function))] += seconds;
+  }
+  profile.seconds[static_cast<int>(OpClass::kOptimizer)] += trace->optimizer_seconds;
+  training->push_back(std::move(profile));
   return absl::OkStatus();
 }
 
-// The profiled training steps' backward (the step less the measured forward and the modelled updates) against
-// the backward the benchmark factors model: one scale for every class's backward factor, since torch's traces
-// do not tie backward kernels to the modules whose gradients they compute.
-std::string ScaleBackward(const std::vector<TrainingProfile>& profiles, Device* d) {
-  double modelled = 0, measured = 0;
+// What the profiled training steps measured, and what the model at factor 1 says of the same work, by family.
+struct TrainingBalance {
+  std::array<double, kNumOpClasses> modelled{};  // roofline / forward efficiency of the backward and update operators
+  std::array<double, kNumOpClasses> measured{};  // less the launch overheads the model adds whatever the factor
+  std::array<double, kNumOpClasses> spent{};     // as the traces have it
+  std::array<double, kNumOpClasses> by_class{};  // modelled, by the operators' own class
+};
+
+// The training forward's time beyond what the fitted forward efficiencies give is charged to the family's
+// backward operators: eager PyTorch's training forward computes batch statistics and keeps activations, which
+// the forward operators, shared with inference, do not model.
+TrainingBalance BalanceOf(const std::vector<TrainingProfile>& profiles, const Device& d) {
+  TrainingBalance b;
   for (const TrainingProfile& p : profiles) {
-    double backward = 0, updates = 0;
-    for (OpId op = 0; op < p.step.num_ops(); ++op) {
-      if (!p.step.is_backward(op)) continue;
-      (IsBackwardType(p.step.op_type(op)) ? backward : updates) += ModelledSeconds(p.step, op, *d);
+    for (const auto& [op, seconds] : p.forward) {
+      const OpClass c = ClassOf(p.step, op);
+      if (c == OpClass::kView) continue;
+      b.measured[static_cast<int>(BackwardFamily(c))] += seconds - ModelledSeconds(p.step, op, d);
     }
-    modelled += backward;
-    measured += std::max(p.step_seconds - p.forward_seconds - updates, 0.1 * backward);
+    for (OpId op = 0; op < p.step.num_ops(); ++op) {
+      const OpClass c = ClassOf(p.step, op);
+      if (!IsBackwardType(p.step.op_type(op)) && c != OpClass::kOptimizer) continue;
+      const int family = static_cast<int>(BackwardFamily(c));
+      const double roofline = RooflineSeconds(p.step.flops(op), p.step.bytes_accessed(op), d);
+      b.modelled[family] += roofline / d.efficiency[static_cast<int>(c)];
+      b.by_class[static_cast<int>(c)] += roofline / d.efficiency[static_cast<int>(c)];
+      if (c != OpClass::kView) b.measured[family] -= d.launch_overhead;
+    }
+    for (int c = 0; c < kNumOpClasses; ++c) b.measured[c] += p.seconds[c], b.spent[c] += p.seconds[c];
   }
-  if (profiles.empty() || measured <= 0) return "";
-  const double scale = modelled / measured;
-  for (double& factor : d->backward_efficiency) factor = ClampEfficiency(factor * scale);
-  return absl::StrFormat("backward factors scaled by %.3g from %d profiled training step(s)\n", scale, profiles.size());
+  return b;
 }
 
-// Classes holding at least kMinProfiledShare of the profiled time take the profiles' efficiency.
-constexpr double kMinProfiledShare = 0.005;
+// Each class family's backward factor from the profiled training steps, and the optimizer's efficiency: the
+// work the model counts over the time measured for it. Families with too little measured time keep the
+// benchmarks' figure. Called after ApplyFit, so that the forward efficiencies and overhead are the fitted ones.
+std::string FitTraining(const std::vector<TrainingProfile>& profiles, Device* d) {
+  if (profiles.empty()) return "";
+  const TrainingBalance b = BalanceOf(profiles, *d);
+  double total = 0;
+  for (double s : b.spent) total += s;
+  std::string out =
+      absl::StrFormat("training fitted on %d profiled step(s) (backward and updates %s per step):", profiles.size(),
+                      FormatSeconds(total / static_cast<double>(profiles.size())));
+  for (int family = 0; family < kNumOpClasses; ++family) {
+    const OpClass c = static_cast<OpClass>(family);
+    // A family the model gives almost no work to says nothing of its kernels' speed, however long it took.
+    const double enough = kMinProfiledShare * total;
+    if (c == OpClass::kView || b.spent[family] < enough || b.modelled[family] < enough) continue;
+    const double factor = ClampEfficiency(b.modelled[family] / std::max(b.measured[family], 0.1 * b.spent[family]));
+    if (c == OpClass::kOptimizer) {  // updates are no backward operators: their efficiency is the forward one
+      absl::StrAppendFormat(&out, " optimizer %.3g (benchmark %.3g),", ClampEfficiency(factor * d->efficiency[family]),
+                            d->efficiency[family]);
+      d->efficiency[family] = ClampEfficiency(factor * d->efficiency[family]);
+      continue;
+    }
+    absl::StrAppendFormat(&out, " %s backward %.3g (benchmarks %.3g),", OpClassName(c), factor,
+                          d->backward_efficiency[family]);
+    // The family's classes the profiles had enough of (thin GEMMs alone, say); the others keep the benchmarks'.
+    for (int k = 0; k < kNumOpClasses; ++k) {
+      if (BackwardFamily(static_cast<OpClass>(k)) == c && b.by_class[k] >= enough) {
+        d->backward_efficiency[k] = factor;
+      }
+    }
+  }
+  out.back() = '\n';
+  return out;
+}
 
 // Fits seconds ~ overhead + roofline x slowdown[class] over the profiled operators, by least squares weighted by
 // 1 / seconds (so that the many small operators, where the overhead shows, count beside the few large ones):
@@ -161,6 +219,23 @@ std::string ApplyFit(const std::vector<ProfiledOp>& ops, Device* d) {
   return out;
 }
 
+// This host timed with LibTorch, or the measurements a file holds (scripts/measure_torch_device.py, run where the
+// device is).
+absl::StatusOr<Calibration> Measure(const CalibrateOptions& options) {
+  if (!options.measurements.empty()) {
+    absl::StatusOr<std::string> text = ReadWholeFile(options.measurements);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<Calibration> c = ParseMeasurements(*text);
+    if (!c.ok()) return absl::InvalidArgumentError(absl::StrCat(options.measurements, ": ", c.status().message()));
+    return c;
+  }
+  learned::CalibrationOptions o;
+  o.threads = options.threads;
+  o.kind = options.kind;
+  o.seconds_per_measurement = options.seconds_per_measurement;
+  return learned::CalibrateHost(o);
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> RunCalibrate(const CalibrateOptions& options) {
@@ -168,11 +243,7 @@ absl::StatusOr<std::string> RunCalibrate(const CalibrateOptions& options) {
   if (!(options.seconds_per_measurement > 0 && options.seconds_per_measurement <= 10)) {
     return absl::InvalidArgumentError("--measure_seconds must be above 0 and at most 10");
   }
-  learned::CalibrationOptions o;
-  o.threads = options.threads;
-  o.kind = options.kind;
-  o.seconds_per_measurement = options.seconds_per_measurement;
-  absl::StatusOr<learned::Calibration> c = learned::CalibrateHost(o);
+  absl::StatusOr<Calibration> c = Measure(options);
   if (!c.ok()) return c.status();
   std::string fitted;
   if (!options.profiles.empty()) {
@@ -181,16 +252,16 @@ absl::StatusOr<std::string> RunCalibrate(const CalibrateOptions& options) {
     for (const std::string& folder : options.profiles) {
       if (absl::Status s = AddProfile(folder, c->device, &ops, &training); !s.ok()) return s;
     }
-    fitted = absl::StrCat(ApplyFit(ops, &c->device), ScaleBackward(training, &c->device));
+    fitted = absl::StrCat(ApplyFit(ops, &c->device), FitTraining(training, &c->device));
   }
   TopologySpec spec;
-  spec.name = absl::StrCat("this host, ", options.threads, " thread(s), calibrated");
+  spec.name = absl::StrCat(c->source, ", calibrated");
   spec.devices.push_back(c->device);
   spec.latency = {0};
   spec.path_resources = {{}};
   absl::StatusOr<Topology> topology = Topology::Create(std::move(spec));
   if (!topology.ok()) return topology.status();
-  std::string out = absl::StrCat(Report(*c, options.threads), fitted);
+  std::string out = absl::StrCat(Report(*c), fitted);
   const std::string json = TopologyToJson(*topology);
   if (options.output.empty()) {  // the topology alone on stdout, to redirect
     std::cerr << out;

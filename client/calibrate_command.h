@@ -1,4 +1,5 @@
-// placectl calibrate: measures this host and writes a topology with one CPU device that --topology takes.
+// placectl calibrate: measures this host (or reads a device's measurements) and writes a topology with one
+// device that --topology takes.
 #pragma once
 
 #include <string>
@@ -17,6 +18,9 @@ struct CalibrateOptions {
   // measured times instead of from the benchmark layers.
   std::vector<std::string> profiles;
   double seconds_per_measurement = 0.05;
+  // The JSON scripts/measure_torch_device.py wrote where the device is (a GPU): calibrate from it instead of
+  // timing this host; threads and seconds_per_measurement are then unused.
+  std::string measurements;
 };
 
 // With an output file: writes the topology there and returns the report (every benchmark layer with its FLOPs,

@@ -10,9 +10,9 @@
 namespace placement {
 namespace {
 
-constexpr absl::string_view kNames[kNumOpClasses] = {"gemm",    "thin_gemm",     "conv",        "thin_conv",
-                                                     "pooling", "normalization", "elementwise", "data_movement",
-                                                     "view",    "optimizer",     "other"};
+constexpr absl::string_view kNames[kNumOpClasses] = {"gemm",          "thin_gemm",     "conv",        "thin_conv",
+                                                     "pooling",       "normalization", "elementwise", "transcendental",
+                                                     "data_movement", "view",          "optimizer",   "other"};
 
 const absl::flat_hash_map<absl::string_view, OpClass>& TypeClasses() {
   static const auto* const kTypes = new absl::flat_hash_map<absl::string_view, OpClass>{
@@ -29,6 +29,20 @@ const absl::flat_hash_map<absl::string_view, OpClass>& TypeClasses() {
       {"ConvTranspose", OpClass::kConv},
       {"ConvInteger", OpClass::kConv},
       {"QLinearConv", OpClass::kConv},
+      {"Sigmoid", OpClass::kTranscendental},
+      {"Tanh", OpClass::kTranscendental},
+      {"Exp", OpClass::kTranscendental},
+      {"Log", OpClass::kTranscendental},
+      {"Erf", OpClass::kTranscendental},
+      {"Gelu", OpClass::kTranscendental},
+      {"Softplus", OpClass::kTranscendental},
+      {"Elu", OpClass::kTranscendental},
+      {"Selu", OpClass::kTranscendental},
+      {"Celu", OpClass::kTranscendental},
+      {"Mish", OpClass::kTranscendental},
+      {"Pow", OpClass::kTranscendental},
+      {"Sin", OpClass::kTranscendental},
+      {"Cos", OpClass::kTranscendental},
       {"MaxPool", OpClass::kPooling},
       {"AveragePool", OpClass::kPooling},
       {"GlobalAveragePool", OpClass::kNormalization},
@@ -99,6 +113,8 @@ double ClampEfficiency(double efficiency) { return std::clamp(efficiency, 1e-3, 
 bool IsBackwardType(absl::string_view op_type) { return absl::EndsWith(op_type, "Grad"); }
 
 OpClass ClassOfType(absl::string_view op_type) {
+  // A concatenation's gradient is slices of its output's gradient, which eager runtimes hand on as views.
+  if (op_type == "ConcatGrad") return OpClass::kView;
   if (!absl::ConsumeSuffix(&op_type, "WeightGrad")) absl::ConsumeSuffix(&op_type, "Grad");
   if (absl::StartsWith(op_type, "Apply")) return OpClass::kOptimizer;  // ApplyAdam, ApplyMomentum, ...
   const auto& types = TypeClasses();
@@ -106,6 +122,70 @@ OpClass ClassOfType(absl::string_view op_type) {
   if (it != types.end()) return it->second;
   // Every other operator of the importer's tables reads its inputs once and writes its outputs once:
   // activations, arithmetic, comparisons, casts, and the unknown ones it costs that way.
+  return OpClass::kElementwise;
+}
+
+OpClass BackwardFamily(OpClass c) {
+  if (c == OpClass::kThinConv) return OpClass::kConv;
+  if (c == OpClass::kThinGemm) return OpClass::kGemm;
+  return c;
+}
+
+OpClass FamilyOfAutogradFunction(absl::string_view function) {
+  // Names as torch writes them: "<Aten function>Backward<n>", the accumulation into .grad as
+  // "torch::autograd::AccumulateGrad". Matched by the stem's pieces, since the stems vary by version and
+  // backend (ConvolutionBackward0, MkldnnConvolutionBackward0, ConvDepthwise2DBackward0, CudnnBatchNormBackward0).
+  if (absl::StrContains(function, "AccumulateGrad")) return OpClass::kOptimizer;
+  struct Stem {
+    absl::string_view piece;
+    OpClass family;
+  };
+  static constexpr Stem kStems[] = {
+      {"Conv", OpClass::kConv},
+      {"Addmm", OpClass::kGemm},
+      {"Mm", OpClass::kGemm},
+      {"Bmm", OpClass::kGemm},
+      {"Matmul", OpClass::kGemm},
+      {"Linear", OpClass::kGemm},
+      {"Pool", OpClass::kPooling},
+      {"BatchNorm", OpClass::kNormalization},
+      {"LayerNorm", OpClass::kNormalization},
+      {"GroupNorm", OpClass::kNormalization},
+      {"Softmax", OpClass::kNormalization},
+      {"Mean", OpClass::kNormalization},
+      {"Cat", OpClass::kView},
+      {"Stack", OpClass::kDataMovement},
+      {"Split", OpClass::kDataMovement},
+      {"Slice", OpClass::kDataMovement},
+      {"Select", OpClass::kDataMovement},
+      {"Index", OpClass::kDataMovement},
+      {"Permute", OpClass::kDataMovement},
+      {"Transpose", OpClass::kDataMovement},
+      {"Clone", OpClass::kDataMovement},
+      {"Pad", OpClass::kDataMovement},
+      {"Roll", OpClass::kDataMovement},
+      {"View", OpClass::kView},
+      {"Reshape", OpClass::kView},
+      {"Squeeze", OpClass::kView},
+      {"Expand", OpClass::kView},
+      {"AsStrided", OpClass::kView},
+      // After the views: "Exp" would match "ExpandBackward0".
+      {"Sigmoid", OpClass::kTranscendental},
+      {"Tanh", OpClass::kTranscendental},
+      {"Silu", OpClass::kTranscendental},
+      {"Gelu", OpClass::kTranscendental},
+      {"Exp", OpClass::kTranscendental},
+      {"Log", OpClass::kTranscendental},
+      {"Erf", OpClass::kTranscendental},
+      {"Softplus", OpClass::kTranscendental},
+      {"Elu", OpClass::kTranscendental},
+      {"Mish", OpClass::kTranscendental},
+      {"Pow", OpClass::kTranscendental},
+  };
+  for (const Stem& stem : kStems) {
+    if (absl::StrContains(function, stem.piece)) return stem.family;
+  }
+  if (absl::StartsWith(function, "TBackward")) return OpClass::kView;
   return OpClass::kElementwise;
 }
 

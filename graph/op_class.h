@@ -15,32 +15,33 @@ namespace placement {
 class Graph;
 
 enum class OpClass : int {
-  kGemm,           // MatMul, Gemm, Einsum, recurrent cells: dense matrix products
-  kThinGemm,       // the same with few rows (a small batch through a large Linear): streaming the weights
-  kConv,           // convolutions that reuse each input many times
-  kThinConv,       // depthwise, grouped or few-channel convolutions: little reuse, bandwidth-bound
-  kPooling,        // max and average pooling over windows
-  kNormalization,  // batch, layer, instance and group norms, softmax, reductions and global pooling
-  kElementwise,    // activations, arithmetic, casts: one pass over the data
-  kDataMovement,   // concatenations, slices, gathers, transposes, padding: copies
-  kView,           // reshapes, squeezes, identities, shapes: metadata where the runtime has views
-  kOptimizer,      // the training step's parameter updates
+  kGemm,            // MatMul, Gemm, Einsum, recurrent cells: dense matrix products
+  kThinGemm,        // the same with few rows (a small batch through a large Linear): streaming the weights
+  kConv,            // convolutions that reuse each input many times
+  kThinConv,        // depthwise, grouped or few-channel convolutions: little reuse, bandwidth-bound
+  kPooling,         // max and average pooling over windows
+  kNormalization,   // batch, layer, instance and group norms, softmax, reductions and global pooling
+  kElementwise,     // activations, arithmetic, casts: one pass over the data
+  kTranscendental,  // sigmoid, tanh, exp, erf, GELU: one pass, but a vector exponential or so per element
+  kDataMovement,    // concatenations, slices, gathers, transposes, padding: copies
+  kView,            // reshapes, squeezes, identities, shapes: metadata where the runtime has views
+  kOptimizer,       // the training step's parameter updates
   kOther,
 };
-inline constexpr int kNumOpClasses = 11;
+inline constexpr int kNumOpClasses = 12;
 
 using ClassFactors = std::array<double, kNumOpClasses>;
 
 // Every class at 1: the plain roofline.
-inline constexpr ClassFactors kUnitFactors = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+inline constexpr ClassFactors kUnitFactors = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
-// "gemm", "thin_gemm", "conv", "thin_conv", "pooling", "normalization", "elementwise", "data_movement", "view",
-// "optimizer", "other": the keys of a topology's "efficiency" object.
+// "gemm", "thin_gemm", "conv", "thin_conv", "pooling", "normalization", "elementwise", "transcendental",
+// "data_movement", "view", "optimizer", "other": the keys of a topology's "efficiency" object.
 absl::string_view OpClassName(OpClass c);
 std::optional<OpClass> OpClassFromName(absl::string_view name);
 
 // The class of an operator type; "ConvGrad" and "ConvWeightGrad" (a training step's backward operators) are
-// of the class of "Conv".
+// of the class of "Conv", except "ConcatGrad", a view.
 OpClass ClassOfType(absl::string_view op_type);
 
 // A matrix product or convolution doing fewer than kThinFlopsPerByte FLOPs per byte it reads and writes is a
@@ -55,6 +56,16 @@ OpClass ClassOf(const Graph& graph, int32_t op);
 // A measured or fitted efficiency kept within [1e-3, 1e3]: a layer timed at almost nothing (a view) or far
 // past its roofline says little beyond "negligible" or "slow", and an extreme factor would swamp the others.
 double ClampEfficiency(double efficiency);
+
+// Backward kernels of a class and of its thin form behave alike relative to their forward (a depthwise
+// convolution's backward takes about twice its forward, as a dense one's does): one backward factor is fitted
+// for both. kThinConv -> kConv, kThinGemm -> kGemm, every other class itself.
+OpClass BackwardFamily(OpClass c);
+
+// The class family of a PyTorch autograd function as a profiler trace names it ("ConvolutionBackward0" ->
+// kConv, "NativeBatchNormBackward0" -> kNormalization, "AccumulateGrad" -> kOptimizer); kElementwise for the
+// activations and arithmetic and for functions it does not know.
+OpClass FamilyOfAutogradFunction(absl::string_view function);
 
 // True for a training step's backward operators, by their type ("...Grad", "...WeightGrad").
 bool IsBackwardType(absl::string_view op_type);

@@ -21,12 +21,27 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 constexpr absl::string_view kModulePrefix = "module:";
+constexpr absl::string_view kBackwardPrefix = "autograd::engine::evaluate_function: ";
+// Keys of the non-module ranges among the self times: never a module path, which has no ':'.
+constexpr absl::string_view kBackwardKey = "backward:";
+constexpr absl::string_view kOptimizerKey = "optimizer:";
+
+// The key a range is timed under: "path#call" for a module call, kBackwardKey + function for a backward
+// function, kOptimizerKey for the optimizer; empty for other ranges.
+std::string RangeKey(absl::string_view name) {
+  if (absl::ConsumePrefix(&name, kModulePrefix)) return std::string(name);
+  if (absl::ConsumePrefix(&name, kBackwardPrefix)) return absl::StrCat(kBackwardKey, name);
+  if (absl::StartsWith(name, "Optimizer.step#") || absl::StartsWith(name, "Optimizer.zero_grad#")) {
+    return std::string(kOptimizerKey);
+  }
+  return "";
+}
 
 struct Range {
   std::string thread;  // pid/tid
   double start = 0;    // microseconds
   double duration = 0;
-  std::string module;        // "path#call"; empty for a kernel launch
+  std::string module;        // RangeKey(): "path#call", "backward:<function>", ...; empty for a kernel launch
   int64_t correlation = -1;  // a launch's id, shared with the kernels it started
 };
 
@@ -62,6 +77,8 @@ absl::Status ReadEvent(const Json& e, size_t i, TraceEvents* out) {
   }
   const std::string name = e["name"].get<std::string>();
   const std::string category = e.contains("cat") && e["cat"].is_string() ? e["cat"].get<std::string>() : "";
+  // Kineto repeats each annotated range on the GPU's timeline; the host's range is the one that launches.
+  if (absl::EqualsIgnoreCase(category, "gpu_user_annotation")) return absl::OkStatus();
   const double duration = e["dur"].get<double>();
   if (!(duration >= 0)) {
     return absl::InvalidArgumentError(absl::StrCat("trace event ", i, " ('", name, "'): negative duration"));
@@ -71,8 +88,8 @@ absl::Status ReadEvent(const Json& e, size_t i, TraceEvents* out) {
     out->step_microseconds += duration;
   }
   const std::string thread = absl::StrCat(e.value("pid", Json()).dump(), "/", e.value("tid", Json()).dump());
-  if (absl::StartsWith(name, kModulePrefix)) {
-    out->ranges.push_back(Range{thread, e["ts"].get<double>(), duration, name.substr(kModulePrefix.size())});
+  if (std::string key = RangeKey(name); !key.empty()) {
+    out->ranges.push_back(Range{thread, e["ts"].get<double>(), duration, std::move(key)});
   } else if (IsDeviceWork(category) && Correlation(e) >= 0) {
     out->device_microseconds[Correlation(e)] += duration;
   } else if (IsLaunch(category) && Correlation(e) >= 0) {
@@ -149,7 +166,8 @@ absl::StatusOr<ModuleTimes> ParseTorchTrace(absl::string_view text) {
     for (size_t i = 0; i < events.size(); ++i) {
       RETURN_IF_ERROR(ReadEvent(events[i], i, &trace));
     }
-    if (std::none_of(trace.ranges.begin(), trace.ranges.end(), [](const Range& r) { return !r.module.empty(); })) {
+    if (std::none_of(trace.ranges.begin(), trace.ranges.end(),
+                     [](const Range& r) { return !r.module.empty() && r.module.find(':') == std::string::npos; })) {
       return absl::InvalidArgumentError(
           "the trace has no \"module:\" range: record it with scripts/profile_model.py, "
           "which names every module call");
@@ -158,8 +176,16 @@ absl::StatusOr<ModuleTimes> ParseTorchTrace(absl::string_view text) {
     times.steps = trace.steps;
     times.step_seconds = trace.steps > 0 ? trace.step_microseconds / 1e6 / trace.steps : 0;
     times.steps = std::max(times.steps, 1);
-    for (const auto& [module, us] : SelfMicroseconds(std::move(trace))) {
-      times.self_seconds[module] = us / 1e6 / times.steps;
+    for (const auto& [key, us] : SelfMicroseconds(std::move(trace))) {
+      const double seconds = us / 1e6 / times.steps;
+      absl::string_view function = key;
+      if (key == kOptimizerKey) {
+        times.optimizer_seconds = seconds;
+      } else if (absl::ConsumePrefix(&function, kBackwardKey)) {
+        times.backward_seconds[std::string(function)] = seconds;
+      } else {
+        times.self_seconds[key] = seconds;
+      }
     }
     return times;
   } catch (const std::exception& e) {

@@ -9,6 +9,9 @@
 // module path "layer1.0.relu" and, by the "_2", its third call. Where one module holds several operators (a
 // Linear as MatMul and Add), its time is shared by their FLOPs (by bytes where none has FLOPs).
 //
+// A training step's backward ranges ("autograd::engine::evaluate_function: ConvolutionBackward0") and the
+// optimizer's ("Optimizer.step#Adam.step", "Optimizer.zero_grad#...") are timed the same way, by function.
+//
 // A trace recorded on a GPU has device work (Kineto's "kernel", "gpu_memcpy" events) tied by a correlation id to
 // the host's launch ("cuda_runtime"): there a module's time is that of the kernels launched from its own scope,
 // not the host time of queueing them.
@@ -27,6 +30,11 @@ namespace placement {
 
 struct ModuleTimes {
   std::map<std::string, double> self_seconds;  // "layer1.0.relu#2" -> mean self time per profiled step
+  // A training step's backward, by autograd function ("ConvolutionBackward0" -> mean seconds per profiled step,
+  // all its calls together): torch's trace names the function each backward range evaluates, not the module
+  // whose gradient it computes.
+  std::map<std::string, double> backward_seconds;
+  double optimizer_seconds = 0;  // mean per step of the optimizer's step and zero_grad ranges
   int steps = 0;                               // ProfilerStep ranges (1 when the trace has none)
   double step_seconds = 0;                     // their mean duration (0 when the trace has none)
 };

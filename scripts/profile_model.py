@@ -24,6 +24,7 @@ The trace is torch's Chrome-trace JSON (chrome://tracing and Perfetto open it to
 
 import argparse
 import importlib.util
+import inspect
 import json
 import os
 import sys
@@ -48,12 +49,28 @@ def load(spec, batch):
 def export(model, inputs, path, opset):
     """The graph PyTorch runs: in the model's own mode (PRESERVE, TRAINING for training), so that BatchNorm stays an
     operator of its own as in eager PyTorch rather than being folded into the convolution before it, as an
-    inference export (TrainingMode.EVAL) folds it for runtimes that fuse it."""
+    inference export (TrainingMode.EVAL) folds it for runtimes that fuse it. A training export that torch refuses
+    (stochastic depth's Bernoulli in EfficientNet, ConvNeXt) falls back to the model in eval mode, kept as it is:
+    the same operators less dropout. Module paths name the nodes only with the TorchScript exporter, which torch
+    2.9 and later run when asked (dynamo=False)."""
+    kwargs = {}
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        kwargs["dynamo"] = False
     mode = torch.onnx.TrainingMode.TRAINING if model.training else torch.onnx.TrainingMode.PRESERVE
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(model, inputs, path, export_params=False, opset_version=opset, do_constant_folding=True,
-                          training=mode)
+        try:
+            torch.onnx.export(model, inputs, path, export_params=False, opset_version=opset, do_constant_folding=True,
+                              training=mode, **kwargs)
+        except Exception as e:  # torch raises several types here, by exporter version
+            if mode != torch.onnx.TrainingMode.TRAINING:
+                raise
+            print(f"training-mode export failed ({type(e).__name__}); exporting the model in eval mode",
+                  file=sys.stderr)
+            model.eval()
+            torch.onnx.export(model, inputs, path, export_params=False, opset_version=opset, do_constant_folding=True,
+                              training=torch.onnx.TrainingMode.PRESERVE, **kwargs)
+            model.train()
 
 
 def annotate(model):

@@ -253,10 +253,16 @@ TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
   fs::create_directories(profile);
   fs::create_symlink(data + "resnet18_b1.onnx", profile / "model.onnx");
   fs::create_symlink(data + "resnet18_b1_cpu1.trace.json", profile / "trace.json");
+  // And a training step's (forward, backward by autograd function, Adam), its events those the fit reads.
+  const fs::path training = fs::temp_directory_path() / ("placectl_training_profile_" + std::to_string(getpid()));
+  fs::create_directories(training);
+  fs::create_symlink(data + "resnet18_b1_train.onnx", training / "model.onnx");
+  fs::create_symlink(data + "resnet18_b1_train_cpu1.trace.json", training / "trace.json");
   // Short measurements: this checks the command, not the host; the fidelity benchmark checks the figures.
   Result calibrated = RunPlacectl("calibrate --threads 1 --measure_seconds 0.002 --output " + topology.string() +
-                                  " --profiles " + profile.string());
+                                  " --profiles " + profile.string() + "," + training.string());
   fs::remove_all(profile);
+  fs::remove_all(training);
   Result placed = RunPlacectl("place " + data +
                               "resnet18_b1.onnx --algorithm single_device --output json "
                               "--topology " +
@@ -272,6 +278,8 @@ TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
   EXPECT_THAT(calibrated.out, HasSubstr("profiled operators"));
   EXPECT_THAT(calibrated.out, HasSubstr("per operator (benchmark"));
   EXPECT_THAT(calibrated.out, HasSubstr(" conv "));
+  EXPECT_THAT(calibrated.out, HasSubstr("training fitted on 1 profiled step(s)"));
+  EXPECT_THAT(calibrated.out, HasSubstr("conv backward"));
   ASSERT_EQ(placed.exit_code, 0) << placed.err;
   const nlohmann::json answer = nlohmann::json::parse(placed.out);
   EXPECT_GT(answer["value"].get<double>(), 0);
@@ -279,6 +287,33 @@ TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
   EXPECT_THAT(no_threads.err, HasSubstr("--threads must be at least 1"));
   EXPECT_NE(no_profile.exit_code, 0);
   EXPECT_THAT(no_profile.err, HasSubstr("/nonexistent/profile/model.onnx"));
+}
+
+TEST(Placectl, CalibrateTakesADeviceMeasuredElsewhere) {
+  const fs::path dir = fs::temp_directory_path() / ("placectl_measurements_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  // What scripts/measure_torch_device.py writes on a GPU, cut to three layers.
+  std::ofstream(dir / "gpu.json") << R"({"device": {"name": "NVIDIA Test GPU", "kind": "TestGPU", "memory_bytes": 8e10},
+      "torch": "2.11.0", "peak_flops": 5e13, "memory_bandwidth": 4e12, "launch_overhead": 5e-6, "lines": [
+      {"op_class": "conv", "layer": "conv", "flops": 1.85e9, "bytes": 1.3e7, "forward_seconds": 7e-5,
+       "backward_seconds": 2e-4, "backward_ops": 2},
+      {"op_class": "normalization", "layer": "batchnorm", "flops": 8e6, "bytes": 1.3e7, "forward_seconds": 1.5e-5},
+      {"op_class": "elementwise", "layer": "relu", "flops": 1.6e6, "bytes": 1.3e7, "forward_seconds": 1.2e-5}]})";
+  std::ofstream(dir / "broken.json") << R"({"device": {"kind": "TestGPU", "memory_bytes": 1}, "lines": []})";
+  const std::string topology = (dir / "gpu_topology.json").string();
+  Result calibrated = RunPlacectl("calibrate --measurements " + (dir / "gpu.json").string() + " --output " + topology);
+  Result placed = RunPlacectl("place " + kSource +
+                              "/tests/data/torch_trace/resnet18_b1.onnx --algorithm single_device --output json "
+                              "--topology " +
+                              topology);
+  Result broken = RunPlacectl("calibrate --measurements " + (dir / "broken.json").string());
+  fs::remove_all(dir);
+  ASSERT_EQ(calibrated.exit_code, 0) << calibrated.err;
+  EXPECT_THAT(calibrated.out, HasSubstr("NVIDIA Test GPU, PyTorch 2.11.0: peak"));
+  ASSERT_EQ(placed.exit_code, 0) << placed.err;
+  EXPECT_GT(nlohmann::json::parse(placed.out)["value"].get<double>(), 0);
+  EXPECT_EQ(broken.exit_code, 3);
+  EXPECT_THAT(broken.err, HasSubstr("broken.json: the measurements: \"peak_flops\" must be a number"));
 }
 
 TEST(Placectl, PipeDreamProfilesPlaceAtTheirMeasuredTimes) {

@@ -9,9 +9,13 @@ For each thread count it runs `placectl calibrate --threads N` once (microbenchm
 model of the list is run or fitted), then for each model exports the graph PyTorch runs (BatchNorm as its own
 operator, the model's own mode), asks `placectl place --algorithm single_device` for the predicted step time on
 the calibrated device, and times the same model in torch on that many threads: the median of repeated steps
-after warm-up (with glibc's malloc keeping freed memory, as placement_client.torch runs stages and
-scripts/profile_model.py profiles). Prints one row per case and the median and worst relative error per mode;
-writes results.tsv.
+after warm-up, each case in a process of its own (with glibc's malloc keeping freed memory, as
+placement_client.torch runs stages and scripts/profile_model.py profiles). Prints one row per case and the
+median and worst relative error per mode; writes results.tsv.
+
+With --measured FILE (a results.tsv of step times measured elsewhere, e.g. by bench/fidelity/gpu_steps.py on a
+GPU) and --topology FILE (that device calibrated: placectl calibrate --measurements), it measures nothing and
+compares the predictions on that topology with the file's times.
 """
 
 import argparse
@@ -75,6 +79,23 @@ def measure(model, x, training, budget):
     return statistics.median(times)
 
 
+def measure_in_fresh_process(name, batch, training, threads, budget):
+    """measure() in a process of its own, as profiles are recorded and a training job runs: what earlier cases
+    left in the allocator (freed pages kept, or returned to the kernel and faulted in again) does not carry over."""
+    command = [sys.executable, os.path.abspath(__file__), "--measure_one",
+               f"{name},{batch},{int(training)},{threads},{budget}"]
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    return float(out.split()[-1])
+
+
+def measure_one(spec):
+    name, batch, training, threads, budget = spec.split(",")
+    torch.set_num_threads(int(threads))
+    torch.manual_seed(0)
+    model, x = build(name, int(batch))
+    print(measure(model, x, training == "1", float(budget)))
+
+
 def predict(placectl, onnx_path, topology, training):
     args = [placectl, "place", onnx_path, "--topology", topology, "--algorithm", "single_device",
             "--output", "json", "--policy_device=none"]
@@ -85,9 +106,44 @@ def predict(placectl, onnx_path, topology, training):
     return json.loads(out)["value"]
 
 
+def summarize(rows, modes):
+    for mode in modes:
+        errors = [abs(r[5] / r[4] - 1) for r in rows if r[3] == mode]
+        if errors:
+            print(f"{mode}: {len(errors)} cases, median error {statistics.median(errors) * 100:.1f}%, "
+                  f"worst {max(errors) * 100:.1f}%")
+
+
+def compare_measured(args, out):
+    """Predictions on --topology against the step times of --measured, case by case."""
+    rows = []
+    with open(args.measured) as f:
+        header = f.readline().rstrip("\n").split("\t")
+        for line in f:
+            case = dict(zip(header, line.rstrip("\n").split("\t")))
+            name, batch, mode = case["model"], int(case["batch"]), case["mode"]
+            path = os.path.join(out, f"{name}_b{batch}.onnx")
+            if not os.path.exists(path):
+                model, x = build(name, batch)
+                export(model, x, path)
+            predicted = predict(args.placectl, path, args.topology, mode == "training")
+            measured = float(case["measured_s"])
+            rows.append((name, batch, case["threads"], mode, measured, predicted))
+            print(f"{name:22s} {batch:5d} {case['threads']:>3s} {mode:9s} {measured * 1e3:9.2f}ms "
+                  f"{predicted * 1e3:9.2f}ms {predicted / measured:6.2f}", flush=True)
+    with open(os.path.join(out, "compared.tsv"), "w") as f:
+        f.write("model\tbatch\tthreads\tmode\tmeasured_s\tpredicted_s\n")
+        for r in rows:
+            f.write("\t".join(str(v) for v in r) + "\n")
+    summarize(rows, ("inference", "training"))
+    print(f"results in {out}")
+
+
 def main():
     from placement_client.torch._pipeline import rerun_with_allocator_environment
     rerun_with_allocator_environment()  # timed as profiles are recorded and pipeline() runs stages
+    if len(sys.argv) == 3 and sys.argv[1] == "--measure_one":
+        return measure_one(sys.argv[2])
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--placectl", required=True)
     p.add_argument("--models", default=DEFAULT_MODELS)
@@ -99,9 +155,15 @@ def main():
     p.add_argument("--profiles", default="",
                    help="profile folders per thread count, {t} for it (e.g. /tmp/prof/resnet18_t{t},...): "
                         "passed to placectl calibrate --profiles; those models are the fitted ones")
+    p.add_argument("--measured", default="", help="a results.tsv measured elsewhere: compare with it, measure nothing")
+    p.add_argument("--topology", default="", help="with --measured: the calibrated topology of that device")
     args = p.parse_args()
     out = args.out or tempfile.mkdtemp(prefix="fidelity_")
     os.makedirs(out, exist_ok=True)
+    if args.measured:
+        if not args.topology:
+            p.error("--measured needs --topology")
+        return compare_measured(args, out)
     rows = []
     print(f"{'model':22s} {'batch':>5s} {'thr':>3s} {'mode':9s} {'measured':>10s} {'predicted':>10s} {'ratio':>6s}",
           flush=True)
@@ -111,7 +173,8 @@ def main():
         if args.profiles:
             calibrate += ["--profiles", args.profiles.replace("{t}", str(threads))]
         report = subprocess.run(calibrate, check=True, capture_output=True, text=True).stdout
-        print("".join(line + "\n" for line in report.splitlines() if line.startswith(("host", "efficiency", "fitted", "backward"))),
+        kept = ("this host", "efficiency", "fitted", "training")
+        print("".join(line + "\n" for line in report.splitlines() if line.startswith(kept)),
               end="", flush=True)
         torch.set_num_threads(threads)
         for name in args.models.split(","):
@@ -123,9 +186,9 @@ def main():
                     path = os.path.join(out, f"{name}_b{batch}.onnx")
                     if not os.path.exists(path):
                         export(model, x, path)
+                    del model, x
                     predicted = predict(args.placectl, path, topology, training)
-                    measured = measure(model, x, training, args.budget)
-                    del model
+                    measured = measure_in_fresh_process(name, batch, training, threads, args.budget)
                     rows.append((name, batch, threads, mode, measured, predicted))
                     print(f"{name:22s} {batch:5d} {threads:3d} {mode:9s} {measured * 1e3:9.1f}ms "
                           f"{predicted * 1e3:9.1f}ms {predicted / measured:6.2f}", flush=True)
@@ -133,11 +196,7 @@ def main():
         f.write("model\tbatch\tthreads\tmode\tmeasured_s\tpredicted_s\n")
         for r in rows:
             f.write("\t".join(str(v) for v in r) + "\n")
-    for mode in args.modes.split(","):
-        errors = [abs(r[5] / r[4] - 1) for r in rows if r[3] == mode]
-        if errors:
-            print(f"{mode}: {len(errors)} cases, median error {statistics.median(errors) * 100:.1f}%, "
-                  f"worst {max(errors) * 100:.1f}%")
+    summarize(rows, args.modes.split(","))
     print(f"results in {out}")
 
 

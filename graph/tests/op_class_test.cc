@@ -54,6 +54,34 @@ TEST(OpClass, TypesAndTheirBackwardOperatorsShareAClass) {
   EXPECT_FALSE(OpClassFromName("fancy").has_value());
 }
 
+TEST(OpClass, TranscendentalActivationsAndConcatenationGradientsHaveTheirOwnClass) {
+  EXPECT_EQ(ClassOfType("Sigmoid"), OpClass::kTranscendental);
+  EXPECT_EQ(ClassOfType("Gelu"), OpClass::kTranscendental);
+  EXPECT_EQ(ClassOfType("TanhGrad"), OpClass::kTranscendental);
+  EXPECT_EQ(ClassOfType("HardSwish"), OpClass::kElementwise);  // no exponential
+  EXPECT_EQ(ClassOfType("ConcatGrad"), OpClass::kView);        // slices of the output's gradient
+  EXPECT_EQ(BackwardFamily(OpClass::kThinConv), OpClass::kConv);
+  EXPECT_EQ(BackwardFamily(OpClass::kThinGemm), OpClass::kGemm);
+  EXPECT_EQ(BackwardFamily(OpClass::kTranscendental), OpClass::kTranscendental);
+}
+
+TEST(OpClass, AutogradFunctionsOfATraceMapToTheFamiliesOfTheirOperators) {
+  EXPECT_EQ(FamilyOfAutogradFunction("ConvolutionBackward0"), OpClass::kConv);
+  EXPECT_EQ(FamilyOfAutogradFunction("CudnnConvolutionBackward0"), OpClass::kConv);
+  EXPECT_EQ(FamilyOfAutogradFunction("AddmmBackward0"), OpClass::kGemm);
+  EXPECT_EQ(FamilyOfAutogradFunction("BmmBackward0"), OpClass::kGemm);
+  EXPECT_EQ(FamilyOfAutogradFunction("NativeBatchNormBackward0"), OpClass::kNormalization);
+  EXPECT_EQ(FamilyOfAutogradFunction("LogSoftmaxBackward0"), OpClass::kNormalization);
+  EXPECT_EQ(FamilyOfAutogradFunction("MaxPool2DWithIndicesBackward0"), OpClass::kPooling);
+  EXPECT_EQ(FamilyOfAutogradFunction("ReluBackward0"), OpClass::kElementwise);
+  EXPECT_EQ(FamilyOfAutogradFunction("HardtanhBackward0"), OpClass::kElementwise);
+  EXPECT_EQ(FamilyOfAutogradFunction("SiluBackward0"), OpClass::kTranscendental);
+  EXPECT_EQ(FamilyOfAutogradFunction("ExpandBackward0"), OpClass::kView);  // not "Exp"
+  EXPECT_EQ(FamilyOfAutogradFunction("CatBackward0"), OpClass::kView);
+  EXPECT_EQ(FamilyOfAutogradFunction("PermuteBackward0"), OpClass::kDataMovement);
+  EXPECT_EQ(FamilyOfAutogradFunction("torch::autograd::AccumulateGrad"), OpClass::kOptimizer);
+}
+
 TEST(OpClass, ADepthwiseConvolutionIsThin) {
   const Graph g = Convolutions();
   EXPECT_EQ(ClassOf(g, g.FindOp("dense")), OpClass::kConv);

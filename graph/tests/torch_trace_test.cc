@@ -68,6 +68,30 @@ TEST(TorchTrace, SelfTimeIsTheRangeLessItsNestedModulesAveragedOverSteps) {
   EXPECT_NEAR(times->self_seconds.at("#0"), 300e-6, 1e-12);
 }
 
+TEST(TorchTrace, BackwardFunctionsAndTheOptimizerAreTimedByFunctionPerStep) {
+  std::vector<std::string> events;
+  for (int step = 0; step < 2; ++step) {
+    const double t = step * 1000.0;
+    events.push_back(Event(absl::StrCat("ProfilerStep#", step), t, 900));
+    events.push_back(Event("Optimizer.zero_grad#Adam.zero_grad", t + 1, 9));
+    events.push_back(Event("module:#0", t + 10, 100));
+    events.push_back(Event("module:conv#0", t + 20, 80));
+    events.push_back(Event("autograd::engine::evaluate_function: ConvolutionBackward0", t + 200, 150 + step * 50));
+    events.push_back(Event("aten::convolution_backward", t + 201, 140));  // inside: changes nothing
+    events.push_back(Event("autograd::engine::evaluate_function: ConvolutionBackward0", t + 400, 100));
+    events.push_back(Event("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", t + 510, 20));
+    events.push_back(Event("Optimizer.step#Adam.step", t + 600, 200));
+  }
+  absl::StatusOr<ModuleTimes> times =
+      ParseTorchTrace(absl::StrCat(R"({"traceEvents": [)", absl::StrJoin(events, ","), "]}"));
+  ASSERT_TRUE(times.ok()) << times.status();
+  EXPECT_NEAR(times->backward_seconds.at("ConvolutionBackward0"), (175 + 100) * 1e-6, 1e-12);  // both calls, mean
+  EXPECT_NEAR(times->backward_seconds.at("torch::autograd::AccumulateGrad"), 20e-6, 1e-12);
+  EXPECT_NEAR(times->optimizer_seconds, 209e-6, 1e-12);
+  EXPECT_NEAR(times->self_seconds.at("conv#0"), 80e-6, 1e-12);
+  EXPECT_EQ(times->self_seconds.size(), 2u);  // the modules alone
+}
+
 TEST(TorchTrace, ExporterScopesLeadBackToModuleCalls) {
   absl::StatusOr<ModuleTimes> times = ParseTorchTrace(TwoStepCpuTrace());
   ASSERT_TRUE(times.ok()) << times.status();

@@ -1,0 +1,48 @@
+// A device calibrated from measurements of benchmark layers: what `placectl calibrate` derives, whether it timed
+// this host itself with LibTorch (policy/learned/host_calibration.h) or reads what scripts/measure_torch_device.py
+// timed elsewhere, e.g. on a GPU (--measurements FILE). The arithmetic lives here, apart from any LibTorch, so that
+// both give the same figures for the same times:
+//
+//   efficiency           per operator class: the roofline time of its layers, counted the way the ONNX importer
+//                        counts FLOPs and bytes, over their measured time less the launch overhead;
+//   backward_efficiency  per class: a training step's backward modelled as 2x the forward's work, over the
+//                        measured backward time of the same layers (less a launch overhead per backward operator).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "graph/topology.h"
+
+namespace placement {
+
+struct CalibrationLine {  // one benchmark layer
+  std::string op_class;   // the class of its operator type; refined by intensity (thin_gemm, thin_conv) when derived
+  std::string layer;
+  double flops = 0;
+  double bytes = 0;
+  double forward_seconds = 0;
+  double backward_seconds = 0;  // 0 when not measured
+  int backward_ops = 0;         // operators of its training-step backward
+};
+
+struct Calibration {
+  Device device;  // peak_flops, memory_bandwidth and launch_overhead measured; efficiencies derived
+  std::vector<CalibrationLine> lines;
+  std::string source;  // what was measured, for the topology's name
+};
+
+// Sets the device's efficiency and backward_efficiency from its lines and its measured peak, bandwidth and
+// launch overhead; classes without a line keep 1, "other" takes elementwise's. Refines each line's class by
+// intensity. INVALID_ARGUMENT for a line with an unknown class or a figure that is not positive and finite.
+absl::Status DeriveEfficiencies(Calibration* calibration);
+
+// The JSON scripts/measure_torch_device.py writes: {"device": {"name", "kind", "memory_bytes", ...}, "torch",
+// "peak_flops", "memory_bandwidth", "launch_overhead", "lines": [{"op_class", "layer", "flops", "bytes",
+// "forward_seconds", "backward_seconds", "backward_ops"}]}. A device named "cpu" kind is a CPU, any other an
+// accelerator. INVALID_ARGUMENT naming the key that is missing or wrong; efficiencies derived.
+absl::StatusOr<Calibration> ParseMeasurements(absl::string_view text);
+
+}  // namespace placement

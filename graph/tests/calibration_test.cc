@@ -1,0 +1,76 @@
+// A device calibrated from measured benchmark layers: the efficiencies derived from them, and measurements files
+// from another machine read, or refused with the key that is wrong.
+#include "graph/calibration.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "graph/op_class.h"
+
+namespace placement {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A 100 GFLOP/s, 10 GB/s device with 1 us launches: a GEMM doing 1 GFLOP in 20 ms (half its roofline of 10 ms),
+// with a 41 ms backward of two operators (2 x 10 ms modelled / 0.5 forward efficiency over 41 - 2 x 1e-3 ms).
+constexpr char kMeasurements[] = R"({
+  "device": {"name": "NVIDIA Test GPU", "kind": "TestGPU", "memory_bytes": 8e9},
+  "torch": "2.11.0", "peak_flops": 100e9, "memory_bandwidth": 10e9, "launch_overhead": 1e-6,
+  "lines": [
+    {"op_class": "gemm", "layer": "linear", "flops": 1e9, "bytes": 1e6, "forward_seconds": 0.020001,
+     "backward_seconds": 0.041002, "backward_ops": 2},
+    {"op_class": "conv", "layer": "depthwise", "flops": 1e6, "bytes": 1e6, "forward_seconds": 0.000401},
+    {"op_class": "transcendental", "layer": "sigmoid", "flops": 4e6, "bytes": 8e6, "forward_seconds": 0.004001}
+  ]})";
+
+TEST(Calibration, EfficienciesAreTheRooflineOverTheMeasuredTimeLessTheLaunch) {
+  absl::StatusOr<Calibration> c = ParseMeasurements(kMeasurements);
+  ASSERT_TRUE(c.ok()) << c.status();
+  const Device& d = c->device;
+  EXPECT_EQ(d.kind, "TestGPU");
+  EXPECT_EQ(d.type, DeviceType::kAccelerator);
+  EXPECT_EQ(c->source, "NVIDIA Test GPU, PyTorch 2.11.0");
+  EXPECT_NEAR(d.efficiency[static_cast<int>(OpClass::kGemm)], 0.5, 1e-9);
+  EXPECT_NEAR(d.backward_efficiency[static_cast<int>(OpClass::kGemm)], 0.02 / 0.5 / 0.041, 1e-9);
+  // 1 FLOP per byte: a thin convolution, memory-bound at 0.1 ms of a 0.4 ms measurement.
+  EXPECT_EQ(c->lines[1].op_class, "thin_conv");
+  EXPECT_NEAR(d.efficiency[static_cast<int>(OpClass::kThinConv)], 0.25, 1e-9);
+  EXPECT_NEAR(d.efficiency[static_cast<int>(OpClass::kTranscendental)], 0.2, 1e-9);
+  EXPECT_EQ(d.efficiency[static_cast<int>(OpClass::kPooling)], 1.0);  // no line: the plain roofline
+}
+
+TEST(Calibration, MalformedMeasurementsNameWhatIsWrong) {
+  struct Case {
+    std::string text;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"[]", "must be a JSON object"},
+      {"{\"peak_flops\": 1}", "\"device\" object"},
+      {R"({"device": {"kind": "X", "memory_bytes": 1}, "peak_flops": 1e9, "launch_overhead": 0, "lines": []})",
+       "\"memory_bandwidth\" must be a number"},
+      {R"({"device": {"kind": "X", "memory_bytes": 1}, "peak_flops": 1e9, "memory_bandwidth": 1e9,
+           "launch_overhead": 0, "lines": []})",
+       "non-empty \"lines\""},
+      {R"({"device": {"kind": "X", "memory_bytes": 1}, "peak_flops": 1e9, "memory_bandwidth": 1e9,
+           "launch_overhead": 0, "lines": [{"op_class": "warp", "flops": 1, "bytes": 1, "forward_seconds": 1}]})",
+       "unknown class 'warp'"},
+      {R"({"device": {"kind": "X", "memory_bytes": 1}, "peak_flops": 1e9, "memory_bandwidth": 1e9,
+           "launch_overhead": 0, "lines": [{"op_class": "gemm", "flops": 1, "bytes": 1}]})",
+       "lines[0]: \"forward_seconds\" must be a number"},
+      {R"({"device": {"kind": "X", "memory_bytes": 1}, "peak_flops": 0, "memory_bandwidth": 1e9,
+           "launch_overhead": 0, "lines": [{"op_class": "gemm", "flops": 1, "bytes": 1, "forward_seconds": 1}]})",
+       "must be positive"},
+      {"{\"device\": ", "the measurements"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<Calibration> parsed = ParseMeasurements(c.text);
+    ASSERT_FALSE(parsed.ok()) << c.text;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << c.text;
+    EXPECT_THAT(parsed.status().message(), HasSubstr(c.message)) << c.text;
+  }
+}
+
+}  // namespace
+}  // namespace placement
