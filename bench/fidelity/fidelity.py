@@ -52,8 +52,9 @@ def export(model, x, path):
                           do_constant_folding=True, training=torch.onnx.TrainingMode.PRESERVE)
 
 
-def measure(model, x, training, budget):
-    """Median seconds per step after two warm-up steps, repeated for at least `budget` seconds (3 steps)."""
+def measure(model, x, training, budget, sync=lambda: None):
+    """Median seconds per step after two warm-up steps, repeated for at least `budget` seconds (3 steps); `sync`
+    (torch.cuda.synchronize on a GPU) ends every step, so that a step's time is the device's work."""
     model.train(training)
     optimizer = torch.optim.Adam(model.parameters()) if training else None
 
@@ -61,12 +62,13 @@ def measure(model, x, training, budget):
         if not training:
             with torch.no_grad():
                 model(x)
-            return
-        optimizer.zero_grad()
-        out = model(x)
-        out = out.logits if hasattr(out, "logits") else out
-        out.sum().backward()
-        optimizer.step()
+        else:
+            optimizer.zero_grad()
+            out = model(x)
+            out = out.logits if hasattr(out, "logits") else out
+            out.sum().backward()
+            optimizer.step()
+        sync()
 
     for _ in range(2):
         step()
@@ -106,6 +108,29 @@ def predict(placectl, onnx_path, topology, training):
     return json.loads(out)["value"]
 
 
+def exported(name, batch, out):
+    """The model's ONNX file in `out`, exported once."""
+    path = os.path.join(out, f"{name}_b{batch}.onnx")
+    if not os.path.exists(path):
+        torch.manual_seed(0)
+        model, x = build(name, batch)
+        export(model, x, path)
+    return path
+
+
+def print_row(row):
+    name, batch, threads, mode, measured, predicted = row
+    print(f"{name:22s} {batch:5d} {threads!s:>3s} {mode:9s} {measured * 1e3:9.2f}ms {predicted * 1e3:9.2f}ms "
+          f"{predicted / measured:6.2f}", flush=True)
+
+
+def write_rows(rows, path):
+    with open(path, "w") as f:
+        f.write("model\tbatch\tthreads\tmode\tmeasured_s\tpredicted_s\n")
+        for r in rows:
+            f.write("\t".join(str(v) for v in r) + "\n")
+
+
 def summarize(rows, modes):
     for mode in modes:
         errors = [abs(r[5] / r[4] - 1) for r in rows if r[3] == mode]
@@ -122,19 +147,10 @@ def compare_measured(args, out):
         for line in f:
             case = dict(zip(header, line.rstrip("\n").split("\t")))
             name, batch, mode = case["model"], int(case["batch"]), case["mode"]
-            path = os.path.join(out, f"{name}_b{batch}.onnx")
-            if not os.path.exists(path):
-                model, x = build(name, batch)
-                export(model, x, path)
-            predicted = predict(args.placectl, path, args.topology, mode == "training")
-            measured = float(case["measured_s"])
-            rows.append((name, batch, case["threads"], mode, measured, predicted))
-            print(f"{name:22s} {batch:5d} {case['threads']:>3s} {mode:9s} {measured * 1e3:9.2f}ms "
-                  f"{predicted * 1e3:9.2f}ms {predicted / measured:6.2f}", flush=True)
-    with open(os.path.join(out, "compared.tsv"), "w") as f:
-        f.write("model\tbatch\tthreads\tmode\tmeasured_s\tpredicted_s\n")
-        for r in rows:
-            f.write("\t".join(str(v) for v in r) + "\n")
+            predicted = predict(args.placectl, exported(name, batch, out), args.topology, mode == "training")
+            rows.append((name, batch, case["threads"], mode, float(case["measured_s"]), predicted))
+            print_row(rows[-1])
+    write_rows(rows, os.path.join(out, "compared.tsv"))
     summarize(rows, ("inference", "training"))
     print(f"results in {out}")
 
@@ -181,21 +197,11 @@ def main():
             for batch in [int(b) for b in args.batches.split(",")]:
                 for mode in args.modes.split(","):
                     training = mode == "training"
-                    torch.manual_seed(0)
-                    model, x = build(name, batch)
-                    path = os.path.join(out, f"{name}_b{batch}.onnx")
-                    if not os.path.exists(path):
-                        export(model, x, path)
-                    del model, x
-                    predicted = predict(args.placectl, path, topology, training)
+                    predicted = predict(args.placectl, exported(name, batch, out), topology, training)
                     measured = measure_in_fresh_process(name, batch, training, threads, args.budget)
                     rows.append((name, batch, threads, mode, measured, predicted))
-                    print(f"{name:22s} {batch:5d} {threads:3d} {mode:9s} {measured * 1e3:9.1f}ms "
-                          f"{predicted * 1e3:9.1f}ms {predicted / measured:6.2f}", flush=True)
-    with open(os.path.join(out, "results.tsv"), "w") as f:
-        f.write("model\tbatch\tthreads\tmode\tmeasured_s\tpredicted_s\n")
-        for r in rows:
-            f.write("\t".join(str(v) for v in r) + "\n")
+                    print_row(rows[-1])
+    write_rows(rows, os.path.join(out, "results.tsv"))
     summarize(rows, args.modes.split(","))
     print(f"results in {out}")
 

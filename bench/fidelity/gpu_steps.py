@@ -18,46 +18,16 @@ row as soon as it is measured, and prints one line per case.
 import argparse
 import copy
 import os
-import statistics
 import sys
-import time
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fidelity import build  # noqa: E402  (the models exactly as fidelity.py builds them)
+from fidelity import build, measure  # noqa: E402  (the models and the timing exactly as fidelity.py's)
 
 DEFAULT_MODELS = ("resnet18,resnet50,mobilenet_v2,mobilenet_v3_large,efficientnet_b0,densenet121,vgg11_bn,"
                   "convnext_tiny,regnet_y_400mf,shufflenet_v2_x1_0,squeezenet1_1,googlenet,mnasnet1_0,"
                   "resnext50_32x4d,vit_b_16,alexnet")
-
-
-def measure(model, x, training, budget, sync):
-    """fidelity.measure() with `sync` (torch.cuda.synchronize on a GPU) ending every step."""
-    model.train(training)
-    optimizer = torch.optim.Adam(model.parameters()) if training else None
-
-    def step():
-        if not training:
-            with torch.no_grad():
-                model(x)
-        else:
-            optimizer.zero_grad()
-            out = model(x)
-            out = out.logits if hasattr(out, "logits") else out
-            out.sum().backward()
-            optimizer.step()
-        sync()
-
-    for _ in range(2):
-        step()
-    times = []
-    start = time.perf_counter()
-    while len(times) < 3 or (time.perf_counter() - start < budget and len(times) < 50):
-        t0 = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main():
