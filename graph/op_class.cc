@@ -29,20 +29,6 @@ const absl::flat_hash_map<absl::string_view, OpClass>& TypeClasses() {
       {"ConvTranspose", OpClass::kConv},
       {"ConvInteger", OpClass::kConv},
       {"QLinearConv", OpClass::kConv},
-      {"Sigmoid", OpClass::kTranscendental},
-      {"Tanh", OpClass::kTranscendental},
-      {"Exp", OpClass::kTranscendental},
-      {"Log", OpClass::kTranscendental},
-      {"Erf", OpClass::kTranscendental},
-      {"Gelu", OpClass::kTranscendental},
-      {"Softplus", OpClass::kTranscendental},
-      {"Elu", OpClass::kTranscendental},
-      {"Selu", OpClass::kTranscendental},
-      {"Celu", OpClass::kTranscendental},
-      {"Mish", OpClass::kTranscendental},
-      {"Pow", OpClass::kTranscendental},
-      {"Sin", OpClass::kTranscendental},
-      {"Cos", OpClass::kTranscendental},
       {"MaxPool", OpClass::kPooling},
       {"AveragePool", OpClass::kPooling},
       {"GlobalAveragePool", OpClass::kNormalization},
@@ -112,11 +98,23 @@ double ClampEfficiency(double efficiency) { return std::clamp(efficiency, 1e-3, 
 
 bool IsBackwardType(absl::string_view op_type) { return absl::EndsWith(op_type, "Grad"); }
 
+namespace {
+
+// Operators that evaluate an exponential, a logarithm or the like per element.
+bool IsTranscendental(absl::string_view op_type) {
+  static constexpr absl::string_view kTypes[] = {"Sigmoid", "Tanh", "Exp",  "Log",  "Erf", "Gelu", "Softplus",
+                                                 "Elu",     "Selu", "Celu", "Mish", "Pow", "Sin",  "Cos"};
+  return std::find(std::begin(kTypes), std::end(kTypes), op_type) != std::end(kTypes);
+}
+
+}  // namespace
+
 OpClass ClassOfType(absl::string_view op_type) {
   // A concatenation's gradient is slices of its output's gradient, which eager runtimes hand on as views.
   if (op_type == "ConcatGrad") return OpClass::kView;
   if (!absl::ConsumeSuffix(&op_type, "WeightGrad")) absl::ConsumeSuffix(&op_type, "Grad");
   if (absl::StartsWith(op_type, "Apply")) return OpClass::kOptimizer;  // ApplyAdam, ApplyMomentum, ...
+  if (IsTranscendental(op_type)) return OpClass::kTranscendental;
   const auto& types = TypeClasses();
   const auto it = types.find(op_type);
   if (it != types.end()) return it->second;
