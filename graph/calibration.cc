@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "graph/cost_model.h"
+#include "graph/json_read.h"
 #include "graph/json_text.h"
 #include "graph/op_class.h"
 #include "graph/status_macros.h"
@@ -20,30 +21,35 @@ using Json = nlohmann::json;
 
 bool PositiveFinite(double x) { return std::isfinite(x) && x > 0; }
 
-absl::StatusOr<double> Number(const Json& object, const char* key, absl::string_view where) {
-  if (!object.contains(key) || !object[key].is_number()) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": \"", key, "\" must be a number"));
-  }
-  return object[key].get<double>();
+// A figure the file must give: a finite, non-negative number (json_read.h's Figure, without units).
+absl::StatusOr<double> RequiredFigure(const Json& object, absl::string_view path, const char* key) {
+  const Json* v = json::Find(object, key);
+  if (v == nullptr) return json::Err(json::Child(path, key), "is required");
+  return json::Figure(*v, json::Child(path, key), nullptr);
 }
 
-absl::StatusOr<CalibrationLine> LineOf(const Json& j, size_t i) {
-  const std::string where = absl::StrCat("lines[", i, "]");
-  if (!j.is_object()) return absl::InvalidArgumentError(absl::StrCat(where, " must be an object"));
+// An optional string, `fallback` where it is absent.
+absl::StatusOr<std::string> OptionalString(const Json& object, absl::string_view path, const char* key,
+                                           std::string fallback) {
+  const Json* v = json::Find(object, key);
+  return v == nullptr ? fallback : json::String(*v, json::Child(path, key));
+}
+
+absl::StatusOr<CalibrationLine> LineOf(const Json& j, absl::string_view path) {
+  if (!j.is_object()) return json::Err(path, absl::StrCat("expected an object, got ", j.type_name()));
   CalibrationLine line;
-  if (!j.contains("op_class") || !j["op_class"].is_string()) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": \"op_class\" must be a string"));
-  }
-  line.op_class = j["op_class"].get<std::string>();
-  line.layer = j.contains("layer") && j["layer"].is_string() ? j["layer"].get<std::string>() : where;
-  ASSIGN_OR_RETURN(line.flops, Number(j, "flops", where));
-  ASSIGN_OR_RETURN(line.bytes, Number(j, "bytes", where));
-  ASSIGN_OR_RETURN(line.forward_seconds, Number(j, "forward_seconds", where));
+  const Json* op_class = json::Find(j, "op_class");
+  if (op_class == nullptr) return json::Err(json::Child(path, "op_class"), "is required");
+  ASSIGN_OR_RETURN(line.op_class, json::String(*op_class, json::Child(path, "op_class")));
+  ASSIGN_OR_RETURN(line.layer, OptionalString(j, path, "layer", std::string(path)));
+  ASSIGN_OR_RETURN(line.flops, RequiredFigure(j, path, "flops"));
+  ASSIGN_OR_RETURN(line.bytes, RequiredFigure(j, path, "bytes"));
+  ASSIGN_OR_RETURN(line.forward_seconds, RequiredFigure(j, path, "forward_seconds"));
   if (j.contains("backward_seconds")) {
-    ASSIGN_OR_RETURN(line.backward_seconds, Number(j, "backward_seconds", where));
+    ASSIGN_OR_RETURN(line.backward_seconds, RequiredFigure(j, path, "backward_seconds"));
   }
   if (j.contains("backward_ops")) {
-    ASSIGN_OR_RETURN(const double ops, Number(j, "backward_ops", where));
+    ASSIGN_OR_RETURN(const double ops, RequiredFigure(j, path, "backward_ops"));
     line.backward_ops = static_cast<int>(ops);
   }
   return line;
@@ -98,25 +104,26 @@ absl::StatusOr<Calibration> ParseMeasurements(absl::string_view text) {
   const Json& device = root["device"];
   Calibration c;
   Device& d = c.device;
-  d.kind = device.contains("kind") && device["kind"].is_string() ? device["kind"].get<std::string>() : "";
-  if (d.kind.empty()) return absl::InvalidArgumentError("device: \"kind\" must be a non-empty string");
+  ASSIGN_OR_RETURN(d.kind, OptionalString(device, "device", "kind", ""));
+  if (d.kind.empty()) return json::Err("device.kind", "is required, a non-empty string");
   d.name = absl::StrCat(absl::AsciiStrToLower(d.kind), "0");
   d.type = absl::EqualsIgnoreCase(d.kind, "cpu") ? DeviceType::kCpu : DeviceType::kAccelerator;
-  ASSIGN_OR_RETURN(const double memory, Number(device, "memory_bytes", "device"));
-  d.memory_bytes = static_cast<int64_t>(memory);
-  ASSIGN_OR_RETURN(d.peak_flops, Number(root, "peak_flops", "the measurements"));
-  ASSIGN_OR_RETURN(d.memory_bandwidth, Number(root, "memory_bandwidth", "the measurements"));
-  ASSIGN_OR_RETURN(d.launch_overhead, Number(root, "launch_overhead", "the measurements"));
-  if (!root.contains("lines") || !root["lines"].is_array() || root["lines"].empty()) {
+  const Json* memory = json::Find(device, "memory_bytes");
+  if (memory == nullptr) return json::Err("device.memory_bytes", "is required");
+  ASSIGN_OR_RETURN(d.memory_bytes, json::ByteCount(*memory, "device.memory_bytes"));
+  ASSIGN_OR_RETURN(d.peak_flops, RequiredFigure(root, "", "peak_flops"));
+  ASSIGN_OR_RETURN(d.memory_bandwidth, RequiredFigure(root, "", "memory_bandwidth"));
+  ASSIGN_OR_RETURN(d.launch_overhead, RequiredFigure(root, "", "launch_overhead"));
+  const Json* lines = json::Find(root, "lines");
+  if (lines == nullptr || !lines->is_array() || lines->empty()) {
     return absl::InvalidArgumentError("the measurements need a non-empty \"lines\" array");
   }
-  for (size_t i = 0; i < root["lines"].size(); ++i) {
-    ASSIGN_OR_RETURN(CalibrationLine line, LineOf(root["lines"][i], i));
+  for (size_t i = 0; i < lines->size(); ++i) {
+    ASSIGN_OR_RETURN(CalibrationLine line, LineOf((*lines)[i], json::Index("lines", i)));
     c.lines.push_back(std::move(line));
   }
-  const std::string name =
-      device.contains("name") && device["name"].is_string() ? device["name"].get<std::string>() : d.kind;
-  const std::string torch = root.contains("torch") && root["torch"].is_string() ? root["torch"].get<std::string>() : "";
+  ASSIGN_OR_RETURN(const std::string name, OptionalString(device, "device", "name", d.kind));
+  ASSIGN_OR_RETURN(const std::string torch, OptionalString(root, "", "torch", ""));
   c.source = absl::StrCat(name, torch.empty() ? "" : ", PyTorch ", torch);
   RETURN_IF_ERROR(DeriveEfficiencies(&c));
   return c;
