@@ -103,10 +103,17 @@ absl::Status AddProfile(const std::string& folder, const Device& d, std::vector<
 
 // What the profiled training steps measured, and what the model at factor 1 says of the same work, by family.
 struct TrainingBalance {
-  std::array<double, kNumOpClasses> modelled{};  // roofline / forward efficiency of the backward and update operators
-  std::array<double, kNumOpClasses> measured{};  // less the launch overheads the model adds whatever the factor
-  std::array<double, kNumOpClasses> spent{};     // as the traces have it
-  std::array<double, kNumOpClasses> by_class{};  // modelled, by the operators' own class
+  // By the operators' own class: roofline / forward efficiency of the backward and update operators.
+  std::array<double, kNumOpClasses> modelled{};
+  // By family: measured less the launch overheads the model adds whatever the factor, and as the traces have it.
+  std::array<double, kNumOpClasses> measured{};
+  std::array<double, kNumOpClasses> spent{};
+
+  double ModelledFamily(OpClass family) const {
+    double sum = 0;
+    for (int k = 0; k < kNumOpClasses; ++k) sum += BackwardFamily(static_cast<OpClass>(k)) == family ? modelled[k] : 0;
+    return sum;
+  }
 };
 
 // The training forward's time beyond what the fitted forward efficiencies give is charged to the family's
@@ -123,11 +130,9 @@ TrainingBalance BalanceOf(const std::vector<TrainingProfile>& profiles, const De
     for (OpId op = 0; op < p.step.num_ops(); ++op) {
       const OpClass c = ClassOf(p.step, op);
       if (!IsBackwardType(p.step.op_type(op)) && c != OpClass::kOptimizer) continue;
-      const int family = static_cast<int>(BackwardFamily(c));
       const double roofline = RooflineSeconds(p.step.flops(op), p.step.bytes_accessed(op), d);
-      b.modelled[family] += roofline / d.efficiency[static_cast<int>(c)];
-      b.by_class[static_cast<int>(c)] += roofline / d.efficiency[static_cast<int>(c)];
-      if (c != OpClass::kView) b.measured[family] -= d.launch_overhead;
+      b.modelled[static_cast<int>(c)] += roofline / d.efficiency[static_cast<int>(c)];
+      if (c != OpClass::kView) b.measured[static_cast<int>(BackwardFamily(c))] -= d.launch_overhead;
     }
     for (int c = 0; c < kNumOpClasses; ++c) b.measured[c] += p.seconds[c], b.spent[c] += p.seconds[c];
   }
@@ -145,23 +150,24 @@ std::string FitTraining(const std::vector<TrainingProfile>& profiles, Device* d)
   std::string out =
       absl::StrFormat("training fitted on %d profiled step(s) (backward and updates %s per step):", profiles.size(),
                       FormatSeconds(total / static_cast<double>(profiles.size())));
+  // A family the model gives almost no work to says nothing of its kernels' speed, however long it took.
+  const double enough = kMinProfiledShare * total;
   for (int family = 0; family < kNumOpClasses; ++family) {
     const OpClass c = static_cast<OpClass>(family);
-    // A family the model gives almost no work to says nothing of its kernels' speed, however long it took.
-    const double enough = kMinProfiledShare * total;
-    if (c == OpClass::kView || b.spent[family] < enough || b.modelled[family] < enough) continue;
-    const double factor = ClampEfficiency(b.modelled[family] / std::max(b.measured[family], 0.1 * b.spent[family]));
+    const double modelled = b.ModelledFamily(c);
+    if (c == OpClass::kView || b.spent[family] < enough || modelled < enough) continue;
+    const double factor = ClampEfficiency(modelled / std::max(b.measured[family], 0.1 * b.spent[family]));
     if (c == OpClass::kOptimizer) {  // updates are no backward operators: their efficiency is the forward one
-      absl::StrAppendFormat(&out, " optimizer %.3g (benchmark %.3g),", ClampEfficiency(factor * d->efficiency[family]),
-                            d->efficiency[family]);
-      d->efficiency[family] = ClampEfficiency(factor * d->efficiency[family]);
+      const double efficiency = ClampEfficiency(factor * d->efficiency[family]);
+      absl::StrAppendFormat(&out, " optimizer %.3g (benchmark %.3g),", efficiency, d->efficiency[family]);
+      d->efficiency[family] = efficiency;
       continue;
     }
     absl::StrAppendFormat(&out, " %s backward %.3g (benchmarks %.3g),", OpClassName(c), factor,
                           d->backward_efficiency[family]);
     // The family's classes the profiles had enough of (thin GEMMs alone, say); the others keep the benchmarks'.
     for (int k = 0; k < kNumOpClasses; ++k) {
-      if (BackwardFamily(static_cast<OpClass>(k)) == c && b.by_class[k] >= enough) {
+      if (BackwardFamily(static_cast<OpClass>(k)) == c && b.modelled[k] >= enough) {
         d->backward_efficiency[k] = factor;
       }
     }
