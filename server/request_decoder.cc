@@ -176,33 +176,26 @@ absl::StatusOr<Topology> ParseTopology(const pb::Topology& t) {
   return topology;
 }
 
+// The graph a request carries: both requests hold it in the same oneof.
+template <typename Request>
+GraphSource SourceOfRequest(const Request& r) {
+  switch (r.graph_source_case()) {
+    case Request::kGraph:
+      return {GraphSource::Kind::kProto, &r.graph(), {}};
+    case Request::kOnnx:
+      return {GraphSource::Kind::kOnnx, nullptr, r.onnx()};
+    case Request::kGraphJson:
+      return {GraphSource::Kind::kJson, nullptr, r.graph_json()};
+    default:
+      return {};
+  }
+}
+
 }  // namespace
 
-GraphSource SourceOf(const pb::PlaceRequest& r) {
-  switch (r.graph_source_case()) {
-    case pb::PlaceRequest::kGraph:
-      return {GraphSource::Kind::kProto, &r.graph(), {}};
-    case pb::PlaceRequest::kOnnx:
-      return {GraphSource::Kind::kOnnx, nullptr, r.onnx()};
-    case pb::PlaceRequest::kGraphJson:
-      return {GraphSource::Kind::kJson, nullptr, r.graph_json()};
-    default:
-      return {};
-  }
-}
+GraphSource SourceOf(const pb::PlaceRequest& r) { return SourceOfRequest(r); }
 
-GraphSource SourceOf(const pb::SimulateRequest& r) {
-  switch (r.graph_source_case()) {
-    case pb::SimulateRequest::kGraph:
-      return {GraphSource::Kind::kProto, &r.graph(), {}};
-    case pb::SimulateRequest::kOnnx:
-      return {GraphSource::Kind::kOnnx, nullptr, r.onnx()};
-    case pb::SimulateRequest::kGraphJson:
-      return {GraphSource::Kind::kJson, nullptr, r.graph_json()};
-    default:
-      return {};
-  }
-}
+GraphSource SourceOf(const pb::SimulateRequest& r) { return SourceOfRequest(r); }
 
 absl::StatusOr<DecodedInput> DecodeInput(const GraphSource& source, const pb::GraphOptions& options,
                                          const pb::Topology* topology, const ServerLimits& limits) {
