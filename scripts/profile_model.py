@@ -53,23 +53,23 @@ def export(model, inputs, path, opset):
     (stochastic depth's Bernoulli in EfficientNet, ConvNeXt) falls back to the model in eval mode, kept as it is:
     the same operators less dropout. Module paths name the nodes only with the TorchScript exporter, which torch
     2.9 and later run when asked (dynamo=False)."""
-    kwargs = {}
-    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
-        kwargs["dynamo"] = False
-    mode = torch.onnx.TrainingMode.TRAINING if model.training else torch.onnx.TrainingMode.PRESERVE
+    kwargs = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+
+    def run(mode):
+        torch.onnx.export(model, inputs, path, export_params=False, opset_version=opset, do_constant_folding=True,
+                          training=mode, **kwargs)
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if not model.training:
+            return run(torch.onnx.TrainingMode.PRESERVE)
         try:
-            torch.onnx.export(model, inputs, path, export_params=False, opset_version=opset, do_constant_folding=True,
-                              training=mode, **kwargs)
+            run(torch.onnx.TrainingMode.TRAINING)
         except Exception as e:  # torch raises several types here, by exporter version
-            if mode != torch.onnx.TrainingMode.TRAINING:
-                raise
             print(f"training-mode export failed ({type(e).__name__}); exporting the model in eval mode",
                   file=sys.stderr)
             model.eval()
-            torch.onnx.export(model, inputs, path, export_params=False, opset_version=opset, do_constant_folding=True,
-                              training=torch.onnx.TrainingMode.PRESERVE, **kwargs)
+            run(torch.onnx.TrainingMode.PRESERVE)
             model.train()
 
 

@@ -25,10 +25,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 
 import torch
 import torchvision
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import profile_model  # noqa: E402  (one export for profiles and for the benchmark)
 
 DEFAULT_MODELS = ("resnet18,resnet50,mobilenet_v2,mobilenet_v3_large,efficientnet_b0,densenet121,vgg11_bn,"
                   "convnext_tiny,regnet_y_400mf,shufflenet_v2_x1_0,squeezenet1_1,googlenet,mnasnet1_0,"
@@ -43,13 +46,10 @@ def build(name, batch):
 
 
 def export(model, x, path):
-    """The graph eager PyTorch runs: BatchNorm kept as an operator (PRESERVE), not folded into the convolution.
-    Exported in eval mode for training too (a training export refuses stochastic depth's Bernoulli); the
-    service's --training builds the backward and the optimizer from it."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model.eval(), (x,), path, export_params=False, opset_version=17,
-                          do_constant_folding=True, training=torch.onnx.TrainingMode.PRESERVE)
+    """The graph eager PyTorch runs, exported as scripts/profile_model.py exports it: BatchNorm kept as an operator
+    (PRESERVE), not folded into the convolution. Exported in eval mode for training too (a training export refuses
+    stochastic depth's Bernoulli); the service's --training builds the backward and the optimizer from it."""
+    profile_model.export(model.eval(), (x,), path, 17)
 
 
 def measure(model, x, training, budget, sync=lambda: None):
@@ -192,7 +192,6 @@ def main():
         kept = ("this host", "efficiency", "fitted", "training")
         print("".join(line + "\n" for line in report.splitlines() if line.startswith(kept)),
               end="", flush=True)
-        torch.set_num_threads(threads)
         for name in args.models.split(","):
             for batch in [int(b) for b in args.batches.split(",")]:
                 for mode in args.modes.split(","):
