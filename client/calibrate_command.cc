@@ -119,24 +119,41 @@ struct TrainingBalance {
 // The training forward's time beyond what the fitted forward efficiencies give is charged to the family's
 // backward operators: eager PyTorch's training forward computes batch statistics and keeps activations, which
 // the forward operators, shared with inference, do not model.
-TrainingBalance BalanceOf(const std::vector<TrainingProfile>& profiles, const Device& d) {
+TrainingBalance BalanceOfStep(const TrainingProfile& p, const Device& d) {
   TrainingBalance b;
-  for (const TrainingProfile& p : profiles) {
-    for (const auto& [op, seconds] : p.forward) {
-      const OpClass c = ClassOf(p.step, op);
-      if (c == OpClass::kView) continue;
-      b.measured[static_cast<int>(BackwardFamily(c))] += seconds - ModelledSeconds(p.step, op, d);
-    }
-    for (OpId op = 0; op < p.step.num_ops(); ++op) {
-      const OpClass c = ClassOf(p.step, op);
-      if (!IsBackwardType(p.step.op_type(op)) && c != OpClass::kOptimizer) continue;
-      const double roofline = RooflineSeconds(p.step.flops(op), p.step.bytes_accessed(op), d);
-      b.modelled[static_cast<int>(c)] += roofline / d.efficiency[static_cast<int>(c)];
-      if (c != OpClass::kView) b.measured[static_cast<int>(BackwardFamily(c))] -= d.launch_overhead;
-    }
-    for (int c = 0; c < kNumOpClasses; ++c) b.measured[c] += p.seconds[c], b.spent[c] += p.seconds[c];
+  for (const auto& [op, seconds] : p.forward) {
+    const OpClass c = ClassOf(p.step, op);
+    if (c == OpClass::kView) continue;
+    b.measured[static_cast<int>(BackwardFamily(c))] += seconds - ModelledSeconds(p.step, op, d);
   }
+  for (OpId op = 0; op < p.step.num_ops(); ++op) {
+    const OpClass c = ClassOf(p.step, op);
+    if (!IsBackwardType(p.step.op_type(op)) && c != OpClass::kOptimizer) continue;
+    const double roofline = RooflineSeconds(p.step.flops(op), p.step.bytes_accessed(op), d);
+    b.modelled[static_cast<int>(c)] += roofline / d.efficiency[static_cast<int>(c)];
+    if (c != OpClass::kView) b.measured[static_cast<int>(BackwardFamily(c))] -= d.launch_overhead;
+  }
+  for (int c = 0; c < kNumOpClasses; ++c) b.measured[c] += p.seconds[c], b.spent[c] += p.seconds[c];
   return b;
+}
+
+// The profiled steps' balances, each scaled to one second of measured backward and updates: every step counts
+// alike, so that one long step (a large model at a large batch, or one recorded while the host was slower) does
+// not set the factors for all.
+TrainingBalance BalanceOf(const std::vector<TrainingProfile>& profiles, const Device& d) {
+  TrainingBalance sum;
+  for (const TrainingProfile& p : profiles) {
+    const TrainingBalance b = BalanceOfStep(p, d);
+    double spent = 0;
+    for (double s : b.spent) spent += s;
+    if (spent <= 0) continue;
+    for (int c = 0; c < kNumOpClasses; ++c) {
+      sum.modelled[c] += b.modelled[c] / spent;
+      sum.measured[c] += b.measured[c] / spent;
+      sum.spent[c] += b.spent[c] / spent;
+    }
+  }
+  return sum;
 }
 
 // Each class family's backward factor from the profiled training steps, and the optimizer's efficiency: the
@@ -145,11 +162,15 @@ TrainingBalance BalanceOf(const std::vector<TrainingProfile>& profiles, const De
 std::string FitTraining(const std::vector<TrainingProfile>& profiles, Device* d) {
   if (profiles.empty()) return "";
   const TrainingBalance b = BalanceOf(profiles, *d);
-  double total = 0;
+  double total = 0;  // one per step with a measured backward: the weights BalanceOf gave
   for (double s : b.spent) total += s;
+  double seconds = 0;
+  for (const TrainingProfile& p : profiles) {
+    for (double s : p.seconds) seconds += s;
+  }
   std::string out =
       absl::StrFormat("training fitted on %d profiled step(s) (backward and updates %s per step):", profiles.size(),
-                      FormatSeconds(total / static_cast<double>(profiles.size())));
+                      FormatSeconds(seconds / static_cast<double>(profiles.size())));
   // A family the model gives almost no work to says nothing of its kernels' speed, however long it took.
   const double enough = kMinProfiledShare * total;
   for (int family = 0; family < kNumOpClasses; ++family) {
