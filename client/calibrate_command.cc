@@ -272,6 +272,9 @@ absl::StatusOr<std::string> RunCalibrate(const CalibrateOptions& options) {
   }
   absl::StatusOr<Calibration> c = Measure(options);
   if (!c.ok()) return c.status();
+  if (!options.save_measurements.empty()) {
+    if (absl::Status s = WriteWholeFile(options.save_measurements, MeasurementsToJson(*c)); !s.ok()) return s;
+  }
   std::string fitted;
   if (!options.profiles.empty()) {
     std::vector<ProfiledOp> ops;

@@ -21,6 +21,9 @@ struct CalibrateOptions {
   // The JSON scripts/measure_torch_device.py wrote where the device is (a GPU): calibrate from it instead of
   // timing this host; threads and seconds_per_measurement are then unused.
   std::string measurements;
+  // A file for what was measured, in the form `measurements` reads: the same calibration refit later (other
+  // profiles) without timing the device again. Empty: not written.
+  std::string save_measurements;
 };
 
 // With an output file: writes the topology there and returns the report (every benchmark layer with its FLOPs,

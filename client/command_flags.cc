@@ -54,7 +54,7 @@ const std::map<std::string, std::vector<Flags>, std::less<>>& Table() {
       {"import", {kGraphLoading}},
       {"generate", {{"ops", "seed", "batch", "width", "training"}}},
       {"presets", {}},
-      {"calibrate", {{"threads", "kind", "output", "profiles", "measure_seconds", "measurements"}}},
+      {"calibrate", {{"threads", "kind", "output", "profiles", "measure_seconds", "measurements", "save_measurements"}}},
       {"train",
        {kGraphLoading,
         {"devices", "topology", "seed", "threads", "init", "from_scratch", "out", "validation_share", "time_limit",

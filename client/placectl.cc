@@ -63,6 +63,8 @@ ABSL_FLAG(std::vector<std::string>, profiles, {},
 ABSL_FLAG(std::string, measurements, "",
           "calibrate: a device's measurements from scripts/measure_torch_device.py (e.g. run on a GPU) instead of "
           "timing this host");
+ABSL_FLAG(std::string, save_measurements, "",
+          "calibrate: also write what was measured, before any --profiles fit, for a later --measurements");
 ABSL_FLAG(double, measure_seconds, 0.05, "calibrate: how long each benchmark layer is repeated, best of three");
 ABSL_FLAG(std::string, kind, "cpu", "calibrate: the device kind written (what --costs_kind names)");
 ABSL_FLAG(int32_t, ops, 1000, "generate: about this many operators");
@@ -134,10 +136,12 @@ constexpr char kUsage[] =
     "  presets\n"
     "      list the device presets and the published figures they use\n"
     "  calibrate [--threads N] [--kind KIND] [--output FILE] [--profiles DIR,...] [--measurements FILE]\n"
+    "            [--save_measurements FILE]\n"
     "      measure this host with LibTorch (GEMM, memory, launch overhead, each operator class's share of the\n"
     "      roofline, forward and backward) and write a topology with one CPU device for --topology; with\n"
     "      --profiles, the classes profiled models spend time in take their efficiency from those profiles;\n"
-    "      --measurements FILE: a device measured elsewhere (scripts/measure_torch_device.py on a GPU)\n"
+    "      --measurements FILE: a device measured elsewhere (scripts/measure_torch_device.py on a GPU), or\n"
+    "      what --save_measurements kept of an earlier calibration (refit with other profiles, nothing timed)\n"
     "  train GRAPH|FOLDER... (--devices SPEC[,SPEC...] | --topology FILE[,FILE...]) [--training [--with_inference]]\n"
     "              [--out policy.pt] [--init FILE | --from_scratch] [--time_limit 30m | --iterations N]\n"
     "              [--validation_share 0.2] [--seed S] [--threads N] [--version_name V] [--learning_rate R]\n"
@@ -398,6 +402,7 @@ int CalibrateCommand(const Invocation& in) {
   o.kind = absl::GetFlag(FLAGS_kind);
   o.profiles = absl::GetFlag(FLAGS_profiles);
   o.measurements = absl::GetFlag(FLAGS_measurements);
+  o.save_measurements = absl::GetFlag(FLAGS_save_measurements);
   o.seconds_per_measurement = absl::GetFlag(FLAGS_measure_seconds);
   // --output is shared with the commands that print: its "table" and "json" mean "print" here.
   const std::string output = absl::GetFlag(FLAGS_output);

@@ -129,4 +129,23 @@ absl::StatusOr<Calibration> ParseMeasurements(absl::string_view text) {
   return c;
 }
 
+std::string MeasurementsToJson(const Calibration& calibration) {
+  const Device& d = calibration.device;
+  Json root = {{"device", {{"name", calibration.source}, {"kind", d.kind}, {"memory_bytes", d.memory_bytes}}},
+               {"peak_flops", d.peak_flops},
+               {"memory_bandwidth", d.memory_bandwidth},
+               {"launch_overhead", d.launch_overhead},
+               {"lines", Json::array()}};
+  for (const CalibrationLine& line : calibration.lines) {
+    root["lines"].push_back({{"op_class", line.op_class},
+                             {"layer", line.layer},
+                             {"flops", line.flops},
+                             {"bytes", line.bytes},
+                             {"forward_seconds", line.forward_seconds},
+                             {"backward_seconds", line.backward_seconds},
+                             {"backward_ops", line.backward_ops}});
+  }
+  return root.dump(2);
+}
+
 }  // namespace placement

@@ -45,4 +45,8 @@ absl::Status DeriveEfficiencies(Calibration* calibration);
 // accelerator. INVALID_ARGUMENT naming the key that is missing or wrong; efficiencies derived.
 absl::StatusOr<Calibration> ParseMeasurements(absl::string_view text);
 
+// The measurements of `calibration` in the form ParseMeasurements reads (device.name is its source): a
+// calibration kept, to be refit later (other profiles) without timing the device again.
+std::string MeasurementsToJson(const Calibration& calibration);
+
 }  // namespace placement

@@ -13,7 +13,9 @@ trace's times are that device's. What it records:
 - every module call is wrapped in a `record_function` named `module:<path>#<call>` (`module:layer1.0.relu#2`: the
   third call of that module in one forward), which the exporter's node names (`/layer1/layer1.0/relu_2/Relu`)
   lead back to;
-- `--warmup` untimed steps, then `--steps` profiled ones, each a `ProfilerStep#N`;
+- `--warmup` untimed steps, then `--steps` timed without the profiler (their median is meta.json's
+  `unprofiled_step_seconds`: the profiler's own cost per recorded range is not in it), then `--warmup` and
+  `--steps` profiled ones, each a `ProfilerStep#N`;
 - with --training, each step is a forward in training mode, a sum of the outputs as the loss, a backward and an
   Adam step. The service takes the forward times of the modules from it; torch 1.13's trace carries no sequence
   numbers that would tie backward ops to modules, so backward operators derive from the measured forward times
@@ -27,7 +29,9 @@ import importlib.util
 import inspect
 import json
 import os
+import statistics
 import sys
+import time
 import warnings
 
 import torch
@@ -106,6 +110,22 @@ def keep_freed_memory():
     rerun_with_allocator_environment()
 
 
+def unprofiled_step_seconds(step, args):
+    """The median time of --steps steps after --warmup ones, the profiler off: what the model's step takes when
+    nothing records it."""
+    sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
+    for _ in range(args.warmup):
+        step()
+    sync()
+    times = []
+    for _ in range(max(args.steps, 1)):
+        start = time.perf_counter()
+        step()
+        sync()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
 def main():
     keep_freed_memory()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -128,10 +148,11 @@ def main():
     model = model.to(args.device)
     inputs = tuple(x.to(args.device) for x in inputs)
     optimizer = torch.optim.Adam(model.parameters()) if args.training else None
-    handles, calls = annotate(model)
+    calls = None  # the module annotations' call counts, once annotate() has wrapped the modules
 
     def step():
-        calls.clear()
+        if calls is not None:
+            calls.clear()
         if not args.training:
             with torch.no_grad():
                 model(*inputs)
@@ -142,6 +163,8 @@ def main():
         loss.backward()
         optimizer.step()
 
+    unprofiled = unprofiled_step_seconds(step, args)  # before the annotations, whose hooks cost time too
+    handles, calls = annotate(model)
     activities = [torch.profiler.ProfilerActivity.CPU]
     if args.device.startswith("cuda"):
         activities.append(torch.profiler.ProfilerActivity.CUDA)
@@ -158,7 +181,8 @@ def main():
         h.remove()
     with open(os.path.join(args.out, "meta.json"), "w") as f:
         json.dump({"model": args.model, "batch": args.batch, "training": args.training, "threads": args.threads,
-                   "device": args.device, "optimizer": "adam" if args.training else None}, f)
+                   "device": args.device, "optimizer": "adam" if args.training else None,
+                   "unprofiled_step_seconds": unprofiled}, f)
     print(os.path.join(args.out, "model.onnx"), trace)
 
 

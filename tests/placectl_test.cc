@@ -259,8 +259,12 @@ TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
   fs::create_symlink(data + "resnet18_b1_train.onnx", training / "model.onnx");
   fs::create_symlink(data + "resnet18_b1_train_cpu1.trace.json", training / "trace.json");
   // Short measurements: this checks the command, not the host; the fidelity benchmark checks the figures.
+  const std::string profiles = " --profiles " + profile.string() + "," + training.string();
+  const std::string saved = topology.string() + ".measured", refit = topology.string() + ".refit";
   Result calibrated = RunPlacectl("calibrate --threads 1 --measure_seconds 0.002 --output " + topology.string() +
-                                  " --profiles " + profile.string() + "," + training.string());
+                                  profiles + " --save_measurements " + saved);
+  // What was timed, kept: the same profiles refit it to the same topology, with nothing timed again.
+  Result refitted = RunPlacectl("calibrate --measurements " + saved + " --output " + refit + profiles);
   fs::remove_all(profile);
   fs::remove_all(training);
   Result placed = RunPlacectl("place " + data +
@@ -269,8 +273,12 @@ TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
                               topology.string());
   Result no_threads = RunPlacectl("calibrate --threads 0");
   Result no_profile = RunPlacectl("calibrate --measure_seconds 0.002 --profiles /nonexistent/profile");
-  fs::remove(topology);
   ASSERT_EQ(calibrated.exit_code, 0) << calibrated.err;
+  ASSERT_EQ(refitted.exit_code, 0) << refitted.err;
+  EXPECT_EQ(placement::testing::Slurp(refit), placement::testing::Slurp(topology));
+  fs::remove(topology);
+  fs::remove(saved);
+  fs::remove(refit);
   EXPECT_THAT(calibrated.out, HasSubstr("peak"));
   EXPECT_THAT(calibrated.out, HasSubstr("thin_conv"));
   EXPECT_THAT(calibrated.out, HasSubstr("use it as --topology"));

@@ -40,6 +40,23 @@ TEST(Calibration, EfficienciesAreTheRooflineOverTheMeasuredTimeLessTheLaunch) {
   EXPECT_EQ(d.efficiency[static_cast<int>(OpClass::kPooling)], 1.0);  // no line: the plain roofline
 }
 
+TEST(Calibration, SavedMeasurementsReadBackToTheSameDevice) {
+  absl::StatusOr<Calibration> first = ParseMeasurements(kMeasurements);
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<Calibration> again = ParseMeasurements(MeasurementsToJson(*first));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->source, "NVIDIA Test GPU, PyTorch 2.11.0");
+  EXPECT_EQ(again->device.kind, first->device.kind);
+  EXPECT_EQ(again->device.memory_bytes, first->device.memory_bytes);
+  EXPECT_EQ(again->device.launch_overhead, first->device.launch_overhead);
+  ASSERT_EQ(again->lines.size(), first->lines.size());
+  EXPECT_EQ(again->lines[1].op_class, "thin_conv");  // the refined class reads back as itself
+  for (int c = 0; c < kNumOpClasses; ++c) {
+    EXPECT_EQ(again->device.efficiency[c], first->device.efficiency[c]) << OpClassName(static_cast<OpClass>(c));
+    EXPECT_EQ(again->device.backward_efficiency[c], first->device.backward_efficiency[c]);
+  }
+}
+
 TEST(Calibration, MalformedMeasurementsNameWhatIsWrong) {
   struct Case {
     std::string text;
