@@ -2,20 +2,25 @@
 """Prediction accuracy: the step time the service predicts on a calibrated host against the step time PyTorch
 measures on it, per architecture, batch, thread count, for inference and for a training step with Adam.
 
-    /usr/bin/python3 bench/fidelity/fidelity.py --placectl build/client/placectl [--models resnet18,...]
-        [--batches 1,8] [--threads 1,2] [--modes inference,training] [--out DIR]
+    /usr/bin/python3 bench/fidelity/fidelity.py --placectl build/client/placectl [--models resnet50,...]
+        [--fit_models resnet18,...] [--batches 1,8] [--threads 1,2] [--modes inference,training] [--out DIR]
 
-For each thread count it runs `placectl calibrate --threads N` once (microbenchmarks of LibTorch kernels; no
-model of the list is run or fitted), then for each model exports the graph PyTorch runs (BatchNorm as its own
-operator, the model's own mode), asks `placectl place --algorithm single_device` for the predicted step time on
-the calibrated device, and times the same model in torch on that many threads: the median of repeated steps
-after warm-up, each case in a process of its own (with glibc's malloc keeping freed memory, as
-placement_client.torch runs stages and scripts/profile_model.py profiles). Prints one row per case and the
-median and worst relative error per mode; writes results.tsv.
+For each thread count, in one run, so that all of it is measured in the same conditions:
+1. profiles the --fit_models with scripts/profile_model.py (batch 1 and 8, inference and a training step);
+2. runs `placectl calibrate --threads N --profiles ...` (microbenchmarks of LibTorch kernels, refit on those
+   profiles; what it timed is kept as measured_Nt.json, to refit later with `--measurements`);
+3. for each of the --models (none of them fitted) exports the graph PyTorch runs (BatchNorm as its own operator),
+   asks `placectl place --algorithm single_device` for the predicted step time on the calibrated device, and
+   times the same model in torch on that many threads: the median of repeated steps after warm-up, in
+   --repeats processes of its own (with glibc's malloc keeping freed memory, as placement_client.torch runs
+   stages and scripts/profile_model.py profiles), the median of those.
+Prints one row per case and the median and worst relative error per mode; writes results.tsv.
 
 With --measured FILE (a results.tsv of step times measured elsewhere, e.g. by bench/fidelity/gpu_steps.py on a
 GPU) and --topology FILE (that device calibrated: placectl calibrate --measurements), it measures nothing and
-compares the predictions on that topology with the file's times.
+compares the predictions on that topology with the file's times; `--topology DIR/refit_{t}t.json` takes each
+case's thread count, e.g. to compare a run's own measurements with its calibration refit (`placectl calibrate
+--measurements DIR/measured_{t}t.json --profiles ...`).
 """
 
 import argparse
@@ -33,9 +38,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import profile_model  # noqa: E402  (one export for profiles and for the benchmark)
 
-DEFAULT_MODELS = ("resnet18,resnet50,mobilenet_v2,mobilenet_v3_large,efficientnet_b0,densenet121,vgg11_bn,"
-                  "convnext_tiny,regnet_y_400mf,shufflenet_v2_x1_0,squeezenet1_1,googlenet,mnasnet1_0,"
-                  "resnext50_32x4d,vit_b_16,swin_t,alexnet,wide_resnet50_2")
+DEFAULT_MODELS = ("resnet50,efficientnet_b0,convnext_tiny,regnet_y_400mf,shufflenet_v2_x1_0,mobilenet_v3_large,"
+                  "squeezenet1_1,googlenet,mnasnet1_0,resnext50_32x4d,alexnet,vit_b_16")
+DEFAULT_FIT_MODELS = "resnet18,mobilenet_v2,vgg11_bn,densenet121"
+
+# The profiles recorded of each fitted model: (batch, training, warm-up steps, profiled steps).
+FIT_PROFILES = ((8, False, 1, 2), (1, False, 2, 3), (1, True, 1, 2), (8, True, 1, 2))
 
 
 def build(name, batch):
@@ -88,6 +96,42 @@ def measure_in_fresh_process(name, batch, training, threads, budget):
                f"{name},{batch},{int(training)},{threads},{budget}"]
     out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     return float(out.split()[-1])
+
+
+def measure_repeated(name, batch, training, threads, budget, repeats):
+    """The median over `repeats` processes: one process's steps can all run slower (where its memory landed,
+    what else ran then) by more than its steps differ among themselves."""
+    return statistics.median(measure_in_fresh_process(name, batch, training, threads, budget)
+                             for _ in range(repeats))
+
+
+def record_profiles(models, threads, out):
+    """scripts/profile_model.py's folders for each fitted model, recorded now on `threads` threads."""
+    folders = []
+    for name in models:
+        for batch, training, warmup, steps in FIT_PROFILES:
+            folder = os.path.join(out, "profiles", f"{name}_{'train' if training else 'infer'}_b{batch}_t{threads}")
+            command = [sys.executable, os.path.join(ROOT, "scripts", "profile_model.py"), name, "--batch",
+                       str(batch), "--threads", str(threads), "--warmup", str(warmup), "--steps", str(steps),
+                       "--out", folder] + (["--training"] if training else [])
+            subprocess.run(command, check=True, capture_output=True, text=True)
+            folders.append(folder)
+    return ",".join(folders)
+
+
+def calibrate(args, threads, out):
+    """The host calibrated on `threads` threads, refit on the fitted models' profiles: the topology's path."""
+    topology = os.path.join(out, f"calibrated_{threads}t.json")
+    command = [args.placectl, "calibrate", "--threads", str(threads), "--output", topology,
+               "--save_measurements", os.path.join(out, f"measured_{threads}t.json")]
+    profiles = (args.profiles.replace("{t}", str(threads)) if args.profiles
+                else record_profiles([m for m in args.fit_models.split(",") if m], threads, out))
+    if profiles:
+        command += ["--profiles", profiles]
+    report = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    kept = ("this host", "efficiency", "fitted", "training")
+    print("".join(line + "\n" for line in report.splitlines() if line.startswith(kept)), end="", flush=True)
+    return topology
 
 
 def measure_one(spec):
@@ -147,7 +191,8 @@ def compare_measured(args, out):
         for line in f:
             case = dict(zip(header, line.rstrip("\n").split("\t")))
             name, batch, mode = case["model"], int(case["batch"]), case["mode"]
-            predicted = predict(args.placectl, exported(name, batch, out), args.topology, mode == "training")
+            topology = args.topology.replace("{t}", case["threads"])
+            predicted = predict(args.placectl, exported(name, batch, out), topology, mode == "training")
             rows.append((name, batch, case["threads"], mode, float(case["measured_s"]), predicted))
             print_row(rows[-1])
     write_rows(rows, os.path.join(out, "compared.tsv"))
@@ -168,14 +213,22 @@ def main():
     p.add_argument("--modes", default="inference,training")
     p.add_argument("--budget", type=float, default=2.0, help="seconds of measured steps per case")
     p.add_argument("--out", default=None, help="folder for results.tsv and the calibrated topologies")
+    p.add_argument("--fit_models", default=DEFAULT_FIT_MODELS,
+                   help="models profiled in the run, whose profiles refit the calibration (empty: none)")
     p.add_argument("--profiles", default="",
-                   help="profile folders per thread count, {t} for it (e.g. /tmp/prof/resnet18_t{t},...): "
-                        "passed to placectl calibrate --profiles; those models are the fitted ones")
+                   help="instead of --fit_models: profile folders recorded before, per thread count, {t} for it "
+                        "(e.g. /tmp/prof/resnet18_t{t},...), passed to placectl calibrate --profiles")
+    p.add_argument("--repeats", type=int, default=3, help="processes per case; the median of their times")
     p.add_argument("--measured", default="", help="a results.tsv measured elsewhere: compare with it, measure nothing")
-    p.add_argument("--topology", default="", help="with --measured: the calibrated topology of that device")
+    p.add_argument("--topology", default="",
+                   help="with --measured: the calibrated topology of that device, {t} for each case's threads "
+                        "(e.g. DIR/calibrated_{t}t.json)")
     args = p.parse_args()
     out = args.out or tempfile.mkdtemp(prefix="fidelity_")
     os.makedirs(out, exist_ok=True)
+    fitted = set(args.fit_models.split(",")) & set(args.models.split(",")) if not args.profiles else set()
+    if fitted:
+        p.error(f"{','.join(sorted(fitted))}: fitted and measured; a model is either (see --fit_models)")
     if args.measured:
         if not args.topology:
             p.error("--measured needs --topology")
@@ -184,20 +237,13 @@ def main():
     print(f"{'model':22s} {'batch':>5s} {'thr':>3s} {'mode':9s} {'measured':>10s} {'predicted':>10s} {'ratio':>6s}",
           flush=True)
     for threads in [int(t) for t in args.threads.split(",")]:
-        topology = os.path.join(out, f"calibrated_{threads}t.json")
-        calibrate = [args.placectl, "calibrate", "--threads", str(threads), "--output", topology]
-        if args.profiles:
-            calibrate += ["--profiles", args.profiles.replace("{t}", str(threads))]
-        report = subprocess.run(calibrate, check=True, capture_output=True, text=True).stdout
-        kept = ("this host", "efficiency", "fitted", "training")
-        print("".join(line + "\n" for line in report.splitlines() if line.startswith(kept)),
-              end="", flush=True)
+        topology = calibrate(args, threads, out)
         for name in args.models.split(","):
             for batch in [int(b) for b in args.batches.split(",")]:
                 for mode in args.modes.split(","):
                     training = mode == "training"
                     predicted = predict(args.placectl, exported(name, batch, out), topology, training)
-                    measured = measure_in_fresh_process(name, batch, training, threads, args.budget)
+                    measured = measure_repeated(name, batch, training, threads, args.budget, args.repeats)
                     rows.append((name, batch, threads, mode, measured, predicted))
                     print_row(rows[-1])
     write_rows(rows, os.path.join(out, "results.tsv"))
