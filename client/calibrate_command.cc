@@ -27,7 +27,8 @@ std::string Report(const Calibration& c) {
       c.source, FormatFlops(d.peak_flops), FormatBandwidth(d.memory_bandwidth), FormatSeconds(d.launch_overhead),
       "class", "layer", "FLOPs", "bytes", "forward", "backward", "of roof");
   for (const CalibrationLine& line : c.lines) {
-    const double roof = RooflineSeconds(line.flops, line.bytes, d);
+    const double roof =
+        ClassRooflineSeconds(OpClassFromName(line.op_class).value_or(OpClass::kOther), line.flops, line.bytes, d);
     absl::StrAppendFormat(&out, "%-14s %-40s %12.3g %12.3g %11s %11s %7.0f%%\n", line.op_class, line.layer, line.flops,
                           line.bytes, FormatSeconds(line.forward_seconds),
                           line.backward_seconds > 0 ? FormatSeconds(line.backward_seconds) : "-",
@@ -86,7 +87,8 @@ absl::Status AddProfile(const std::string& folder, const Device& d, std::vector<
       profile.forward.emplace_back(op, times[0].second);
       continue;
     }
-    ops->push_back(ProfiledOp{static_cast<int>(ClassOf(g, op)), RooflineSeconds(g.flops(op), g.bytes_accessed(op), d),
+    const OpClass c = ClassOf(g, op);
+    ops->push_back(ProfiledOp{static_cast<int>(c), ClassRooflineSeconds(c, g.flops(op), g.bytes_accessed(op), d),
                               times[0].second});
   }
   if (!is_training) return absl::OkStatus();
@@ -129,7 +131,7 @@ TrainingBalance BalanceOfStep(const TrainingProfile& p, const Device& d) {
   for (OpId op = 0; op < p.step.num_ops(); ++op) {
     const OpClass c = ClassOf(p.step, op);
     if (!IsBackwardType(p.step.op_type(op)) && c != OpClass::kOptimizer) continue;
-    const double roofline = RooflineSeconds(p.step.flops(op), p.step.bytes_accessed(op), d);
+    const double roofline = ClassRooflineSeconds(c, p.step.flops(op), p.step.bytes_accessed(op), d);
     b.modelled[static_cast<int>(c)] += roofline / d.efficiency[static_cast<int>(c)];
     if (c != OpClass::kView) b.measured[static_cast<int>(BackwardFamily(c))] -= d.launch_overhead;
   }

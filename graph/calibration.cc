@@ -75,7 +75,7 @@ absl::Status DeriveEfficiencies(Calibration* calibration) {
     const OpClass op_class = RefineByIntensity(*named, line.flops, line.bytes);
     line.op_class = std::string(OpClassName(op_class));
     const int c = static_cast<int>(op_class);
-    const double roofline = RooflineSeconds(line.flops, line.bytes, d);
+    const double roofline = ClassRooflineSeconds(op_class, line.flops, line.bytes, d);
     roof[c] += roofline;
     spent[c] += std::max(line.forward_seconds - d.launch_overhead, 0.05 * line.forward_seconds);
     if (line.backward_ops > 0 && line.backward_seconds > 0) {

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "graph/graph.h"
+#include "graph/op_class.h"
 #include "graph/topology.h"
 
 namespace placement {
@@ -23,6 +24,10 @@ inline constexpr char kAnyDeviceKind[] = "*";
 
 // The plain roofline: the longer of computing `flops` at the device's peak and moving `bytes` at its bandwidth.
 double RooflineSeconds(double flops, double bytes, const Device& device);
+
+// The roofline an operator of class `c` is held to on `device`: the plain one, except for a CPU's pooling, whose
+// kernels are bound by their arithmetic (cost_model.cc PoolingOnCpuSeconds).
+double ClassRooflineSeconds(OpClass c, double flops, double bytes, const Device& device);
 
 // The model's time for `op` on `device`, measured times aside: the roofline at its class's efficiency plus the
 // launch overhead (graph/op_class.h).

@@ -105,8 +105,9 @@ def layers(device):
         conv(8, 144, 56, 144, 3, 2, 144),
         conv(8, 240, 28, 240, 5, 1, 240),
         conv(8, 960, 7, 960, 3, 1, 960),
-        pointwise("pooling", "maxpool 3x3/2 64x112x112", (8, 64, 112, 112), 1, 0,
-                  lambda t: F.max_pool2d(t[0], 3, 2, 1)),
+        # Counted as the importer counts a pool: a 3x3 window per output, inputs plus outputs.
+        pointwise("pooling", "maxpool 3x3/2 64x112x112", (8, 64, 112, 112), 1, 9 / 4,
+                  lambda t: F.max_pool2d(t[0], 3, 2, 1), nbytes=FLOAT * 8.0 * 64 * (112 * 112 + 56 * 56)),
         # The importer counts inputs plus outputs: the global pool writes one value per channel.
         pointwise("normalization", "global average pool 512x7x7", (8, 512, 7, 7), 1, 0,
                   lambda t: F.adaptive_avg_pool2d(t[0], (1, 1)), nbytes=FLOAT * (8.0 * 512 * 49 + 8 * 512)),

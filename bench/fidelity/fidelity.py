@@ -129,7 +129,7 @@ def calibrate(args, threads, out):
     if profiles:
         command += ["--profiles", profiles]
     report = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-    kept = ("this host", "efficiency", "fitted", "training")
+    kept = ("this host", "efficiency", "profiler", "fitted", "training")
     print("".join(line + "\n" for line in report.splitlines() if line.startswith(kept)), end="", flush=True)
     return topology
 

@@ -104,6 +104,20 @@ TEST(OpClass, TheCostModelDividesEachRooflineByItsClassEfficiency) {
   EXPECT_NEAR(m->op_time(g.FindOp("relu"), 0), 2e6 / 10e9, 1e-12);              // elementwise left at 1
 }
 
+TEST(OpClass, PoolingOnACpuIsBoundByItsOperationsNotItsBytes) {
+  Device cpu{.name = "cpu0", .kind = "cpu", .type = DeviceType::kCpu, .peak_flops = 1e9, .memory_bandwidth = 1e9};
+  Device gpu = cpu;
+  gpu.type = DeviceType::kAccelerator;
+  // A 3x3 max pool at stride 1 over 1M float elements: 9M comparisons, 8 MB read and written. On a CPU each of
+  // the 2M elements read or written is one more operation: 11M at 1 GFLOP/s, where the plain roofline says 9 ms.
+  EXPECT_NEAR(ClassRooflineSeconds(OpClass::kPooling, 9e6, 8e6, cpu), 11e-3, 1e-12);
+  EXPECT_NEAR(ClassRooflineSeconds(OpClass::kPooling, 9e6, 8e6, gpu), 9e-3, 1e-12);
+  // At stride 2 the same outputs read four times the inputs: 5M elements moved, the window work unchanged.
+  EXPECT_NEAR(ClassRooflineSeconds(OpClass::kPooling, 9e6, 20e6, cpu), 14e-3, 1e-12);
+  // Other classes keep the plain roofline on a CPU.
+  EXPECT_NEAR(ClassRooflineSeconds(OpClass::kElementwise, 1e6, 8e6, cpu), RooflineSeconds(1e6, 8e6, cpu), 1e-15);
+}
+
 TEST(OpClass, EfficienciesSurviveTheTopologyFileAndBadOnesAreNamed) {
   absl::StatusOr<Topology> t = ParseTopologyJson(kCalibrated);
   ASSERT_TRUE(t.ok()) << t.status();

@@ -125,8 +125,10 @@ std::vector<Layer> Layers() {
       Conv(8, 144, 56, 144, 3, 2, 144),
       Conv(8, 240, 28, 240, 5, 1, 240),
       Conv(8, 960, 7, 960, 3, 1, 960),
-      Pointwise(OpClass::kPooling, "maxpool 3x3/2 64x112x112", {8, 64, 112, 112}, 1, 0,
-                [](T t) { return torch::max_pool2d(t[0], 3, 2, 1); }),
+      // Counted as the importer counts a pool: a 3x3 window per output, inputs plus outputs.
+      WithBytes(Pointwise(OpClass::kPooling, "maxpool 3x3/2 64x112x112", {8, 64, 112, 112}, 1, 9.0 / 4,
+                          [](T t) { return torch::max_pool2d(t[0], 3, 2, 1); }),
+                kFloat * 8.0 * 64 * (112 * 112 + 56 * 56)),
       // The importer counts inputs plus outputs: the global pool writes one value per channel.
       WithBytes(Pointwise(OpClass::kNormalization, "global average pool 512x7x7", {8, 512, 7, 7}, 1, 0,
                           [](T t) {
