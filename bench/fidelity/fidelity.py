@@ -13,7 +13,7 @@ For each thread count, in one run, so that all of it is measured in the same con
    asks `placectl place --algorithm single_device` for the predicted step time on the calibrated device, and
    times the same model in torch on that many threads: the median of repeated steps after warm-up, in
    --repeats processes of its own (with glibc's malloc keeping freed memory, as placement_client.torch runs
-   stages and scripts/profile_model.py profiles), the median of those.
+   stages and scripts/profile_model.py profiles), run in rounds over all the cases; the median of those.
 Prints one row per case and the median and worst relative error per mode; writes results.tsv.
 
 With --measured FILE (a results.tsv of step times measured elsewhere, e.g. by bench/fidelity/gpu_steps.py on a
@@ -98,11 +98,15 @@ def measure_in_fresh_process(name, batch, training, threads, budget):
     return float(out.split()[-1])
 
 
-def measure_repeated(name, batch, training, threads, budget, repeats):
-    """The median over `repeats` processes: one process's steps can all run slower (where its memory landed,
-    what else ran then) by more than its steps differ among themselves."""
-    return statistics.median(measure_in_fresh_process(name, batch, training, threads, budget)
-                             for _ in range(repeats))
+def measure_in_rounds(cases, threads, budget, repeats):
+    """Each case's step time, the median over `repeats` processes of its own, measured in rounds over all the
+    cases rather than back to back: a spell of a slower host (another tenant, memory being reclaimed) then costs
+    one of a case's measurements rather than all of them. Returns each case's times in round order."""
+    times = [[] for _ in cases]
+    for _ in range(repeats):
+        for i, (name, batch, training) in enumerate(cases):
+            times[i].append(measure_in_fresh_process(name, batch, training, threads, budget))
+    return times
 
 
 def record_profiles(models, threads, out):
@@ -163,16 +167,17 @@ def exported(name, batch, out):
 
 
 def print_row(row):
-    name, batch, threads, mode, measured, predicted = row
+    name, batch, threads, mode, measured, predicted = row[:6]
     print(f"{name:22s} {batch:5d} {threads!s:>3s} {mode:9s} {measured * 1e3:9.2f}ms {predicted * 1e3:9.2f}ms "
           f"{predicted / measured:6.2f}", flush=True)
 
 
 def write_rows(rows, path):
+    """results.tsv: one case a line; measured_s is the median of the times measured_runs_s lists, where given."""
     with open(path, "w") as f:
-        f.write("model\tbatch\tthreads\tmode\tmeasured_s\tpredicted_s\n")
+        f.write("model\tbatch\tthreads\tmode\tmeasured_s\tpredicted_s\tmeasured_runs_s\n")
         for r in rows:
-            f.write("\t".join(str(v) for v in r) + "\n")
+            f.write("\t".join(str(v) for v in r) + ("\t\n" if len(r) == 6 else "\n"))
 
 
 def summarize(rows, modes):
@@ -218,7 +223,7 @@ def main():
     p.add_argument("--profiles", default="",
                    help="instead of --fit_models: profile folders recorded before, per thread count, {t} for it "
                         "(e.g. /tmp/prof/resnet18_t{t},...), passed to placectl calibrate --profiles")
-    p.add_argument("--repeats", type=int, default=3, help="processes per case; the median of their times")
+    p.add_argument("--repeats", type=int, default=3, help="processes per case, in rounds over the cases; the median of their times")
     p.add_argument("--measured", default="", help="a results.tsv measured elsewhere: compare with it, measure nothing")
     p.add_argument("--topology", default="",
                    help="with --measured: the calibrated topology of that device, {t} for each case's threads "
@@ -238,14 +243,15 @@ def main():
           flush=True)
     for threads in [int(t) for t in args.threads.split(",")]:
         topology = calibrate(args, threads, out)
-        for name in args.models.split(","):
-            for batch in [int(b) for b in args.batches.split(",")]:
-                for mode in args.modes.split(","):
-                    training = mode == "training"
-                    predicted = predict(args.placectl, exported(name, batch, out), topology, training)
-                    measured = measure_repeated(name, batch, training, threads, args.budget, args.repeats)
-                    rows.append((name, batch, threads, mode, measured, predicted))
-                    print_row(rows[-1])
+        cases = [(name, int(batch), mode == "training") for name in args.models.split(",")
+                 for batch in args.batches.split(",") for mode in args.modes.split(",")]
+        predicted = [predict(args.placectl, exported(name, batch, out), topology, training)
+                     for name, batch, training in cases]
+        times = measure_in_rounds(cases, threads, args.budget, args.repeats)
+        for (name, batch, training), p_s, t_s in zip(cases, predicted, times):
+            rows.append((name, batch, threads, "training" if training else "inference", statistics.median(t_s), p_s,
+                         ",".join(f"{t:.6g}" for t in t_s)))
+            print_row(rows[-1])
     write_rows(rows, os.path.join(out, "results.tsv"))
     summarize(rows, args.modes.split(","))
     print(f"results in {out}")
