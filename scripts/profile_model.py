@@ -110,20 +110,30 @@ def keep_freed_memory():
     rerun_with_allocator_environment()
 
 
+def median_step_seconds(step, warmup, min_steps, budget=0.0, max_steps=50):
+    """The median time of a call of `step` after `warmup` untimed calls: at least `min_steps` calls timed, more
+    while `budget` seconds last (at most `max_steps`). bench/fidelity times its steps with it too."""
+    for _ in range(warmup):
+        step()
+    times = []
+    start = time.perf_counter()
+    while len(times) < min_steps or (time.perf_counter() - start < budget and len(times) < max_steps):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
 def unprofiled_step_seconds(step, args):
     """The median time of --steps steps after --warmup ones, the profiler off: what the model's step takes when
     nothing records it."""
     sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
-    for _ in range(args.warmup):
-        step()
-    sync()
-    times = []
-    for _ in range(max(args.steps, 1)):
-        start = time.perf_counter()
+
+    def synced_step():
         step()
         sync()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+
+    return median_step_seconds(synced_step, args.warmup, max(args.steps, 1))
 
 
 def main():

@@ -29,7 +29,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import torch
 import torchvision
@@ -78,15 +77,7 @@ def measure(model, x, training, budget, sync=lambda: None):
             optimizer.step()
         sync()
 
-    for _ in range(2):
-        step()
-    times = []
-    start = time.perf_counter()
-    while len(times) < 3 or (time.perf_counter() - start < budget and len(times) < 50):
-        t0 = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return profile_model.median_step_seconds(step, warmup=2, min_steps=3, budget=budget)
 
 
 def measure_in_fresh_process(name, batch, training, threads, budget):
@@ -133,7 +124,7 @@ def calibrate(args, threads, out):
     if profiles:
         command += ["--profiles", profiles]
     report = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-    kept = ("this host", "efficiency", "profiler", "fitted", "training")
+    kept = ("this host", "efficiency", "fitted", "training")
     print("".join(line + "\n" for line in report.splitlines() if line.startswith(kept)), end="", flush=True)
     return topology
 
@@ -223,7 +214,8 @@ def main():
     p.add_argument("--profiles", default="",
                    help="instead of --fit_models: profile folders recorded before, per thread count, {t} for it "
                         "(e.g. /tmp/prof/resnet18_t{t},...), passed to placectl calibrate --profiles")
-    p.add_argument("--repeats", type=int, default=3, help="processes per case, in rounds over the cases; the median of their times")
+    p.add_argument("--repeats", type=int, default=3,
+                   help="processes per case, in rounds over the cases; the median of their times")
     p.add_argument("--measured", default="", help="a results.tsv measured elsewhere: compare with it, measure nothing")
     p.add_argument("--topology", default="",
                    help="with --measured: the calibrated topology of that device, {t} for each case's threads "
