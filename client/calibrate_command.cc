@@ -284,7 +284,10 @@ absl::StatusOr<std::string> RunCalibrate(const CalibrateOptions& options) {
     for (const std::string& folder : options.profiles) {
       if (absl::Status s = AddProfile(folder, c->device, &ops, &training); !s.ok()) return s;
     }
-    fitted = absl::StrCat(ApplyFit(ops, &c->device), FitTraining(training, &c->device));
+    // In this order, and in two statements: the training factors are relative to the fitted forward
+    // efficiencies and overhead (the order a function's arguments are evaluated in is unspecified).
+    fitted = ApplyFit(ops, &c->device);
+    absl::StrAppend(&fitted, FitTraining(training, &c->device));
   }
   TopologySpec spec;
   spec.name = absl::StrCat(c->source, ", calibrated");

@@ -245,6 +245,18 @@ TEST(Placectl, AProfilerTraceOfTheExportedModelMeasuresItsModulesOperators) {
   EXPECT_GT(nlohmann::json::parse(everywhere.out)["value"].get<double>(), 2 * j["value"].get<double>());
 }
 
+// The mean duration of a profiler trace's steps (ProfilerStep#N events, in microseconds).
+double MeanProfilerStepSeconds(const std::string& trace_path) {
+  const nlohmann::json trace = nlohmann::json::parse(placement::testing::Slurp(trace_path));
+  const nlohmann::json& events = trace.is_array() ? trace : trace["traceEvents"];
+  double sum = 0;
+  int steps = 0;
+  for (const nlohmann::json& e : events) {
+    if (e.value("name", "").rfind("ProfilerStep", 0) == 0) sum += e["dur"].get<double>() * 1e-6, ++steps;
+  }
+  return steps > 0 ? sum / steps : 0;
+}
+
 TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
   const fs::path topology = fs::temp_directory_path() / ("placectl_calibrated_" + std::to_string(getpid()) + ".json");
   const std::string data = kSource + "/tests/data/torch_trace/";
@@ -271,6 +283,10 @@ TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
                               "resnet18_b1.onnx --algorithm single_device --output json "
                               "--topology " +
                               topology.string());
+  Result placed_step = RunPlacectl("place " + data +
+                                   "resnet18_b1_train.onnx --training --optimizer adam --algorithm single_device "
+                                   "--output json --topology " +
+                                   topology.string());
   Result no_threads = RunPlacectl("calibrate --threads 0");
   Result no_profile = RunPlacectl("calibrate --measure_seconds 0.002 --profiles /nonexistent/profile");
   const std::string written = placement::testing::Slurp(topology), refit_written = placement::testing::Slurp(refit);
@@ -292,6 +308,11 @@ TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
   ASSERT_EQ(placed.exit_code, 0) << placed.err;
   const nlohmann::json answer = nlohmann::json::parse(placed.out);
   EXPECT_GT(answer["value"].get<double>(), 0);
+  // The fit reproduces what it was fitted on: the training factors sit on top of the forward efficiencies fitted
+  // from the inference profile, so the profiled step predicts back at its measured time.
+  ASSERT_EQ(placed_step.exit_code, 0) << placed_step.err;
+  const double step = MeanProfilerStepSeconds(data + "resnet18_b1_train_cpu1.trace.json");
+  EXPECT_NEAR(nlohmann::json::parse(placed_step.out)["value"].get<double>() / step, 1.0, 0.1);
   EXPECT_EQ(no_threads.exit_code, 3);
   EXPECT_THAT(no_threads.err, HasSubstr("--threads must be at least 1"));
   EXPECT_NE(no_profile.exit_code, 0);
