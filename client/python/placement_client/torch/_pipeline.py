@@ -146,9 +146,12 @@ def _output_leaves(graph: GraphModule) -> List[Node]:
 
 # glibc's malloc returns every large block to the system when it is freed (a tensor above its mmap threshold), so
 # that each micro-batch's activations fault in fresh zeroed pages again: half of a MobileNet's time on one core.
-# Stages keep freed memory for the next micro-batch instead, as a GPU's caching allocator does; a value the user
-# set in the environment wins.
-ALLOCATOR_ENVIRONMENT = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(1 << 40)}
+# Stages keep freed memory for the next micro-batch instead, as a GPU's caching allocator does: no trimming of the
+# heap, and no mmap at all (the threshold cannot be raised past 32 MiB, and every tensor above it, an AlexNet's
+# 151 MB weight gradient or Adam's temporaries of its size, would cost 0.46 s per GB of page faults each step on one
+# core: half of AlexNet's training step at batch 1). A value the user set in the environment wins.
+ALLOCATOR_ENVIRONMENT = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(1 << 40),
+                         "MALLOC_MMAP_MAX_": "0"}
 
 
 @contextmanager
