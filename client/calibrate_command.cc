@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <vector>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -158,9 +160,30 @@ TrainingBalance BalanceOf(const std::vector<TrainingProfile>& profiles, const De
   return sum;
 }
 
-// Each class family's backward factor from the profiled training steps, and the optimizer's efficiency: the
-// work the model counts over the time measured for it. Families with too little measured time keep the
-// benchmarks' figure. Called after ApplyFit, so that the forward efficiencies and overhead are the fitted ones.
+// A family's factor as each profiled step that spent enough of its time there gives it (the work the model
+// counts over the time measured), the median of those: a step recorded while the host or its allocator
+// misbehaved (under the profiler, a large model's Adam step took 0.26 s in one step and 1.2 s in the next) does
+// not move the factor. 0 where no step spent enough there.
+double MedianStepFactor(const std::vector<TrainingProfile>& profiles, const Device& d, OpClass family) {
+  std::vector<double> factors;
+  for (const TrainingProfile& p : profiles) {
+    const TrainingBalance b = BalanceOfStep(p, d);
+    double spent = 0;
+    for (double s : b.spent) spent += s;
+    const double modelled = b.ModelledFamily(family), measured = b.measured[static_cast<int>(family)];
+    const double family_spent = b.spent[static_cast<int>(family)];
+    if (family_spent < kMinProfiledShare * spent || modelled < kMinProfiledShare * spent) continue;
+    factors.push_back(modelled / std::max(measured, 0.1 * family_spent));
+  }
+  if (factors.empty()) return 0;
+  std::sort(factors.begin(), factors.end());
+  const size_t n = factors.size();
+  return n % 2 == 1 ? factors[n / 2] : std::sqrt(factors[n / 2 - 1] * factors[n / 2]);
+}
+
+// Each class family's backward factor from the profiled training steps, and the optimizer's efficiency.
+// Families with too little measured time keep the benchmarks' figure. Called after ApplyFit, so that the forward
+// efficiencies and overhead are the fitted ones.
 std::string FitTraining(const std::vector<TrainingProfile>& profiles, Device* d) {
   if (profiles.empty()) return "";
   const TrainingBalance b = BalanceOf(profiles, *d);
@@ -179,7 +202,9 @@ std::string FitTraining(const std::vector<TrainingProfile>& profiles, Device* d)
     const OpClass c = static_cast<OpClass>(family);
     const double modelled = b.ModelledFamily(c);
     if (c == OpClass::kView || b.spent[family] < enough || modelled < enough) continue;
-    const double factor = ClampEfficiency(modelled / std::max(b.measured[family], 0.1 * b.spent[family]));
+    const double median = MedianStepFactor(profiles, *d, c);
+    const double factor =
+        ClampEfficiency(median > 0 ? median : modelled / std::max(b.measured[family], 0.1 * b.spent[family]));
     if (c == OpClass::kOptimizer) {  // updates are no backward operators: their efficiency is the forward one
       const double efficiency = ClampEfficiency(factor * d->efficiency[family]);
       absl::StrAppendFormat(&out, " optimizer %.3g (benchmark %.3g),", efficiency, d->efficiency[family]);

@@ -319,6 +319,51 @@ TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
   EXPECT_THAT(no_profile.err, HasSubstr("/nonexistent/profile/model.onnx"));
 }
 
+// The training fit takes each family's factor as the median over the profiled steps: one step recorded slow (here
+// its optimizer's ranges four times as long, as the profiler's own allocations once made a large model's Adam step)
+// leaves the fitted figures as they were.
+TEST(Placectl, CalibrateTrainingFitIsUnmovedByOneSlowStep) {
+  const fs::path dir = fs::temp_directory_path() / ("placectl_slow_step_" + std::to_string(getpid()));
+  const std::string data = kSource + "/tests/data/torch_trace/";
+  std::ofstream(dir.string() + ".measured.json")
+      << R"({"device": {"name": "Test CPU", "kind": "cpu", "memory_bytes": 2e10}, "peak_flops": 1e11,
+      "memory_bandwidth": 2e10, "launch_overhead": 1e-6, "lines": [
+      {"op_class": "conv", "layer": "conv", "flops": 1.85e9, "bytes": 1.3e7, "forward_seconds": 2e-2,
+       "backward_seconds": 4e-2, "backward_ops": 2}]})";
+  nlohmann::json slow = nlohmann::json::parse(placement::testing::Slurp(data + "resnet18_b1_train_cpu1.trace.json"));
+  for (nlohmann::json& e : slow.is_array() ? slow : slow["traceEvents"]) {
+    if (e.value("name", "").rfind("Optimizer.step#", 0) == 0) e["dur"] = 4 * e["dur"].get<double>();
+  }
+  std::string folders;
+  for (const char* name : {"inference", "train_a", "train_b", "train_slow"}) {
+    const bool inference = std::string(name) == "inference";
+    fs::create_directories(dir / name);
+    fs::create_symlink(data + (inference ? "resnet18_b1.onnx" : "resnet18_b1_train.onnx"), dir / name / "model.onnx");
+    if (std::string(name) == "train_slow") {
+      std::ofstream(dir / name / "trace.json") << slow.dump();
+    } else {
+      fs::create_symlink(data + (inference ? "resnet18_b1_cpu1.trace.json" : "resnet18_b1_train_cpu1.trace.json"),
+                         dir / name / "trace.json");
+    }
+    folders += (folders.empty() ? "" : ",") + (dir / name).string();
+  }
+  const std::string measured = " --measurements " + dir.string() + ".measured.json --profiles ";
+  const std::string without_slow = folders.substr(0, folders.rfind(','));
+  Result two = RunPlacectl("calibrate" + measured + without_slow + " --output " + (dir / "two.json").string());
+  Result three = RunPlacectl("calibrate" + measured + folders + " --output " + (dir / "three.json").string());
+  const std::string two_json = placement::testing::Slurp(dir / "two.json");
+  const std::string three_json = placement::testing::Slurp(dir / "three.json");
+  fs::remove_all(dir);
+  fs::remove(dir.string() + ".measured.json");
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  ASSERT_EQ(three.exit_code, 0) << three.err;
+  EXPECT_THAT(three.out, HasSubstr("training fitted on 3 profiled step(s)"));
+  const nlohmann::json a = nlohmann::json::parse(two_json)["devices"][0];
+  const nlohmann::json b = nlohmann::json::parse(three_json)["devices"][0];
+  EXPECT_DOUBLE_EQ(a["efficiency"]["optimizer"].get<double>(), b["efficiency"]["optimizer"].get<double>());
+  EXPECT_DOUBLE_EQ(a["backward_efficiency"]["conv"].get<double>(), b["backward_efficiency"]["conv"].get<double>());
+}
+
 TEST(Placectl, CalibrateTakesADeviceMeasuredElsewhere) {
   const fs::path dir = fs::temp_directory_path() / ("placectl_measurements_" + std::to_string(getpid()));
   fs::create_directories(dir);
