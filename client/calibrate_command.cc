@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <vector>
 #include <iostream>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -143,37 +143,43 @@ TrainingBalance BalanceOfStep(const TrainingProfile& p, const Device& d) {
 
 // The profiled steps' balances, each scaled to one second of measured backward and updates: every step counts
 // alike, so that one long step (a large model at a large batch, or one recorded while the host was slower) does
-// not set the factors for all.
-TrainingBalance BalanceOf(const std::vector<TrainingProfile>& profiles, const Device& d) {
-  TrainingBalance sum;
+// not set the factors for all. Steps with nothing measured are left out.
+std::vector<TrainingBalance> StepBalances(const std::vector<TrainingProfile>& profiles, const Device& d) {
+  std::vector<TrainingBalance> steps;
   for (const TrainingProfile& p : profiles) {
-    const TrainingBalance b = BalanceOfStep(p, d);
+    TrainingBalance b = BalanceOfStep(p, d);
     double spent = 0;
     for (double s : b.spent) spent += s;
     if (spent <= 0) continue;
     for (int c = 0; c < kNumOpClasses; ++c) {
-      sum.modelled[c] += b.modelled[c] / spent;
-      sum.measured[c] += b.measured[c] / spent;
-      sum.spent[c] += b.spent[c] / spent;
+      b.modelled[c] /= spent, b.measured[c] /= spent, b.spent[c] /= spent;
+    }
+    steps.push_back(b);
+  }
+  return steps;
+}
+
+TrainingBalance SumOf(const std::vector<TrainingBalance>& steps) {
+  TrainingBalance sum;
+  for (const TrainingBalance& b : steps) {
+    for (int c = 0; c < kNumOpClasses; ++c) {
+      sum.modelled[c] += b.modelled[c], sum.measured[c] += b.measured[c], sum.spent[c] += b.spent[c];
     }
   }
   return sum;
 }
 
-// A family's factor as each profiled step that spent enough of its time there gives it (the work the model
-// counts over the time measured), the median of those: a step recorded while the host or its allocator
-// misbehaved (under the profiler, a large model's Adam step took 0.26 s in one step and 1.2 s in the next) does
-// not move the factor. 0 where no step spent enough there.
-double MedianStepFactor(const std::vector<TrainingProfile>& profiles, const Device& d, OpClass family) {
+// A family's factor (the work the model counts over the time measured) as each step that spent enough of its
+// time there gives it, the median of those: a step recorded while the host or its allocator misbehaved (under
+// the profiler, a large model's Adam step took 0.26 s in one step and 1.2 s in the next) does not move the
+// factor. 0 where no step spent enough there.
+double MedianStepFactor(const std::vector<TrainingBalance>& steps, OpClass family) {
   std::vector<double> factors;
-  for (const TrainingProfile& p : profiles) {
-    const TrainingBalance b = BalanceOfStep(p, d);
-    double spent = 0;
-    for (double s : b.spent) spent += s;
-    const double modelled = b.ModelledFamily(family), measured = b.measured[static_cast<int>(family)];
-    const double family_spent = b.spent[static_cast<int>(family)];
-    if (family_spent < kMinProfiledShare * spent || modelled < kMinProfiledShare * spent) continue;
-    factors.push_back(modelled / std::max(measured, 0.1 * family_spent));
+  const int f = static_cast<int>(family);
+  for (const TrainingBalance& b : steps) {  // each scaled to one second spent
+    const double modelled = b.ModelledFamily(family);
+    if (b.spent[f] < kMinProfiledShare || modelled < kMinProfiledShare) continue;
+    factors.push_back(modelled / std::max(b.measured[f], 0.1 * b.spent[f]));
   }
   if (factors.empty()) return 0;
   std::sort(factors.begin(), factors.end());
@@ -186,8 +192,9 @@ double MedianStepFactor(const std::vector<TrainingProfile>& profiles, const Devi
 // efficiencies and overhead are the fitted ones.
 std::string FitTraining(const std::vector<TrainingProfile>& profiles, Device* d) {
   if (profiles.empty()) return "";
-  const TrainingBalance b = BalanceOf(profiles, *d);
-  double total = 0;  // one per step with a measured backward: the weights BalanceOf gave
+  const std::vector<TrainingBalance> steps = StepBalances(profiles, *d);
+  const TrainingBalance b = SumOf(steps);
+  double total = 0;  // one per step with a measured backward: the weights StepBalances gave
   for (double s : b.spent) total += s;
   double seconds = 0;
   for (const TrainingProfile& p : profiles) {
@@ -202,7 +209,7 @@ std::string FitTraining(const std::vector<TrainingProfile>& profiles, Device* d)
     const OpClass c = static_cast<OpClass>(family);
     const double modelled = b.ModelledFamily(c);
     if (c == OpClass::kView || b.spent[family] < enough || modelled < enough) continue;
-    const double median = MedianStepFactor(profiles, *d, c);
+    const double median = MedianStepFactor(steps, c);
     const double factor =
         ClampEfficiency(median > 0 ? median : modelled / std::max(b.measured[family], 0.1 * b.spent[family]));
     if (c == OpClass::kOptimizer) {  // updates are no backward operators: their efficiency is the forward one
