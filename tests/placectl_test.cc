@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/onnx/tests/test_models.h"
+#include "graph/torch_trace.h"
 #include "tests/placectl_run.h"
 
 namespace {
@@ -245,18 +246,6 @@ TEST(Placectl, AProfilerTraceOfTheExportedModelMeasuresItsModulesOperators) {
   EXPECT_GT(nlohmann::json::parse(everywhere.out)["value"].get<double>(), 2 * j["value"].get<double>());
 }
 
-// The mean duration of a profiler trace's steps (ProfilerStep#N events, in microseconds).
-double MeanProfilerStepSeconds(const std::string& trace_path) {
-  const nlohmann::json trace = nlohmann::json::parse(placement::testing::Slurp(trace_path));
-  const nlohmann::json& events = trace.is_array() ? trace : trace["traceEvents"];
-  double sum = 0;
-  int steps = 0;
-  for (const nlohmann::json& e : events) {
-    if (e.value("name", "").rfind("ProfilerStep", 0) == 0) sum += e["dur"].get<double>() * 1e-6, ++steps;
-  }
-  return steps > 0 ? sum / steps : 0;
-}
-
 TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
   const fs::path topology = fs::temp_directory_path() / ("placectl_calibrated_" + std::to_string(getpid()) + ".json");
   const std::string data = kSource + "/tests/data/torch_trace/";
@@ -311,8 +300,10 @@ TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
   // The fit reproduces what it was fitted on: the training factors sit on top of the forward efficiencies fitted
   // from the inference profile, so the profiled step predicts back at its measured time.
   ASSERT_EQ(placed_step.exit_code, 0) << placed_step.err;
-  const double step = MeanProfilerStepSeconds(data + "resnet18_b1_train_cpu1.trace.json");
-  EXPECT_NEAR(nlohmann::json::parse(placed_step.out)["value"].get<double>() / step, 1.0, 0.1);
+  const absl::StatusOr<placement::ModuleTimes> trace =
+      placement::ParseTorchTrace(placement::testing::Slurp(data + "resnet18_b1_train_cpu1.trace.json"));
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  EXPECT_NEAR(nlohmann::json::parse(placed_step.out)["value"].get<double>() / trace->step_seconds, 1.0, 0.1);
   EXPECT_EQ(no_threads.exit_code, 3);
   EXPECT_THAT(no_threads.err, HasSubstr("--threads must be at least 1"));
   EXPECT_NE(no_profile.exit_code, 0);
