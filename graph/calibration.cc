@@ -52,6 +52,10 @@ absl::StatusOr<CalibrationLine> LineOf(const Json& j, absl::string_view path) {
     ASSIGN_OR_RETURN(const double ops, RequiredFigure(j, path, "backward_ops"));
     line.backward_ops = static_cast<int>(ops);
   }
+  if (j.contains("window")) {
+    ASSIGN_OR_RETURN(const double window, RequiredFigure(j, path, "window"));
+    line.window = static_cast<int32_t>(std::min(window, 1e9));
+  }
   return line;
 }
 
@@ -72,7 +76,7 @@ absl::Status DeriveEfficiencies(Calibration* calibration) {
           absl::StrCat("layer '", line.layer, "': times must be positive, counts not negative"));
     }
     // Classed as the cost model classes the importer's operators: by type, then by intensity.
-    const OpClass op_class = RefineByIntensity(*named, line.flops, line.bytes);
+    const OpClass op_class = RefineByIntensity(*named, line.flops, line.bytes, line.window);
     line.op_class = std::string(OpClassName(op_class));
     const int c = static_cast<int>(op_class);
     const double roofline = ClassRooflineSeconds(op_class, line.flops, line.bytes, d);
@@ -91,6 +95,10 @@ absl::Status DeriveEfficiencies(Calibration* calibration) {
   const int other = static_cast<int>(OpClass::kOther), elementwise = static_cast<int>(OpClass::kElementwise);
   d.efficiency[other] = d.efficiency[elementwise];
   d.backward_efficiency[other] = d.backward_efficiency[elementwise];
+  // Measurements without a wide convolution (made before windows were recorded) leave it as the thin ones.
+  const int wide = static_cast<int>(OpClass::kWideThinConv), thin = static_cast<int>(OpClass::kThinConv);
+  if (spent[wide] == 0) d.efficiency[wide] = d.efficiency[thin];
+  if (back_spent[wide] == 0) d.backward_efficiency[wide] = d.backward_efficiency[thin];
   return absl::OkStatus();
 }
 
@@ -143,7 +151,8 @@ std::string MeasurementsToJson(const Calibration& calibration) {
                              {"bytes", line.bytes},
                              {"forward_seconds", line.forward_seconds},
                              {"backward_seconds", line.backward_seconds},
-                             {"backward_ops", line.backward_ops}});
+                             {"backward_ops", line.backward_ops},
+                             {"window", line.window}});
   }
   return root.dump(2);
 }

@@ -26,6 +26,7 @@ struct CalibrationLine {  // one benchmark layer
   double forward_seconds = 0;
   double backward_seconds = 0;  // 0 when not measured
   int backward_ops = 0;         // operators of its training-step backward
+  int32_t window = 0;           // a convolution's kernel window (kh x kw), as the importer carries it
 };
 
 struct Calibration {

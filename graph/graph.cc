@@ -64,6 +64,9 @@ absl::Status ValidateOp(const OpSpec& op) {
   if (!(s = CheckNumber(op.name, "bytes_accessed", op.bytes_accessed)).ok()) return s;
   if (!(s = CheckBytes(op.name, "param_bytes", op.param_bytes)).ok()) return s;
   if (!(s = CheckBytes(op.name, "temp_bytes", op.temp_bytes)).ok()) return s;
+  if (op.window < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("operator '", op.name, "': window must be non-negative"));
+  }
   for (size_t i = 0; i < op.outputs.size(); ++i) {
     const OutputTensor& out = op.outputs[i];
     if (!(s = CheckBytes(op.name, absl::StrCat("output ", i, " bytes"), out.bytes)).ok()) return s;
@@ -129,6 +132,7 @@ OpSpec SpecOf(const Graph& g, OpId u) {
   op.bytes_accessed = g.bytes_accessed(u);
   op.param_bytes = g.param_bytes(u);
   op.temp_bytes = g.temp_bytes(u);
+  op.window = g.window(u);
   for (int32_t k = 0; k < g.num_outputs(u); ++k) op.outputs.push_back(g.tensor(g.first_output(u) + k));
   if (g.colocation_group(u) != kNone) op.colocation_group = g.colocation_groups()[g.colocation_group(u)];
   if (g.pinned(u) != kNone) op.pinned_device = g.pinned_devices()[g.pinned(u)];
@@ -200,6 +204,7 @@ absl::StatusOr<Graph> GraphBuilder::Build() && {
     g.bytes_accessed_.push_back(op.bytes_accessed);
     g.param_bytes_.push_back(op.param_bytes);
     g.temp_bytes_.push_back(op.temp_bytes);
+    g.window_.push_back(op.window);
     g.is_backward_.push_back(op.is_backward ? 1 : 0);
     g.colocation_.push_back(groups.Intern(op.colocation_group, true));
     g.pinned_.push_back(pins.Intern(op.pinned_device, true));

@@ -54,6 +54,10 @@ struct OpSpec {
   double bytes_accessed = 0;
   int64_t param_bytes = 0;  // resident for the whole step (weights, optimizer state)
   int64_t temp_bytes = 0;   // scratch while the operator runs
+  // A convolution's kernel window, kh x kw: how many input positions of one channel each output reads. The
+  // cost model tells a 5x5 depthwise convolution from a 3x3 one by it, whose backward kernels differ in kind.
+  // 0 for other operators and where unknown.
+  int32_t window = 0;
   std::vector<OutputTensor> outputs;
   std::string colocation_group;  // empty: none
   std::string pinned_device;     // empty: none; a device name of the topology
@@ -75,6 +79,7 @@ class Graph {
   double bytes_accessed(OpId op) const { return bytes_accessed_[op]; }
   int64_t param_bytes(OpId op) const { return param_bytes_[op]; }
   int64_t temp_bytes(OpId op) const { return temp_bytes_[op]; }
+  int32_t window(OpId op) const { return window_[op]; }
   bool is_backward(OpId op) const { return is_backward_[op] != 0; }
   // Index into colocation_groups(), or kNone.
   int32_t colocation_group(OpId op) const { return colocation_[op]; }
@@ -131,6 +136,7 @@ class Graph {
   std::vector<double> bytes_accessed_;
   std::vector<int64_t> param_bytes_;
   std::vector<int64_t> temp_bytes_;
+  std::vector<int32_t> window_;
   std::vector<uint8_t> is_backward_;
   std::vector<int32_t> colocation_;
   std::vector<int32_t> pinned_;

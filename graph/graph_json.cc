@@ -31,7 +31,7 @@ using json::UnitParser;
 
 constexpr Keys kTopKeys = {"format", "name", "description", "time_unit", "topology", "operators", "edges"};
 constexpr Keys kOpKeys = {"name",       "op_type", "measured",         "flops",         "bytes_accessed", "param_bytes",
-                          "temp_bytes", "outputs", "colocation_group", "pinned_device", "is_backward"};
+                          "temp_bytes", "window",  "outputs",          "colocation_group", "pinned_device", "is_backward"};
 constexpr Keys kOutputKeys = {"bytes", "transfer_seconds"};
 constexpr Keys kEdgeKeys = {"src", "src_output", "dst", "bytes"};
 
@@ -145,6 +145,12 @@ absl::StatusOr<OpSpec> ReadOp(const Json& j, const std::string& index_path, cons
       if (!b.ok()) return b.status();
       *out = *b;
     }
+  }
+  if (const Json* v = Find(j, "window")) {
+    if (!v->is_number_integer() || v->get<int64_t>() < 0 || v->get<int64_t>() > std::numeric_limits<int32_t>::max()) {
+      return Err(Child(path, "window"), absl::StrCat("expected a kernel window (9 for 3x3), got ", v->dump()));
+    }
+    op.window = v->get<int32_t>();
   }
   if (const Json* outs = Find(j, "outputs")) {
     const std::string opath = Child(path, "outputs");

@@ -10,9 +10,9 @@
 namespace placement {
 namespace {
 
-constexpr absl::string_view kNames[kNumOpClasses] = {"gemm",          "thin_gemm",     "conv",        "thin_conv",
-                                                     "pooling",       "normalization", "elementwise", "transcendental",
-                                                     "data_movement", "view",          "optimizer",   "other"};
+constexpr absl::string_view kNames[kNumOpClasses] = {
+    "gemm",           "thin_gemm",     "conv", "thin_conv", "pooling", "normalization", "elementwise",
+    "transcendental", "data_movement", "view", "optimizer", "other",   "wide_thin_conv"};
 
 const absl::flat_hash_map<absl::string_view, OpClass>& TypeClasses() {
   static const auto* const kTypes = new absl::flat_hash_map<absl::string_view, OpClass>{
@@ -187,15 +187,17 @@ OpClass FamilyOfAutogradFunction(absl::string_view function) {
   return OpClass::kElementwise;
 }
 
-OpClass RefineByIntensity(OpClass c, double flops, double bytes_accessed) {
+OpClass RefineByIntensity(OpClass c, double flops, double bytes_accessed, int32_t window) {
   const bool thin = bytes_accessed > 0 && flops < kThinFlopsPerByte * bytes_accessed;
-  if (c == OpClass::kConv && thin) return OpClass::kThinConv;
+  if ((c == OpClass::kConv || c == OpClass::kThinConv) && thin) {  // kThinConv: a class refined before, read back
+    return window > kMaxNarrowWindow ? OpClass::kWideThinConv : OpClass::kThinConv;
+  }
   if (c == OpClass::kGemm && thin) return OpClass::kThinGemm;
   return c;
 }
 
 OpClass ClassOf(const Graph& graph, int32_t op) {
-  return RefineByIntensity(ClassOfType(graph.op_type(op)), graph.flops(op), graph.bytes_accessed(op));
+  return RefineByIntensity(ClassOfType(graph.op_type(op)), graph.flops(op), graph.bytes_accessed(op), graph.window(op));
 }
 
 }  // namespace placement

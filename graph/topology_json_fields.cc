@@ -53,6 +53,10 @@ absl::Status ReadClassFactors(const Json& j, absl::string_view path, ClassFactor
     }
     (*out)[static_cast<int>(*c)] = value.get<double>();
   }
+  // Files written before wide convolutions had a class of their own give them the thin ones' factor.
+  if (!j.contains("wide_thin_conv") && j.contains("thin_conv")) {
+    (*out)[static_cast<int>(OpClass::kWideThinConv)] = (*out)[static_cast<int>(OpClass::kThinConv)];
+  }
   return absl::OkStatus();
 }
 

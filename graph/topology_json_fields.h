@@ -40,7 +40,8 @@ absl::StatusOr<int64_t> Count(const Json& j, absl::string_view path);
 // Capacity in bytes; 0 or "unlimited" means no limit.
 absl::StatusOr<int64_t> MemoryBytes(const Json& j, absl::string_view path);
 
-// {"conv": 0.7, "elementwise": 0.4}: the classes named get their share of the roofline, the rest keep theirs.
+// {"conv": 0.7, "elementwise": 0.4}: the classes named get their share of the roofline, the rest keep theirs
+// (wide_thin_conv, where absent, thin_conv's).
 absl::Status ReadClassFactors(const Json& j, absl::string_view path, ClassFactors* out);
 
 // Reads {"bandwidth": ..., "latency": ...} (j may be null: the link is not given); a field left out takes the

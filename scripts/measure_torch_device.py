@@ -19,7 +19,8 @@ Run it where the placement is for: on the GPU machine, with the PyTorch the mode
 
 Each line's op_class is the class of its operator type ("gemm", "conv", "pooling", "normalization",
 "elementwise", "transcendental", "data_movement", "view", "optimizer"); the consumer refines gemm and conv by intensity (thin_gemm,
-thin_conv below 16 FLOPs per byte), as the cost model classes an imported operator. The numerics are PyTorch's
+thin_conv below 16 FLOPs per byte; wide_thin_conv for thin ones whose "window", kh x kw, is past 3x3), as the cost
+model classes an imported operator. The numerics are PyTorch's
 defaults (float32; TF32 as the settings say), which `settings` records.
 
 On CUDA the repeated calls are queued without waiting and the loop is bracketed by torch.cuda.synchronize(): the
@@ -54,6 +55,7 @@ class Layer:
         self.shapes = shapes  # input shapes, made with randn on the device outside the timing
         self.forward = forward
         self.backward_ops = backward_ops  # operators of its training-step backward (0: backward not measured)
+        self.window = 0  # a convolution's kernel window, kh x kw
 
 
 def conv(n, c, hw, out, k, stride, groups):
@@ -61,10 +63,12 @@ def conv(n, c, hw, out, k, stride, groups):
     ohw = (hw + 2 * pad - k) // stride + 1
     outputs = n * out * ohw * ohw
     weights = out * (c // groups) * k * k
-    return Layer("conv", f"conv {c}->{out} {k}x{k}/{stride} g{groups} on {hw}x{hw}",
-                 2.0 * outputs * (c // groups * k * k), FLOAT * (n * c * hw * hw + weights + outputs),
-                 [(n, c, hw, hw), (out, c // groups, k, k)],
-                 lambda t: F.conv2d(t[0], t[1], None, stride, pad, 1, groups), 2)
+    layer = Layer("conv", f"conv {c}->{out} {k}x{k}/{stride} g{groups} on {hw}x{hw}",
+                  2.0 * outputs * (c // groups * k * k), FLOAT * (n * c * hw * hw + weights + outputs),
+                  [(n, c, hw, hw), (out, c // groups, k, k)],
+                  lambda t: F.conv2d(t[0], t[1], None, stride, pad, 1, groups), 2)
+    layer.window = k * k
+    return layer
 
 
 def linear(m, k, n):
@@ -103,7 +107,9 @@ def layers(device):
         conv(8, 512, 7, 2048, 1, 1, 1),
         conv(8, 32, 112, 32, 3, 1, 32),
         conv(8, 144, 56, 144, 3, 2, 144),
-        conv(8, 240, 28, 240, 5, 1, 240),
+          conv(8, 240, 28, 240, 5, 1, 240),
+        conv(8, 672, 14, 672, 5, 1, 672),
+        conv(8, 96, 56, 96, 7, 1, 96),
         conv(8, 960, 7, 960, 3, 1, 960),
         # Counted as the importer counts a pool: a 3x3 window per output, inputs plus outputs.
         pointwise("pooling", "maxpool 3x3/2 64x112x112", (8, 64, 112, 112), 1, 9 / 4,
@@ -282,7 +288,7 @@ def main():
             forward, backward = measure_layer(layer, device, timer, backward_call)
             lines.append({"op_class": layer.op_class, "layer": layer.name, "flops": layer.flops,
                           "bytes": layer.bytes, "forward_seconds": forward, "backward_seconds": backward,
-                          "backward_ops": layer.backward_ops})
+                          "backward_ops": layer.backward_ops, "window": layer.window})
             print(f"  {layer.name:34s} forward {forward * 1e6:10.1f} us  backward {backward * 1e6:10.1f} us",
                   file=sys.stderr, flush=True)
         current = "zero_grad, accumulate, adam 16M parameters"

@@ -311,8 +311,8 @@ TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
 }
 
 // The training fit takes each family's factor as the median over the profiled steps: one step recorded slow (here
-// its optimizer's ranges four times as long, as the profiler's own allocations once made a large model's Adam step)
-// leaves the fitted figures as they were.
+// its convolutions' backward ranges four times as long, as a busy host or the profiler's own allocations once made
+// a large model's Adam step) leaves the fitted figures as they were.
 TEST(Placectl, CalibrateTrainingFitIsUnmovedByOneSlowStep) {
   const fs::path dir = fs::temp_directory_path() / ("placectl_slow_step_" + std::to_string(getpid()));
   const std::string data = kSource + "/tests/data/torch_trace/";
@@ -323,7 +323,8 @@ TEST(Placectl, CalibrateTrainingFitIsUnmovedByOneSlowStep) {
        "backward_seconds": 4e-2, "backward_ops": 2}]})";
   nlohmann::json slow = nlohmann::json::parse(placement::testing::Slurp(data + "resnet18_b1_train_cpu1.trace.json"));
   for (nlohmann::json& e : slow.is_array() ? slow : slow["traceEvents"]) {
-    if (e.value("name", "").rfind("Optimizer.step#", 0) == 0) e["dur"] = 4 * e["dur"].get<double>();
+    const std::string name = e.value("name", "");
+    if (name == "autograd::engine::evaluate_function: ConvolutionBackward0") e["dur"] = 4 * e["dur"].get<double>();
   }
   std::string folders;
   for (const char* name : {"inference", "train_a", "train_b", "train_slow"}) {
@@ -349,9 +350,9 @@ TEST(Placectl, CalibrateTrainingFitIsUnmovedByOneSlowStep) {
   ASSERT_EQ(two.exit_code, 0) << two.err;
   ASSERT_EQ(three.exit_code, 0) << three.err;
   EXPECT_THAT(three.out, HasSubstr("training fitted on 3 profiled step(s)"));
+  EXPECT_THAT(three.out, HasSubstr("optimizer 1 kept"));  // the benchmarks' (here none: the plain roofline)
   const nlohmann::json a = nlohmann::json::parse(two_json)["devices"][0];
   const nlohmann::json b = nlohmann::json::parse(three_json)["devices"][0];
-  EXPECT_DOUBLE_EQ(a["efficiency"]["optimizer"].get<double>(), b["efficiency"]["optimizer"].get<double>());
   EXPECT_DOUBLE_EQ(a["backward_efficiency"]["conv"].get<double>(), b["backward_efficiency"]["conv"].get<double>());
 }
 

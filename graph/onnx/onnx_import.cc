@@ -103,6 +103,7 @@ class ProblemBuilder {
     spec.op_type = node.op_type();
     spec.flops = cost.flops;
     spec.bytes_accessed = cost.bytes_accessed;
+    spec.window = cost.window;
     // A weight is resident where it is first read; later readers share it.
     for (int k = 0; k < node.input_size(); ++k) {
       const std::string& name = node.input(k);

@@ -1,6 +1,7 @@
 #include "graph/onnx/op_costs.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <vector>
@@ -135,6 +136,13 @@ double TrailingProduct(const TensorInfo* t, size_t from) {
   return p;
 }
 
+// The spatial dims of a convolution's weight ([out, in / group, kh, kw, ...]) multiplied; 0 where unknown.
+int32_t KernelWindow(const TensorInfo* weight) {
+  if (weight == nullptr || weight->dims.size() < 3) return 0;
+  const double window = TrailingProduct(weight, 2);
+  return window > 0 && window <= std::numeric_limits<int32_t>::max() ? static_cast<int32_t>(window) : 0;
+}
+
 double GemmMacs(const onnx::NodeProto& node, const TensorInfo* a, const TensorInfo* y) {
   if (a == nullptr || a->dims.size() != 2) return 0;
   const onnx::AttributeProto* trans_a = FindAttr(node, "transA");
@@ -209,10 +217,12 @@ OpCost ComputeOpCost(const onnx::NodeProto& node, absl::Span<const TensorInfo* c
     case Kind::kConv:
       cost.macs = Elements(y) * TrailingProduct(Slot(inputs, 1), 1);
       cost.flops = 2 * cost.macs + (Slot(inputs, 2) != nullptr && node.op_type() == "Conv" ? Elements(y) : 0);
+      cost.window = KernelWindow(Slot(inputs, 1));
       break;
     case Kind::kConvTranspose:
       cost.macs = Elements(Slot(inputs, 0)) * TrailingProduct(Slot(inputs, 1), 1);
       cost.flops = 2 * cost.macs + (Slot(inputs, 2) != nullptr ? Elements(y) : 0);
+      cost.window = KernelWindow(Slot(inputs, 1));
       break;
     case Kind::kGemm:
       cost.macs = GemmMacs(node, Slot(inputs, 0), y);

@@ -19,6 +19,8 @@ struct OpCost {
   // Multiply-accumulates of the matrix ops (Conv, ConvTranspose, Gemm, MatMul, Einsum, LSTM/GRU/RNN gate
   // products), reported so that they can be compared with published figures.
   double macs = 0;
+  // A convolution's kernel window (kh x kw, from its weight's shape); 0 for other operators.
+  int32_t window = 0;
   // The op type has no entry: FLOPs = output elements, bytes = inputs + outputs.
   bool is_default = false;
 };

@@ -53,6 +53,7 @@ absl::StatusOr<Graph> GraphFromProto(const pb::Graph& message) {
     op.bytes_accessed = in.bytes_accessed();
     op.param_bytes = in.param_bytes();
     op.temp_bytes = in.temp_bytes();
+    op.window = in.window();
     for (const pb::OutputTensor& t : in.outputs()) {
       // Absent means "derive it from the link", which the graph spells as a negative time.
       op.outputs.push_back(
@@ -85,6 +86,7 @@ pb::Graph GraphToProto(const Graph& g) {
     op->set_bytes_accessed(g.bytes_accessed(u));
     op->set_param_bytes(g.param_bytes(u));
     op->set_temp_bytes(g.temp_bytes(u));
+    op->set_window(g.window(u));
     for (int32_t k = 0; k < g.num_outputs(u); ++k) {
       const OutputTensor& t = g.tensor(g.first_output(u) + k);
       pb::OutputTensor* out = op->add_outputs();

@@ -40,6 +40,35 @@ TEST(Calibration, EfficienciesAreTheRooflineOverTheMeasuredTimeLessTheLaunch) {
   EXPECT_EQ(d.efficiency[static_cast<int>(OpClass::kPooling)], 1.0);  // no line: the plain roofline
 }
 
+// Two depthwise layers of the same intensity, 3x3 and 5x5: the 5x5 one's backward (10 ms where the 3x3 one's
+// takes 2 x its 0.4 ms forward) sets a class of its own. Measurements without a wide layer leave it as the thin.
+TEST(Calibration, AWideDepthwiseLayerHasAClassOfItsOwn) {
+  std::string text = kMeasurements;
+  const std::string thin = R"("layer": "depthwise", "flops": 1e6, "bytes": 1e6, "forward_seconds": 0.000401})";
+  text.replace(text.find(thin), thin.size(),
+               R"("layer": "depthwise 3x3", "flops": 1e6, "bytes": 1e6, "forward_seconds": 0.000401,
+                  "backward_seconds": 0.000802, "backward_ops": 2, "window": 9},
+                  {"op_class": "conv", "layer": "depthwise 5x5", "flops": 1e6, "bytes": 1e6,
+                   "forward_seconds": 0.000401, "backward_seconds": 0.010002, "backward_ops": 2, "window": 25})");
+  absl::StatusOr<Calibration> c = ParseMeasurements(text);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->lines[1].op_class, "thin_conv");
+  EXPECT_EQ(c->lines[2].op_class, "wide_thin_conv");
+  const int thin_class = static_cast<int>(OpClass::kThinConv), wide = static_cast<int>(OpClass::kWideThinConv);
+  EXPECT_NEAR(c->device.efficiency[wide], 0.25, 1e-9);
+  EXPECT_NEAR(c->device.backward_efficiency[thin_class], 2 * 1e-4 / 0.25 / 0.0008, 1e-9);
+  EXPECT_NEAR(c->device.backward_efficiency[wide], 2 * 1e-4 / 0.25 / 0.01, 1e-9);
+  absl::StatusOr<Calibration> again = ParseMeasurements(MeasurementsToJson(*c));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->lines[2].window, 25);
+  EXPECT_EQ(again->device.backward_efficiency[wide], c->device.backward_efficiency[wide]);
+
+  absl::StatusOr<Calibration> without = ParseMeasurements(kMeasurements);
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_EQ(without->device.efficiency[wide], without->device.efficiency[thin_class]);
+  EXPECT_EQ(without->device.backward_efficiency[wide], without->device.backward_efficiency[thin_class]);
+}
+
 TEST(Calibration, SavedMeasurementsReadBackToTheSameDevice) {
   absl::StatusOr<Calibration> first = ParseMeasurements(kMeasurements);
   ASSERT_TRUE(first.ok()) << first.status();

@@ -19,6 +19,7 @@ namespace placement {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
@@ -38,6 +39,7 @@ Graph EveryField() {
   a.bytes_accessed = 1e6 / 3;
   a.param_bytes = (int64_t{1} << 40) + 7;  // more than a double's 53 bits would keep exactly with a fraction
   a.temp_bytes = 4096;
+  a.window = 25;
   a.outputs = {OutputTensor{100, -1}, OutputTensor{200, 2.5e-6}};
   a.colocation_group = "embedding";
   a.pinned_device = "gpu1";
@@ -99,6 +101,19 @@ TEST(GraphJson, RoundTripKeepsEveryFieldAndTheHash) {
     EXPECT_EQ(back->time_unit, "s");
     EXPECT_EQ(GraphToJson(back->graph, options), text);  // writing is deterministic
   }
+}
+
+// The window changes what the cost model predicts, so it is part of the hash that keys cached answers; a graph
+// without windows keeps the hash it had before operators carried them.
+TEST(GraphJson, TheKernelWindowIsPartOfTheHash) {
+  const Graph g = EveryField();
+  absl::StatusOr<Graph> narrow = RebuildGraph(g, [](OpId, OpSpec& op) { op.window = op.window > 0 ? 9 : 0; });
+  absl::StatusOr<Graph> none = RebuildGraph(g, [](OpId, OpSpec& op) { op.window = 0; });
+  ASSERT_TRUE(narrow.ok() && none.ok());
+  EXPECT_NE(GraphHash(g), GraphHash(*narrow));
+  EXPECT_NE(GraphHash(*narrow), GraphHash(*none));
+  EXPECT_THAT(GraphToJson(g), HasSubstr(R"("window":25)"));
+  EXPECT_THAT(GraphToJson(*none), Not(HasSubstr("window")));
 }
 
 TEST(GraphJson, WritesOnlyWhatDiffersFromTheDefaults) {
@@ -208,6 +223,10 @@ TEST(GraphJson, ErrorsNameTheJsonPath) {
               HasSubstr("operators[0] ('a').measured: expected an object"));
   EXPECT_THAT(ParseError(doc(R"([{"name": "a", "is_backward": 1}])")).message(),
               HasSubstr("operators[0] ('a').is_backward: expected true or false"));
+  EXPECT_THAT(ParseError(doc(R"([{"name": "a", "window": -9}])")).message(),
+              HasSubstr("operators[0] ('a').window: expected a kernel window (9 for 3x3), got -9"));
+  EXPECT_THAT(ParseError(doc(R"([{"name": "a", "window": "3x3"}])")).message(),
+              HasSubstr("operators[0] ('a').window: expected a kernel window"));
   EXPECT_THAT(ParseError(doc(R"([{"name": "a", "flops": "3 parsecs"}])")).message(),
               HasSubstr("operators[0] ('a').flops:"));
   EXPECT_THAT(ParseError(doc(R"([{"name": "a", "op_type": 3}])")).message(),

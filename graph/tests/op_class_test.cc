@@ -7,6 +7,7 @@
 
 #include "graph/cost_model.h"
 #include "graph/topology_json.h"
+#include "graph/training.h"
 
 namespace placement {
 namespace {
@@ -89,6 +90,31 @@ TEST(OpClass, ADepthwiseConvolutionIsThin) {
   EXPECT_EQ(ClassOf(g, g.FindOp("relu")), OpClass::kElementwise);
 }
 
+// The same depthwise convolution with a 5x5 window: thin, but wide, and its backward operators with it; the dense
+// convolution stays dense whatever its window.
+TEST(OpClass, AThinConvolutionWithAWindowPast3x3IsWideAndItsBackwardToo) {
+  EXPECT_EQ(RefineByIntensity(OpClass::kConv, 4.5e6, 2e6, 9), OpClass::kThinConv);
+  EXPECT_EQ(RefineByIntensity(OpClass::kConv, 4.5e6, 2e6, 25), OpClass::kWideThinConv);
+  EXPECT_EQ(RefineByIntensity(OpClass::kConv, 288e6, 2e6, 25), OpClass::kConv);
+  EXPECT_EQ(RefineByIntensity(OpClass::kThinConv, 4.5e6, 2e6, 49), OpClass::kWideThinConv);  // a refined class read back
+  EXPECT_EQ(RefineByIntensity(OpClass::kConv, 4.5e6, 2e6), OpClass::kThinConv);  // window unknown: as a 3x3 one
+  EXPECT_EQ(BackwardFamily(OpClass::kWideThinConv), OpClass::kWideThinConv);
+  absl::StatusOr<Graph> g = RebuildGraph(Convolutions(), [](OpId, OpSpec& op) {
+    if (op.name != "depthwise") return;
+    op.window = 25;
+    op.param_bytes = 25 * 4 * 64;  // its weights: a weight-gradient operator too
+  });
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(ClassOf(*g, g->FindOp("depthwise")), OpClass::kWideThinConv);
+  absl::StatusOr<Graph> step = BuildTrainingGraph(*g);
+  ASSERT_TRUE(step.ok()) << step.status();
+  for (const char* name : {"depthwise", "depthwise/grad", "depthwise/wgrad"}) {
+    const OpId op = step->FindOp(name);
+    ASSERT_NE(op, kNone) << name;
+    EXPECT_EQ(ClassOf(*step, op), OpClass::kWideThinConv) << name;
+  }
+}
+
 constexpr char kCalibrated[] = R"({"devices": [{"name": "cpu0", "kind": "cpu", "type": "cpu",
     "peak_flops": "100 GFLOP/s", "memory_bandwidth": "10 GB/s", "memory": "16 GiB",
     "efficiency": {"conv": 0.5, "thin_conv": 0.25}, "backward_efficiency": {"conv": 0.8}}]})";
@@ -125,6 +151,8 @@ TEST(OpClass, EfficienciesSurviveTheTopologyFileAndBadOnesAreNamed) {
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->device(0).efficiency, t->device(0).efficiency);
   EXPECT_DOUBLE_EQ(again->device(0).backward_efficiency[static_cast<int>(OpClass::kConv)], 0.8);
+  // A file without the wide convolutions' class (written before it had one) gives them the thin ones' factor.
+  EXPECT_DOUBLE_EQ(t->device(0).efficiency[static_cast<int>(OpClass::kWideThinConv)], 0.25);
   const std::pair<const char*, const char*> bad[] = {
       {R"({"fancy": 0.5})",
        "devices[0].efficiency.fancy: unknown operator class; the classes are gemm, thin_gemm, conv"},

@@ -25,6 +25,7 @@ struct Layer {
   std::function<std::vector<torch::Tensor>()> inputs;  // made once, outside the timing
   std::function<torch::Tensor(const std::vector<torch::Tensor>&)> forward;
   int backward_ops = 0;  // operators of its training-step backward (0: backward not measured)
+  int32_t window = 0;    // a convolution's kernel window, kh x kw
 };
 
 double Seconds(const std::function<void()>& run, double budget) {
@@ -48,7 +49,7 @@ Layer Conv(int64_t n, int64_t c, int64_t hw, int64_t out, int64_t k, int64_t str
   const int64_t pad = k / 2, ohw = (hw + 2 * pad - k) / stride + 1;
   const double outputs = static_cast<double>(n * out * ohw * ohw),
                weights = static_cast<double>(out * c / groups * k * k);
-  return Layer{
+  Layer layer{
       OpClass::kConv,
       absl::StrCat("conv ", c, "->", out, " ", k, "x", k, "/", stride, " g", groups, " on ", hw, "x", hw),
       2 * outputs * static_cast<double>(c / groups * k * k),
@@ -58,6 +59,8 @@ Layer Conv(int64_t n, int64_t c, int64_t hw, int64_t out, int64_t k, int64_t str
       },
       [=](const std::vector<torch::Tensor>& t) { return torch::conv2d(t[0], t[1], {}, stride, pad, 1, groups); },
       2};
+  layer.window = static_cast<int32_t>(k * k);
+  return layer;
 }
 
 Layer Linear(int64_t m, int64_t k, int64_t n) {
@@ -123,6 +126,8 @@ std::vector<Layer> Layers() {
       Conv(8, 512, 7, 2048, 1, 1, 1),
       Conv(8, 32, 112, 32, 3, 1, 32),
       Conv(8, 144, 56, 144, 3, 2, 144),
+      Conv(8, 96, 56, 96, 7, 1, 96),
+      Conv(8, 672, 14, 672, 5, 1, 672),
       Conv(8, 240, 28, 240, 5, 1, 240),
       Conv(8, 960, 7, 960, 3, 1, 960),
       // Counted as the importer counts a pool: a 3x3 window per output, inputs plus outputs.
@@ -241,6 +246,7 @@ absl::StatusOr<Calibration> CalibrateHost(const CalibrationOptions& options) {
   for (const Layer& layer : Layers()) {
     CalibrationLine line{std::string(OpClassName(layer.op_class)), layer.name, layer.flops, layer.bytes};
     line.backward_ops = layer.backward_ops;
+    line.window = layer.window;
     try {
       Measure(layer, budget, backward_call, &line);
     } catch (const c10::Error& e) {

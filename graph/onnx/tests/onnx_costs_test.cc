@@ -42,6 +42,26 @@ TEST(OnnxCosts, ConvCountsMacsPerOutputElement) {
   OpId dw = g.FindOp("depthwise");
   EXPECT_DOUBLE_EQ(g.flops(dw), 2.0 * (4 * 6 * 6) * 9);
   EXPECT_DOUBLE_EQ(r.macs, (4 * 64) * 27.0 + (4 * 36) * 9.0);
+  // The kernel windows, kh x kw, from the weights' shapes: what tells a 5x5 depthwise convolution from a 3x3 one.
+  EXPECT_EQ(g.window(conv), 9);
+  EXPECT_EQ(g.window(dw), 9);
+}
+
+TEST(OnnxCosts, AConvolutionCarriesItsKernelWindow) {
+  onnx::ModelProto m = NewModel();
+  AddInput(m, "x", {1, 8, 16, 16});
+  AddInitializer(m, "w5", {8, 1, 5, 5});
+  onnx::NodeProto& dw = AddNode(m, "Conv", {"x", "w5"}, {"y"}, "dw5x5");
+  SetInt(dw, "group", 8);
+  SetInts(dw, "pads", {2, 2, 2, 2});
+  AddInitializer(m, "w7x1", {8, 8, 7, 1});
+  SetInts(AddNode(m, "Conv", {"y", "w7x1"}, {"z"}, "conv7x1"), "pads", {3, 0, 3, 0});
+  AddNode(m, "Relu", {"z"}, {"r"}, "relu");
+  ASSERT_IMPORTS(r, m);
+  const Graph& g = r.problem.graph;
+  EXPECT_EQ(g.window(g.FindOp("dw5x5")), 25);
+  EXPECT_EQ(g.window(g.FindOp("conv7x1")), 7);
+  EXPECT_EQ(g.window(g.FindOp("relu")), 0);
 }
 
 TEST(OnnxCosts, GemmMatMulAndEinsum) {
