@@ -194,8 +194,8 @@ double MedianStepFactor(const std::vector<TrainingBalance>& steps, OpClass famil
 }
 
 // Each class family's backward factor from the profiled training steps; the optimizer's efficiency they give is
-// reported only. Families with too little measured time keep the benchmarks' figure. Called after ApplyFit, so that the forward
-// efficiencies and overhead are the fitted ones.
+// reported only. Families with too little measured time keep the benchmarks' figure. Called after ApplyFit, so that the
+// forward efficiencies and overhead are the fitted ones.
 std::string FitTraining(const std::vector<TrainingProfile>& profiles, Device* d) {
   if (profiles.empty()) return "";
   const std::vector<TrainingBalance> steps = StepBalances(profiles, *d);

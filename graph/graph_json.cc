@@ -30,8 +30,9 @@ using json::Keys;
 using json::UnitParser;
 
 constexpr Keys kTopKeys = {"format", "name", "description", "time_unit", "topology", "operators", "edges"};
-constexpr Keys kOpKeys = {"name",       "op_type", "measured",         "flops",         "bytes_accessed", "param_bytes",
-                          "temp_bytes", "window",  "outputs",          "colocation_group", "pinned_device", "is_backward"};
+constexpr Keys kOpKeys = {"name",           "op_type",          "measured",      "flops",
+                          "bytes_accessed", "param_bytes",      "temp_bytes",    "window",
+                          "outputs",        "colocation_group", "pinned_device", "is_backward"};
 constexpr Keys kOutputKeys = {"bytes", "transfer_seconds"};
 constexpr Keys kEdgeKeys = {"src", "src_output", "dst", "bytes"};
 

@@ -96,7 +96,8 @@ TEST(OpClass, AThinConvolutionWithAWindowPast3x3IsWideAndItsBackwardToo) {
   EXPECT_EQ(RefineByIntensity(OpClass::kConv, 4.5e6, 2e6, 9), OpClass::kThinConv);
   EXPECT_EQ(RefineByIntensity(OpClass::kConv, 4.5e6, 2e6, 25), OpClass::kWideThinConv);
   EXPECT_EQ(RefineByIntensity(OpClass::kConv, 288e6, 2e6, 25), OpClass::kConv);
-  EXPECT_EQ(RefineByIntensity(OpClass::kThinConv, 4.5e6, 2e6, 49), OpClass::kWideThinConv);  // a refined class read back
+  // A class refined before, read back from a measurements file.
+  EXPECT_EQ(RefineByIntensity(OpClass::kThinConv, 4.5e6, 2e6, 49), OpClass::kWideThinConv);
   EXPECT_EQ(RefineByIntensity(OpClass::kConv, 4.5e6, 2e6), OpClass::kThinConv);  // window unknown: as a 3x3 one
   EXPECT_EQ(BackwardFamily(OpClass::kWideThinConv), OpClass::kWideThinConv);
   absl::StatusOr<Graph> g = RebuildGraph(Convolutions(), [](OpId, OpSpec& op) {
