@@ -49,6 +49,7 @@ struct ProfiledOp {
   int op_class;
   double roofline;
   double seconds;
+  double bytes;
 };
 
 constexpr double kMinProfiledSeconds = 1e-6;
@@ -91,7 +92,7 @@ absl::Status AddProfile(const std::string& folder, const Device& d, std::vector<
     }
     const OpClass c = ClassOf(g, op);
     ops->push_back(ProfiledOp{static_cast<int>(c), ClassRooflineSeconds(c, g.flops(op), g.bytes_accessed(op), d),
-                              times[0].second});
+                              times[0].second, g.bytes_accessed(op)});
   }
   if (!is_training) return absl::OkStatus();
   absl::StatusOr<Graph> step = BuildTrainingGraph(g);  // forward operators keep their ids
@@ -141,7 +142,10 @@ TrainingBalance BalanceOfStep(const TrainingProfile& p, const Device& d) {
     }
     const double roofline = ClassRooflineSeconds(c, p.step.flops(op), p.step.bytes_accessed(op), d);
     b.modelled[static_cast<int>(c)] += roofline / d.efficiency[static_cast<int>(c)];
-    if (c != OpClass::kView) b.measured[static_cast<int>(BackwardFamily(c))] -= d.launch_overhead;
+    if (c != OpClass::kView) {
+      b.measured[static_cast<int>(BackwardFamily(c))] -=
+          d.launch_overhead + SerialSeconds(c, p.step.bytes_accessed(op), d);
+    }
   }
   for (int c = 0; c < kNumOpClasses; ++c) b.measured[c] += p.seconds[c], b.spent[c] += p.seconds[c];
   return b;
@@ -187,10 +191,7 @@ double MedianStepFactor(const std::vector<TrainingBalance>& steps, OpClass famil
     if (b.spent[f] < kMinProfiledShare || modelled < kMinProfiledShare) continue;
     factors.push_back(modelled / std::max(b.measured[f], 0.1 * b.spent[f]));
   }
-  if (factors.empty()) return 0;
-  std::sort(factors.begin(), factors.end());
-  const size_t n = factors.size();
-  return n % 2 == 1 ? factors[n / 2] : std::sqrt(factors[n / 2 - 1] * factors[n / 2]);
+  return MedianRatio(std::move(factors));
 }
 
 // Each class family's backward factor from the profiled training steps; the optimizer's efficiency they give is
@@ -240,6 +241,40 @@ std::string FitTraining(const std::vector<TrainingProfile>& profiles, Device* d)
   return out;
 }
 
+// A class's operators, beyond the device's overhead: seconds ~ roofline x slowdown + bytes / serial_bandwidth.
+struct ClassLine {
+  double slowdown;
+  double serial_bandwidth;  // 0: none
+};
+
+// Below this many operators, or rooflines and bytes this close to proportional, the two terms are not told
+// apart: the class keeps the slowdown of the shared fit and no serial bandwidth.
+constexpr int kMinOpsForSerialBandwidth = 8;
+constexpr double kMinIndependence = 0.1;  // 1 - the weighted correlation (uncentred) of rooflines and bytes, squared
+
+// The class's slowdown and serial bandwidth by least squares weighted as ApplyFit's, on what its operators took
+// beyond the device's `overhead`. oneDNN's convolutions on this 2-core host move their bytes at 8 to 10 GB/s
+// on top of their arithmetic (resnet18's 3x3 convolutions over 64 channels at batch 1 in 1.45 ms, at batch 8 in
+// 9.2 ms, on two threads; its last layers, 9.4 MB of weights each, 2.3 ms at batch 1): a constant per operator
+// fitted the same profiles worse and carried over to unseen models worse still. Where either coefficient comes
+// out not positive the class has no such term: `shared` is kept.
+ClassLine FitSerialBandwidth(const std::vector<ProfiledOp>& ops, int c, double overhead, double shared) {
+  double wrr = 0, wrb = 0, wbb = 0, wry = 0, wby = 0;  // weighted sums of products of roofline, bytes, seconds
+  int n = 0;
+  for (const ProfiledOp& op : ops) {
+    if (op.op_class != c) continue;
+    const double w = 1 / std::max(op.seconds, kFitFloorSeconds), y = op.seconds - overhead;
+    wrr += w * op.roofline * op.roofline, wrb += w * op.roofline * op.bytes, wbb += w * op.bytes * op.bytes;
+    wry += w * op.roofline * y, wby += w * op.bytes * y;
+    ++n;
+  }
+  const double det = wrr * wbb - wrb * wrb;
+  if (n < kMinOpsForSerialBandwidth || !(det > kMinIndependence * wrr * wbb)) return {shared, 0};
+  const double slowdown = (wbb * wry - wrb * wby) / det, seconds_per_byte = (wrr * wby - wrb * wry) / det;
+  if (!(slowdown > 0) || !(seconds_per_byte > 0)) return {shared, 0};
+  return {std::clamp(slowdown, 1e-3, 1e3), 1 / seconds_per_byte};
+}
+
 // Fits seconds ~ overhead + roofline x slowdown[class] over the profiled operators, by least squares weighted by
 // 1 / seconds (so that the many small operators, where the overhead shows, count beside the few large ones):
 // alternately each class's slowdown with the overhead fixed and the overhead with the slowdowns fixed, both in
@@ -281,9 +316,14 @@ std::string ApplyFit(const std::vector<ProfiledOp>& ops, Device* d) {
   d->launch_overhead = overhead;
   for (int c = 0; c < kNumOpClasses; ++c) {
     if (!fitted[c]) continue;
-    absl::StrAppendFormat(&out, " %s %.3g (benchmarks %.3g),", OpClassName(static_cast<OpClass>(c)), 1 / slowdown[c],
-                          d->efficiency[c]);
-    d->efficiency[c] = 1 / slowdown[c];
+    const ClassLine line = c == static_cast<int>(OpClass::kView) ? ClassLine{slowdown[c], 0}
+                                                                 : FitSerialBandwidth(ops, c, overhead, slowdown[c]);
+    absl::StrAppendFormat(
+        &out, " %s %.3g (benchmarks %.3g)%s,", OpClassName(static_cast<OpClass>(c)), 1 / line.slowdown,
+        d->efficiency[c],
+        line.serial_bandwidth > 0 ? absl::StrCat(" and its bytes at ", FormatBandwidth(line.serial_bandwidth)) : "");
+    d->efficiency[c] = 1 / line.slowdown;
+    d->serial_bandwidth[c] = line.serial_bandwidth;
   }
   out.back() = '\n';
   return out;

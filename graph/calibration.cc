@@ -61,12 +61,20 @@ absl::StatusOr<CalibrationLine> LineOf(const Json& j, absl::string_view path) {
 
 }  // namespace
 
+double MedianRatio(std::vector<double> ratios) {
+  if (ratios.empty()) return 0;
+  std::sort(ratios.begin(), ratios.end());
+  const size_t n = ratios.size();
+  return n % 2 == 1 ? ratios[n / 2] : std::sqrt(ratios[n / 2 - 1] * ratios[n / 2]);
+}
+
 absl::Status DeriveEfficiencies(Calibration* calibration) {
   Device& d = calibration->device;
   for (double figure : {d.peak_flops, d.memory_bandwidth}) {
     if (!PositiveFinite(figure)) return absl::InvalidArgumentError("peak_flops and memory_bandwidth must be positive");
   }
-  std::array<double, kNumOpClasses> roof{}, spent{}, back_model{}, back_spent{};
+  std::array<double, kNumOpClasses> roof{}, spent{};
+  std::array<std::vector<double>, kNumOpClasses> back_ratios;  // per layer: backward over forward
   for (CalibrationLine& line : calibration->lines) {
     const std::optional<OpClass> named = OpClassFromName(line.op_class);
     if (!named)
@@ -80,17 +88,21 @@ absl::Status DeriveEfficiencies(Calibration* calibration) {
     line.op_class = std::string(OpClassName(op_class));
     const int c = static_cast<int>(op_class);
     const double roofline = ClassRooflineSeconds(op_class, line.flops, line.bytes, d);
+    const double forward = std::max(line.forward_seconds - d.launch_overhead, 0.05 * line.forward_seconds);
     roof[c] += roofline;
-    spent[c] += std::max(line.forward_seconds - d.launch_overhead, 0.05 * line.forward_seconds);
+    spent[c] += forward;
     if (line.backward_ops > 0 && line.backward_seconds > 0) {
-      back_model[c] += 2 * roofline;  // divided by the forward efficiency below
-      back_spent[c] +=
-          std::max(line.backward_seconds - line.backward_ops * d.launch_overhead, 0.05 * line.backward_seconds);
+      back_ratios[c].push_back(
+          std::max(line.backward_seconds - line.backward_ops * d.launch_overhead, 0.05 * line.backward_seconds) /
+          forward);
     }
   }
   for (int c = 0; c < kNumOpClasses; ++c) {
     if (spent[c] > 0) d.efficiency[c] = ClampEfficiency(roof[c] / spent[c]);
-    if (back_spent[c] > 0) d.backward_efficiency[c] = ClampEfficiency(back_model[c] / d.efficiency[c] / back_spent[c]);
+    // The model's backward is twice the forward's work: at factor 1 it takes twice the forward's time. The
+    // median layer's ratio rather than the pooled one: a kernel that now and then runs in a slow mode (torch 1.13's
+    // 5x5 depthwise backward on two threads, 27 to 37 ms or 80 to 110 ms for the same layer) moves it less.
+    if (!back_ratios[c].empty()) d.backward_efficiency[c] = ClampEfficiency(2 / MedianRatio(back_ratios[c]));
   }
   const int other = static_cast<int>(OpClass::kOther), elementwise = static_cast<int>(OpClass::kElementwise);
   d.efficiency[other] = d.efficiency[elementwise];
@@ -98,7 +110,7 @@ absl::Status DeriveEfficiencies(Calibration* calibration) {
   // Measurements without a wide convolution (made before windows were recorded) leave it as the thin ones.
   const int wide = static_cast<int>(OpClass::kWideThinConv), thin = static_cast<int>(OpClass::kThinConv);
   if (spent[wide] == 0) d.efficiency[wide] = d.efficiency[thin];
-  if (back_spent[wide] == 0) d.backward_efficiency[wide] = d.backward_efficiency[thin];
+  if (back_ratios[wide].empty()) d.backward_efficiency[wide] = d.backward_efficiency[thin];
   return absl::OkStatus();
 }
 

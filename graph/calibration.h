@@ -35,6 +35,10 @@ struct Calibration {
   std::string source;  // what was measured, for the topology's name
 };
 
+// The median of positive ratios (times, efficiencies); of an even count the geometric mean of the middle two.
+// 0 for none.
+double MedianRatio(std::vector<double> ratios);
+
 // Sets the device's efficiency and backward_efficiency from its lines and its measured peak, bandwidth and
 // launch overhead; classes without a line keep 1, "other" takes elementwise's. Refines each line's class by
 // intensity. INVALID_ARGUMENT for a line with an unknown class or a figure that is not positive and finite.

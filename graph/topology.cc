@@ -37,6 +37,7 @@ absl::Status ValidateDevice(const Device& d) {
     if (!(s = CheckFigure(what, absl::StrCat("backward_efficiency.", name), d.backward_efficiency[c], true)).ok()) {
       return s;
     }
+    if (!(s = CheckFigure(what, absl::StrCat("serial_bandwidth.", name), d.serial_bandwidth[c], false)).ok()) return s;
   }
   if (d.memory_bytes < 0) return absl::InvalidArgumentError(absl::StrCat(what, ": memory_bytes is negative"));
   if (d.host < 0) return absl::InvalidArgumentError(absl::StrCat(what, ": host is negative"));
@@ -47,7 +48,7 @@ absl::Status ValidateDevice(const Device& d) {
 absl::Status CheckKindConsistent(const Device& a, const Device& b) {
   if (a.peak_flops != b.peak_flops || a.memory_bandwidth != b.memory_bandwidth ||
       a.launch_overhead != b.launch_overhead || a.type != b.type || a.efficiency != b.efficiency ||
-      a.backward_efficiency != b.backward_efficiency) {
+      a.backward_efficiency != b.backward_efficiency || a.serial_bandwidth != b.serial_bandwidth) {
     return absl::InvalidArgumentError(absl::StrCat("devices '", a.name, "' and '", b.name, "' are both of kind '",
                                                    a.kind,
                                                    "' but differ in peak FLOP/s, memory bandwidth, launch overhead, "

@@ -35,6 +35,10 @@ struct Device {
   // step reach efficiency x backward_efficiency.
   ClassFactors efficiency = kUnitFactors;
   ClassFactors backward_efficiency = kUnitFactors;
+  // Per class, the bytes/s at which its operators move their bytes on top of their roofline time, forward or
+  // backward: kernels that do not overlap their memory traffic with their arithmetic (oneDNN's CPU convolutions
+  // reorder weights and pack inputs per call). Fitted from profiles by placectl calibrate --profiles; 0: none.
+  ClassFactors serial_bandwidth{};
 };
 
 struct LinkResource {

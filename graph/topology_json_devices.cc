@@ -22,12 +22,13 @@ struct DeviceEntry {
 
 // The explicit form's devices may say which host they are on; in the hierarchical form the host's list does.
 absl::Status CheckEntryKeys(const Json& j, absl::string_view path, bool explicit_form) {
-  return explicit_form ? CheckObject(j, path,
-                                     {"preset", "count", "name", "kind", "type", "peak_flops", "memory_bandwidth",
-                                      "memory", "launch_overhead", "efficiency", "backward_efficiency", "host"})
-                       : CheckObject(j, path,
-                                     {"preset", "count", "name", "kind", "type", "peak_flops", "memory_bandwidth",
-                                      "memory", "launch_overhead", "efficiency", "backward_efficiency"});
+  return explicit_form
+             ? CheckObject(j, path,
+                           {"preset", "count", "name", "kind", "type", "peak_flops", "memory_bandwidth", "memory",
+                            "launch_overhead", "efficiency", "backward_efficiency", "serial_bandwidth", "host"})
+             : CheckObject(j, path,
+                           {"preset", "count", "name", "kind", "type", "peak_flops", "memory_bandwidth", "memory",
+                            "launch_overhead", "efficiency", "backward_efficiency", "serial_bandwidth"});
 }
 
 // The preset's device, the figures below then changing it; or, without a preset, a check that they are all given.
@@ -94,6 +95,9 @@ absl::Status ReadFigures(const Json& j, absl::string_view path, Device& device) 
     if (const Json* v = Find(j, key)) {
       RETURN_IF_ERROR(ReadClassFactors(*v, Child(path, key), factors));
     }
+  }
+  if (const Json* v = Find(j, "serial_bandwidth")) {
+    RETURN_IF_ERROR(ReadClassBandwidths(*v, Child(path, "serial_bandwidth"), &device.serial_bandwidth));
   }
   if (const Json* v = Find(j, "memory")) {
     ASSIGN_OR_RETURN(device.memory_bytes, MemoryBytes(*v, Child(path, "memory")));

@@ -38,20 +38,36 @@ absl::StatusOr<int64_t> MemoryBytes(const Json& j, absl::string_view path) {
   return json::ByteCount(j, path);
 }
 
+namespace {
+
+// The class a key of a per-class object names.
+absl::StatusOr<OpClass> ClassOfKey(const std::string& name, absl::string_view path) {
+  const std::optional<OpClass> c = OpClassFromName(name);
+  if (c) return *c;
+  std::vector<std::string> names;
+  for (int i = 0; i < kNumOpClasses; ++i) names.emplace_back(OpClassName(static_cast<OpClass>(i)));
+  return Err(Child(path, name), absl::StrCat("unknown operator class; the classes are ", absl::StrJoin(names, ", ")));
+}
+
+}  // namespace
+
+absl::Status ReadClassBandwidths(const Json& j, absl::string_view path, ClassFactors* out) {
+  if (!j.is_object()) return Err(path, absl::StrCat("expected an object of operator classes, got ", j.type_name()));
+  for (const auto& [name, value] : j.items()) {
+    ASSIGN_OR_RETURN(const OpClass c, ClassOfKey(name, path));
+    ASSIGN_OR_RETURN((*out)[static_cast<int>(c)], Quantity(value, Child(path, name), ParseBandwidth, false));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReadClassFactors(const Json& j, absl::string_view path, ClassFactors* out) {
   if (!j.is_object()) return Err(path, absl::StrCat("expected an object of operator classes, got ", j.type_name()));
   for (const auto& [name, value] : j.items()) {
-    const std::optional<OpClass> c = OpClassFromName(name);
-    if (!c) {
-      std::vector<std::string> names;
-      for (int i = 0; i < kNumOpClasses; ++i) names.emplace_back(OpClassName(static_cast<OpClass>(i)));
-      return Err(Child(path, name),
-                 absl::StrCat("unknown operator class; the classes are ", absl::StrJoin(names, ", ")));
-    }
+    ASSIGN_OR_RETURN(const OpClass c, ClassOfKey(name, path));
     if (!value.is_number() || !(value.get<double>() > 0) || !std::isfinite(value.get<double>())) {
       return Err(Child(path, name), absl::StrCat("expected a positive number, got ", value.dump()));
     }
-    (*out)[static_cast<int>(*c)] = value.get<double>();
+    (*out)[static_cast<int>(c)] = value.get<double>();
   }
   // Files written before wide convolutions had a class of their own give them the thin ones' factor.
   if (!j.contains("wide_thin_conv") && j.contains("thin_conv")) {

@@ -44,6 +44,9 @@ absl::StatusOr<int64_t> MemoryBytes(const Json& j, absl::string_view path);
 // (wide_thin_conv, where absent, thin_conv's).
 absl::Status ReadClassFactors(const Json& j, absl::string_view path, ClassFactors* out);
 
+// {"conv": "8 GB/s"}: bytes/s (a number, or a string with units) per class named; the rest keep theirs.
+absl::Status ReadClassBandwidths(const Json& j, absl::string_view path, ClassFactors* out);
+
 // Reads {"bandwidth": ..., "latency": ...} (j may be null: the link is not given); a field left out takes the
 // preset's figure (its network or its intra-host link), and is required without a preset.
 absl::Status ReadLink(const Json* j, absl::string_view path, const DevicePreset* preset, bool network,

@@ -307,6 +307,8 @@ TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
   // from the inference profile, so the profiled step predicts back at its measured time. The optimizer keeps the
   // benchmark's efficiency (its profiled ranges run slow), which with the recorded benchmarks adds 6% to this step.
   ASSERT_EQ(recorded_fit.exit_code, 0) << recorded_fit.err;
+  // resnet18's 20 convolutions, from 12.8 MFLOP to 236: enough spread to fit their bytes' time of their own.
+  EXPECT_THAT(recorded_fit.out, HasSubstr("conv 0.993 (benchmarks 0.839) and its bytes at 3.34 GB/s"));
   ASSERT_EQ(placed_step.exit_code, 0) << placed_step.err;
   const absl::StatusOr<placement::ModuleTimes> trace =
       placement::ParseTorchTrace(placement::testing::Slurp(data + "resnet18_b1_train_cpu1.trace.json"));

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "graph/op_class.h"
 
 namespace placement {
@@ -67,6 +68,27 @@ TEST(Calibration, AWideDepthwiseLayerHasAClassOfItsOwn) {
   ASSERT_TRUE(without.ok()) << without.status();
   EXPECT_EQ(without->device.efficiency[wide], without->device.efficiency[thin_class]);
   EXPECT_EQ(without->device.backward_efficiency[wide], without->device.backward_efficiency[thin_class]);
+}
+
+// Three convolutions whose backward takes twice their forward, and a fourth timed in a slow mode (six times): the
+// backward factor is the median layer's, 1, where pooling the four would give 2 x 4 / (2 + 2 + 2 + 6) = 0.67.
+TEST(Calibration, OneLayerInASlowModeLeavesTheBackwardFactor) {
+  std::string lines;
+  for (const double backward : {0.02, 0.02, 0.06, 0.02}) {
+    absl::StrAppend(&lines, lines.empty() ? "" : ",",
+                    R"({"op_class": "conv", "layer": "conv", "flops": 1e9, "bytes": 1e6, "forward_seconds": 0.01,
+                        "backward_ops": 2, "backward_seconds": )",
+                    backward, "}");
+  }
+  absl::StatusOr<Calibration> c = ParseMeasurements(absl::StrCat(
+      R"({"device": {"kind": "TestGPU", "memory_bytes": 8e9}, "peak_flops": 100e9, "memory_bandwidth": 10e9,
+          "launch_overhead": 0, "lines": [)",
+      lines, "]}"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_NEAR(c->device.backward_efficiency[static_cast<int>(OpClass::kConv)], 1.0, 1e-9);
+  EXPECT_NEAR(MedianRatio({4, 1, 9}), 4, 1e-12);
+  EXPECT_NEAR(MedianRatio({1, 16, 4, 9}), 6, 1e-12);  // the middle two's geometric mean
+  EXPECT_EQ(MedianRatio({}), 0);
 }
 
 TEST(Calibration, SavedMeasurementsReadBackToTheSameDevice) {

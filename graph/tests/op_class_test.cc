@@ -2,9 +2,14 @@
 // carries the efficiencies, and that the cost model divides each roofline by its class's share.
 #include "graph/op_class.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "graph/cost_model.h"
 #include "graph/topology_json.h"
 #include "graph/training.h"
@@ -129,6 +134,42 @@ TEST(OpClass, TheCostModelDividesEachRooflineByItsClassEfficiency) {
   EXPECT_NEAR(m->op_time(g.FindOp("dense"), 0), 288e6 / 100e9 / 0.5, 1e-12);    // compute-bound
   EXPECT_NEAR(m->op_time(g.FindOp("depthwise"), 0), 2e6 / 10e9 / 0.25, 1e-12);  // memory-bound
   EXPECT_NEAR(m->op_time(g.FindOp("relu"), 0), 2e6 / 10e9, 1e-12);              // elementwise left at 1
+}
+
+// A class with a serial bandwidth moves its bytes at it on top of its roofline time, forward and backward; the
+// classes without one keep the roofline.
+TEST(OpClass, AClassSerialBandwidthAddsItsBytesToTheRoofline) {
+  std::string text = kCalibrated;
+  text.insert(text.rfind("}]}"), R"(, "serial_bandwidth": {"conv": "1 GB/s"})");
+  absl::StatusOr<Topology> t = ParseTopologyJson(text);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const Graph g = Convolutions();
+  absl::StatusOr<CostModel> m = CostModel::Create(g, *t);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const OpId dense = g.FindOp("dense");
+  EXPECT_NEAR(m->op_time(dense, 0), 288e6 / 100e9 / 0.5 + g.bytes_accessed(dense) / 1e9, 1e-12);
+  EXPECT_NEAR(m->op_time(g.FindOp("depthwise"), 0), 2e6 / 10e9 / 0.25, 1e-12);  // thin_conv: none
+  absl::StatusOr<Graph> step = BuildTrainingGraph(g);
+  ASSERT_TRUE(step.ok()) << step.status();
+  const OpId grad = step->FindOp("dense/grad");
+  ASSERT_NE(grad, kNone);
+  const double bytes = step->bytes_accessed(grad);  // at 0.5 x the backward's 0.8
+  EXPECT_NEAR(ModelledSeconds(*step, grad, t->device(0)),
+              ClassRooflineSeconds(OpClass::kConv, step->flops(grad), bytes, t->device(0)) / 0.4 + bytes / 1e9, 1e-12);
+  absl::StatusOr<Topology> again = ParseTopologyJson(TopologyToJson(*t));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->device(0).serial_bandwidth, t->device(0).serial_bandwidth);
+  for (const auto& [serial, message] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"fancy": 1e9})", "serial_bandwidth.fancy: unknown operator class"},
+           {R"({"conv": -1})", "serial_bandwidth.conv"},
+           {R"({"conv": "fast"})", "serial_bandwidth.conv"},
+           {R"([1e9])", "expected an object of operator classes"}}) {
+    const std::string bad = absl::StrCat(R"({"devices": [{"preset": "A100", "serial_bandwidth": )", serial, "}]}");
+    absl::StatusOr<Topology> parsed = ParseTopologyJson(bad);
+    ASSERT_FALSE(parsed.ok()) << serial;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(parsed.status().message(), HasSubstr(message)) << serial;
+  }
 }
 
 TEST(OpClass, PoolingOnACpuIsBoundByItsOperationsNotItsBytes) {
