@@ -39,7 +39,8 @@ nlohmann::ordered_json DeviceJson(const Device& dev) {
   if (dev.backward_efficiency != kUnitFactors) j["backward_efficiency"] = ClassFactorsJson(dev.backward_efficiency);
   nlohmann::ordered_json serial = nlohmann::ordered_json::object();  // the classes that have one
   for (int i = 0; i < kNumOpClasses; ++i) {
-    if (dev.serial_bandwidth[i] > 0) serial[std::string(OpClassName(static_cast<OpClass>(i)))] = dev.serial_bandwidth[i];
+    if (dev.serial_bandwidth[i] > 0)
+      serial[std::string(OpClassName(static_cast<OpClass>(i)))] = dev.serial_bandwidth[i];
   }
   if (!serial.empty()) j["serial_bandwidth"] = serial;
   return j;
