@@ -14,7 +14,9 @@ For each thread count, in one run, so that all of it is measured in the same con
    times the same model in torch on that many threads: the median of repeated steps after warm-up, in
    --repeats processes of its own (with glibc's malloc keeping freed memory, as placement_client.torch runs
    stages and scripts/profile_model.py profiles), run in rounds over all the cases; the median of those.
-Prints one row per case and the median and worst relative error per mode; writes results.tsv.
+Prints one row per case and the median and worst relative error per mode; writes results.tsv. After the cases,
+it times the fitted models' batch-1 inference again and prints it against their time when profiled: how far the
+host's speed moved between calibrating and measuring.
 
 With --measured FILE (a results.tsv of step times measured elsewhere, e.g. by bench/fidelity/gpu_steps.py on a
 GPU) and --topology FILE (that device calibrated: placectl calibrate --measurements), it measures nothing and
@@ -24,6 +26,7 @@ case's thread count, e.g. to compare a run's own measurements with its calibrati
 """
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -114,6 +117,21 @@ def record_profiles(models, threads, out):
     return ",".join(folders)
 
 
+def host_drift(args, threads, out):
+    """The fitted models' batch-1 inference steps timed again after the measurements, over their unprofiled time
+    when they were profiled: how the host's speed moved between calibrating and measuring (a shared VM's does;
+    the fit takes the profiling phase's speed, the measured cases the later one's)."""
+    ratios = []
+    for name in [m for m in args.fit_models.split(",") if m]:
+        folder = os.path.join(out, "profiles", f"{name}_infer_b1_t{threads}")
+        with open(os.path.join(folder, "meta.json")) as f:
+            then = json.load(f)["unprofiled_step_seconds"]
+        ratios.append(measure_in_fresh_process(name, 1, False, threads, args.budget) / then)
+    print(f"host speed, {threads} thread(s): the fitted models' batch-1 inference steps took "
+          f"{', '.join(f'{r:.2f}' for r in ratios)} of their time when profiled (median "
+          f"{statistics.median(ratios):.2f})", flush=True)
+
+
 def calibrate(args, threads, out):
     """The host calibrated on `threads` threads, refit on the fitted models' profiles: the topology's path."""
     topology = os.path.join(out, f"calibrated_{threads}t.json")
@@ -143,7 +161,6 @@ def predict(placectl, onnx_path, topology, training):
     if training:
         args += ["--training", "--optimizer", "adam"]
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
-    import json
     return json.loads(out)["value"]
 
 
@@ -240,6 +257,8 @@ def main():
         predicted = [predict(args.placectl, exported(name, batch, out), topology, training)
                      for name, batch, training in cases]
         times = measure_in_rounds(cases, threads, args.budget, args.repeats)
+        if not args.profiles:
+            host_drift(args, threads, out)
         for (name, batch, training), p_s, t_s in zip(cases, predicted, times):
             rows.append((name, batch, threads, "training" if training else "inference", statistics.median(t_s), p_s,
                          ",".join(f"{t:.6g}" for t in t_s)))
