@@ -22,8 +22,9 @@ double PoolingOnCpuSeconds(double flops, double bytes, const Device& d) {
   return (flops + bytes / kBytesPerElement) / d.peak_flops;
 }
 
-// The roofline at the share of it that the operator's class reaches on the device, plus the launch overheads
-// of an operator that launches a kernel: a view (a reshape, a constant, a shape) is metadata and launches none.
+// The roofline at the share of it that the operator's class reaches on the device, plus, for an operator that
+// launches a kernel, the launch overhead and its bytes at the class's serial bandwidth (where it has one): a view
+// (a reshape, a constant, a shape) is metadata and launches none.
 double Roofline(const Graph& g, OpId op, const Device& d, OpClass c, bool backward) {
   const int i = static_cast<int>(c);
   const double efficiency = d.efficiency[i] * (backward ? d.backward_efficiency[i] : 1.0);
