@@ -142,10 +142,7 @@ TrainingBalance BalanceOfStep(const TrainingProfile& p, const Device& d) {
     }
     const double roofline = ClassRooflineSeconds(c, p.step.flops(op), p.step.bytes_accessed(op), d);
     b.modelled[static_cast<int>(c)] += roofline / d.efficiency[static_cast<int>(c)];
-    if (c != OpClass::kView) {
-      b.measured[static_cast<int>(BackwardFamily(c))] -=
-          d.launch_overhead + SerialSeconds(c, p.step.bytes_accessed(op), d);
-    }
+    b.measured[static_cast<int>(BackwardFamily(c))] -= BeyondRooflineSeconds(c, p.step.bytes_accessed(op), d);
   }
   for (int c = 0; c < kNumOpClasses; ++c) b.measured[c] += p.seconds[c], b.spent[c] += p.seconds[c];
   return b;

@@ -22,14 +22,13 @@ double PoolingOnCpuSeconds(double flops, double bytes, const Device& d) {
   return (flops + bytes / kBytesPerElement) / d.peak_flops;
 }
 
-// The roofline at the share of it that the operator's class reaches on the device, plus, for an operator that
-// launches a kernel, the launch overhead and its bytes at the class's serial bandwidth (where it has one): a view
-// (a reshape, a constant, a shape) is metadata and launches none.
+// The roofline at the share of it that the operator's class reaches on the device, plus what the operator takes
+// beyond it.
 double Roofline(const Graph& g, OpId op, const Device& d, OpClass c, bool backward) {
   const int i = static_cast<int>(c);
   const double efficiency = d.efficiency[i] * (backward ? d.backward_efficiency[i] : 1.0);
   return ClassRooflineSeconds(c, g.flops(op), g.bytes_accessed(op), d) / efficiency +
-         (c == OpClass::kView ? 0.0 : d.launch_overhead + SerialSeconds(c, g.bytes_accessed(op), d));
+         BeyondRooflineSeconds(c, g.bytes_accessed(op), d);
 }
 
 }  // namespace
@@ -43,9 +42,10 @@ double ClassRooflineSeconds(OpClass c, double flops, double bytes, const Device&
   return RooflineSeconds(flops, bytes, device);
 }
 
-double SerialSeconds(OpClass c, double bytes, const Device& device) {
+double BeyondRooflineSeconds(OpClass c, double bytes, const Device& device) {
+  if (c == OpClass::kView) return 0;
   const double bandwidth = device.serial_bandwidth[static_cast<int>(c)];
-  return bandwidth > 0 ? bytes / bandwidth : 0;
+  return device.launch_overhead + (bandwidth > 0 ? bytes / bandwidth : 0);
 }
 
 double ModelledSeconds(const Graph& graph, OpId op, const Device& device) {

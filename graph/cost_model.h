@@ -29,12 +29,13 @@ double RooflineSeconds(double flops, double bytes, const Device& device);
 // kernels are bound by their arithmetic (cost_model.cc PoolingOnCpuSeconds).
 double ClassRooflineSeconds(OpClass c, double flops, double bytes, const Device& device);
 
-// What an operator of class `c` moving `bytes` takes on `device` beyond its roofline: its bytes at the class's
-// serial bandwidth (Device::serial_bandwidth), 0 where the class has none.
-double SerialSeconds(OpClass c, double bytes, const Device& device);
+// What an operator of class `c` moving `bytes` takes on `device` beyond its roofline time: nothing for a view (a
+// reshape, a constant, a shape: metadata, no kernel); for the others the launch overhead, and their bytes at the
+// class's serial bandwidth where it has one (Device::serial_bandwidth).
+double BeyondRooflineSeconds(OpClass c, double bytes, const Device& device);
 
-// The model's time for `op` on `device`, measured times aside: the roofline at its class's efficiency plus the
-// launch overhead and the serial seconds (graph/op_class.h).
+// The model's time for `op` on `device`, measured times aside: the roofline at its class's efficiency plus
+// BeyondRooflineSeconds (graph/op_class.h).
 double ModelledSeconds(const Graph& graph, OpId op, const Device& device);
 
 class CostModel {

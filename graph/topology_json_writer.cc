@@ -25,7 +25,7 @@ std::string Dump(const J& j) {
   return j.dump(-1, ' ', false, J::error_handler_t::replace);
 }
 
-// Every figure of the device, the efficiencies and class overheads only where they differ from the roofline's.
+// Every figure of the device, the per-class ones only where they differ from the plain roofline's.
 nlohmann::ordered_json DeviceJson(const Device& dev) {
   nlohmann::ordered_json j = {{"name", dev.name},
                               {"kind", dev.kind},
@@ -37,12 +37,7 @@ nlohmann::ordered_json DeviceJson(const Device& dev) {
                               {"host", dev.host}};
   if (dev.efficiency != kUnitFactors) j["efficiency"] = ClassFactorsJson(dev.efficiency);
   if (dev.backward_efficiency != kUnitFactors) j["backward_efficiency"] = ClassFactorsJson(dev.backward_efficiency);
-  nlohmann::ordered_json serial = nlohmann::ordered_json::object();  // the classes that have one
-  for (int i = 0; i < kNumOpClasses; ++i) {
-    if (dev.serial_bandwidth[i] > 0)
-      serial[std::string(OpClassName(static_cast<OpClass>(i)))] = dev.serial_bandwidth[i];
-  }
-  if (!serial.empty()) j["serial_bandwidth"] = serial;
+  if (dev.serial_bandwidth != ClassFactors{}) j["serial_bandwidth"] = ClassFactorsJson(dev.serial_bandwidth);
   return j;
 }
 
