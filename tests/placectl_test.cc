@@ -275,6 +275,11 @@ TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
   const std::string recorded = topology.string() + ".recorded";
   Result recorded_fit =
       RunPlacectl("calibrate --measurements " + data + "host_cpu1.measurements.json --output " + recorded + profiles);
+  Result benchmarks_only =
+      RunPlacectl("calibrate --measurements " + data + "host_cpu1.measurements.json --output " + recorded + ".bench");
+  const nlohmann::json recorded_device = nlohmann::json::parse(placement::testing::Slurp(recorded))["devices"][0];
+  const nlohmann::json benchmark_device =
+      nlohmann::json::parse(placement::testing::Slurp(recorded + ".bench"))["devices"][0];
   Result placed_step = RunPlacectl("place " + data +
                                    "resnet18_b1_train.onnx --training --optimizer adam --algorithm single_device "
                                    "--output json --topology " +
@@ -288,13 +293,14 @@ TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
   fs::remove(saved);
   fs::remove(refit);
   fs::remove(recorded);
+  fs::remove(recorded + ".bench");
   ASSERT_EQ(calibrated.exit_code, 0) << calibrated.err;
   ASSERT_EQ(refitted.exit_code, 0) << refitted.err;
   EXPECT_EQ(refit_written, written);
   EXPECT_THAT(calibrated.out, HasSubstr("peak"));
   EXPECT_THAT(calibrated.out, HasSubstr("thin_conv"));
   EXPECT_THAT(calibrated.out, HasSubstr("use it as --topology"));
-  // The profile's 49 scoped operators (those with a measurable share) refit the overhead and the conv class.
+  // The profile's 48 scoped operators (those with a measurable share) refit the overhead and the conv class.
   EXPECT_THAT(calibrated.out, HasSubstr("profiled operators"));
   EXPECT_THAT(calibrated.out, HasSubstr("per operator (benchmark"));
   EXPECT_THAT(calibrated.out, HasSubstr(" conv "));
@@ -309,6 +315,11 @@ TEST(Placectl, CalibrateWritesAOneDeviceTopologyThatPlaceTakes) {
   ASSERT_EQ(recorded_fit.exit_code, 0) << recorded_fit.err;
   // resnet18's 20 convolutions, from 12.8 MFLOP to 236: enough spread to fit their bytes' time of their own.
   EXPECT_THAT(recorded_fit.out, HasSubstr("conv 0.993 (benchmarks 0.839) and its bytes at 3.34 GB/s"));
+  // The trace times its one view, the Flatten, at 0.56 ms (a dispatch, not 2 KB at a bandwidth): views keep the
+  // benchmarks' figure rather than one 1000 times slower.
+  ASSERT_EQ(benchmarks_only.exit_code, 0) << benchmarks_only.err;
+  EXPECT_DOUBLE_EQ(recorded_device["efficiency"]["view"].get<double>(),
+                   benchmark_device["efficiency"]["view"].get<double>());
   ASSERT_EQ(placed_step.exit_code, 0) << placed_step.err;
   const absl::StatusOr<placement::ModuleTimes> trace =
       placement::ParseTorchTrace(placement::testing::Slurp(data + "resnet18_b1_train_cpu1.trace.json"));

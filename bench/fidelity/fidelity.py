@@ -6,17 +6,20 @@ measures on it, per architecture, batch, thread count, for inference and for a t
         [--fit_models resnet18,...] [--batches 1,8] [--threads 1,2] [--modes inference,training] [--out DIR]
 
 For each thread count, in one run, so that all of it is measured in the same conditions:
-1. profiles the --fit_models with scripts/profile_model.py (batch 1 and 8, inference and a training step);
-2. runs `placectl calibrate --threads N --profiles ...` (microbenchmarks of LibTorch kernels, refit on those
-   profiles; what it timed is kept as measured_Nt.json, to refit later with `--measurements`);
-3. for each of the --models (none of them fitted) exports the graph PyTorch runs (BatchNorm as its own operator),
-   asks `placectl place --algorithm single_device` for the predicted step time on the calibrated device, and
-   times the same model in torch on that many threads: the median of repeated steps after warm-up, in
-   --repeats processes of its own (with glibc's malloc keeping freed memory, as placement_client.torch runs
-   stages and scripts/profile_model.py profiles), run in rounds over all the cases; the median of those.
-Prints one row per case and the median and worst relative error per mode; writes results.tsv. After the cases,
-it times the fitted models' batch-1 inference again and prints it against their time when profiled: how far the
-host's speed moved between calibrating and measuring.
+1. in --repeats rounds, each round profiles the --fit_models with scripts/profile_model.py (batch 1 and 8,
+   inference and a training step) and then times each of the --models (none of them fitted) in torch on that
+   many threads: the median of repeated steps after warm-up, in a process of its own (with glibc's malloc keeping
+   freed memory, as placement_client.torch runs stages and scripts/profile_model.py profiles). A shared host's
+   speed moves by 15-30% over minutes; profiling and measuring in the same rounds lets the fit and the
+   measurements see the same spells, where profiling first fitted one spell and measured another;
+2. runs `placectl calibrate --threads N --profiles ...` on all rounds' profiles (microbenchmarks of LibTorch
+   kernels, refit on those profiles; what it timed is kept as measured_Nt.json, to refit later with
+   `--measurements`);
+3. exports the graph PyTorch runs for each of the --models (BatchNorm as its own operator) and asks `placectl
+   place --algorithm single_device` for the predicted step time on the calibrated device; a case's measured time
+   is the median over the rounds.
+Prints one row per case, the median and worst relative error per mode, and the host's speed by round (the fitted
+models' unprofiled steps against the first round's); writes results.tsv.
 
 With --measured FILE (a results.tsv of step times measured elsewhere, e.g. by bench/fidelity/gpu_steps.py on a
 GPU) and --topology FILE (that device calibrated: placectl calibrate --measurements), it measures nothing and
@@ -92,53 +95,53 @@ def measure_in_fresh_process(name, batch, training, threads, budget):
     return float(out.split()[-1])
 
 
-def measure_in_rounds(cases, threads, budget, repeats):
-    """Each case's step time, the median over `repeats` processes of its own, measured in rounds over all the
-    cases rather than back to back: a spell of a slower host (another tenant, memory being reclaimed) then costs
-    one of a case's measurements rather than all of them. Returns each case's times in round order."""
+def measure_in_rounds(cases, threads, budget, repeats, before_round=lambda r: None):
+    """Each case's step time in `repeats` processes of its own, measured in rounds over all the cases rather than
+    back to back: a spell of a slower host (another tenant, memory being reclaimed) then costs one of a case's
+    measurements rather than all of them. `before_round(r)` runs at the start of round r. Returns each case's
+    times in round order."""
     times = [[] for _ in cases]
-    for _ in range(repeats):
+    for r in range(repeats):
+        before_round(r)
         for i, (name, batch, training) in enumerate(cases):
             times[i].append(measure_in_fresh_process(name, batch, training, threads, budget))
     return times
 
 
-def record_profiles(models, threads, out):
+def record_profiles(models, threads, out, round_index):
     """scripts/profile_model.py's folders for each fitted model, recorded now on `threads` threads."""
     folders = []
     for name in models:
         for batch, training, warmup, steps in FIT_PROFILES:
-            folder = os.path.join(out, "profiles", f"{name}_{'train' if training else 'infer'}_b{batch}_t{threads}")
+            folder = os.path.join(out, "profiles", f"{name}_{'train' if training else 'infer'}_b{batch}_t{threads}"
+                                                   f"_r{round_index}")
             command = [sys.executable, os.path.join(ROOT, "scripts", "profile_model.py"), name, "--batch",
                        str(batch), "--threads", str(threads), "--warmup", str(warmup), "--steps", str(steps),
                        "--out", folder] + (["--training"] if training else [])
             subprocess.run(command, check=True, capture_output=True, text=True)
             folders.append(folder)
-    return ",".join(folders)
+    return folders
 
 
-def host_drift(args, threads, out):
-    """The fitted models' batch-1 inference steps timed again after the measurements, over their unprofiled time
-    when they were profiled: how the host's speed moved between calibrating and measuring (a shared VM's does;
-    the fit takes the profiling phase's speed, the measured cases the later one's)."""
-    ratios = []
-    for name in [m for m in args.fit_models.split(",") if m]:
-        folder = os.path.join(out, "profiles", f"{name}_infer_b1_t{threads}")
+def print_host_speed(folders, threads):
+    """The fitted models' unprofiled steps, as their profiles recorded them, in each round against the first."""
+    by_round = {}
+    for folder in folders:
+        name, round_index = os.path.basename(folder).rsplit("_r", 1)
         with open(os.path.join(folder, "meta.json")) as f:
-            then = json.load(f)["unprofiled_step_seconds"]
-        ratios.append(measure_in_fresh_process(name, 1, False, threads, args.budget) / then)
-    print(f"host speed, {threads} thread(s): the fitted models' batch-1 inference steps took "
-          f"{', '.join(f'{r:.2f}' for r in ratios)} of their time when profiled (median "
-          f"{statistics.median(ratios):.2f})", flush=True)
+            by_round.setdefault(int(round_index), {})[name] = json.load(f)["unprofiled_step_seconds"]
+    first = by_round[0]
+    speeds = [statistics.median(t / first[name] for name, t in steps.items()) for _, steps in sorted(by_round.items())]
+    print(f"host speed, {threads} thread(s): the fitted models' unprofiled steps by round took "
+          f"{', '.join(f'{s:.2f}' for s in speeds)} of the first round's time", flush=True)
 
 
-def calibrate(args, threads, out):
-    """The host calibrated on `threads` threads, refit on the fitted models' profiles: the topology's path."""
+def calibrate(args, threads, out, profiles):
+    """The host calibrated on `threads` threads, refit on `profiles` (folders, comma-separated): the topology's
+    path."""
     topology = os.path.join(out, f"calibrated_{threads}t.json")
     command = [args.placectl, "calibrate", "--threads", str(threads), "--output", topology,
                "--save_measurements", os.path.join(out, f"measured_{threads}t.json")]
-    profiles = (args.profiles.replace("{t}", str(threads)) if args.profiles
-                else record_profiles([m for m in args.fit_models.split(",") if m], threads, out))
     if profiles:
         command += ["--profiles", profiles]
     report = subprocess.run(command, check=True, capture_output=True, text=True).stdout
@@ -232,7 +235,8 @@ def main():
                    help="instead of --fit_models: profile folders recorded before, per thread count, {t} for it "
                         "(e.g. /tmp/prof/resnet18_t{t},...), passed to placectl calibrate --profiles")
     p.add_argument("--repeats", type=int, default=3,
-                   help="processes per case, in rounds over the cases; the median of their times")
+                   help="rounds: each profiles the fitted models, then times each case in a process of its own; a case's "
+                        "time is the median of its rounds'")
     p.add_argument("--measured", default="", help="a results.tsv measured elsewhere: compare with it, measure nothing")
     p.add_argument("--topology", default="",
                    help="with --measured: the calibrated topology of that device, {t} for each case's threads "
@@ -250,15 +254,18 @@ def main():
     rows = []
     print(f"{'model':22s} {'batch':>5s} {'thr':>3s} {'mode':9s} {'measured':>10s} {'predicted':>10s} {'ratio':>6s}",
           flush=True)
+    fit_models = [m for m in args.fit_models.split(",") if m and not args.profiles]
     for threads in [int(t) for t in args.threads.split(",")]:
-        topology = calibrate(args, threads, out)
         cases = [(name, int(batch), mode == "training") for name in args.models.split(",")
                  for batch in args.batches.split(",") for mode in args.modes.split(",")]
+        folders = []
+        times = measure_in_rounds(cases, threads, args.budget, args.repeats,
+                                  lambda r: folders.extend(record_profiles(fit_models, threads, out, r)))
+        if folders:
+            print_host_speed(folders, threads)
+        topology = calibrate(args, threads, out, ",".join(folders) or args.profiles.replace("{t}", str(threads)))
         predicted = [predict(args.placectl, exported(name, batch, out), topology, training)
                      for name, batch, training in cases]
-        times = measure_in_rounds(cases, threads, args.budget, args.repeats)
-        if not args.profiles:
-            host_drift(args, threads, out)
         for (name, batch, training), p_s, t_s in zip(cases, predicted, times):
             rows.append((name, batch, threads, "training" if training else "inference", statistics.median(t_s), p_s,
                          ",".join(f"{t:.6g}" for t in t_s)))
