@@ -340,6 +340,7 @@ absl::Status ShapeInferer::Resolve(const onnx::NodeProto& node, int32_t index, i
 }
 
 InferredShapes ShapeInferer::Finish() && {
+  for (const auto& [name, value] : consts_) result_.folded.insert(name);
   result_.warnings = CollapseIterations(std::move(result_.warnings));
   if (unresolved_count_ > 0) {
     result_.warnings.push_back(absl::StrCat(unresolved_count_,

@@ -31,6 +31,9 @@ namespace placement::onnx_import {
 struct InferredShapes {
   // Every graph input, initializer and node output by name.
   std::unordered_map<std::string, TensorInfo> tensors;
+  // Tensors whose values the import computed (constant_folding.h): shape arithmetic on static shapes and what
+  // derives from constants alone. No runtime computes them per step.
+  std::unordered_set<std::string> folded;
   std::vector<std::string> warnings;
 };
 

@@ -5,6 +5,7 @@
 
 #include "graph/onnx/onnx_import.h"
 #include "graph/onnx/tests/test_models.h"
+#include "graph/op_class.h"
 
 namespace placement {
 namespace {
@@ -291,6 +292,39 @@ TEST(OnnxCosts, ShapeComputationsAreEvaluated) {
   const Graph& g = r.problem.graph;
   EXPECT_EQ(g.tensor(g.first_output(g.FindOp("reshape"))).bytes, 2 * 3 * 8 * 4);
   EXPECT_EQ(g.tensor(g.first_output(g.FindOp("transpose"))).bytes, 2 * 3 * 8 * 4);
+}
+
+TEST(OnnxCosts, ShapeArithmeticIsImportedAsConstants) {
+  // x [batch, 8] split in two halves as exporters write torch.chunk: the half computed from Shape with Gather,
+  // Add, Div and Mul on int64 scalars, then two Slices of the activation.
+  onnx::ModelProto m = NewModel();
+  AddInput(m, "x", {"batch", 8});
+  AddNode(m, "Shape", {"x"}, {"shape"}, "shape");
+  AddInt64s(m, "axis", {1});
+  AddInt64s(m, "one", {1});
+  AddInt64s(m, "two", {2});
+  AddInt64s(m, "zero", {0});
+  AddNode(m, "Gather", {"shape", "axis"}, {"width"}, "gather");
+  AddNode(m, "Add", {"width", "one"}, {"rounded_up"}, "add");
+  AddNode(m, "Div", {"rounded_up", "two"}, {"half"}, "div");
+  AddNode(m, "Mul", {"half", "two"}, {"end"}, "mul");
+  AddNode(m, "Slice", {"x", "zero", "half", "axis"}, {"left"}, "slice_left");
+  AddNode(m, "Slice", {"x", "half", "end", "axis"}, {"right"}, "slice_right");
+  AddNode(m, "Add", {"left", "right"}, {"y"}, "sum");
+  OnnxImportOptions options;
+  options.batch_size = 4;
+  ASSERT_IMPORTS(r, m, options);
+  const Graph& g = r.problem.graph;
+  // Computed when imported: constants of the graph, views in the cost model (no kernel, no launch overhead).
+  for (const char* folded : {"shape", "gather", "add", "div", "mul"}) {
+    EXPECT_EQ(g.op_type(g.FindOp(folded)), "Constant") << folded;
+    EXPECT_EQ(ClassOf(g, g.FindOp(folded)), OpClass::kView) << folded;
+  }
+  // What reads the activation runs every step.
+  EXPECT_EQ(g.op_type(g.FindOp("slice_left")), "Slice");
+  EXPECT_EQ(g.op_type(g.FindOp("sum")), "Add");
+  EXPECT_EQ(g.tensor(g.first_output(g.FindOp("slice_right"))).bytes, 4 * 4 * 4);
+  EXPECT_EQ(ClassOf(g, g.FindOp("sum")), OpClass::kElementwise);
 }
 
 }  // namespace
