@@ -234,7 +234,7 @@ def main():
     p.add_argument("--profiles", default="",
                    help="instead of --fit_models: profile folders recorded before, per thread count, {t} for it "
                         "(e.g. /tmp/prof/resnet18_t{t},...), passed to placectl calibrate --profiles")
-    p.add_argument("--repeats", type=int, default=3,
+    p.add_argument("--repeats", type=int, default=5,
                    help="rounds: each profiles the fitted models, then times each case in a process of its own; a case's "
                         "time is the median of its rounds'")
     p.add_argument("--measured", default="", help="a results.tsv measured elsewhere: compare with it, measure nothing")
