@@ -92,7 +92,7 @@ absl::Status AddProfile(const std::string& folder, const Device& d, std::vector<
     }
     const OpClass c = ClassOf(g, op);
     // A view's time in eager PyTorch is its dispatch (or a copy of a strided input), not a bandwidth on its
-    // bytes: read as one, the 0.67 ms that resnet18's one timed Flatten took made every view 1000 times slower
+    // bytes: read as one, the 0.56 ms that resnet18's one timed Flatten took made every view 1000 times slower
     // than a copy. Views keep the benchmarks' figure and pay no overhead (graph/cost_model.h).
     if (c == OpClass::kView) continue;
     ops->push_back(ProfiledOp{static_cast<int>(c), ClassRooflineSeconds(c, g.flops(op), g.bytes_accessed(op), d),

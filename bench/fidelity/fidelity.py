@@ -235,8 +235,8 @@ def main():
                    help="instead of --fit_models: profile folders recorded before, per thread count, {t} for it "
                         "(e.g. /tmp/prof/resnet18_t{t},...), passed to placectl calibrate --profiles")
     p.add_argument("--repeats", type=int, default=5,
-                   help="rounds: each profiles the fitted models, then times each case in a process of its own; a case's "
-                        "time is the median of its rounds'")
+                   help="rounds: each profiles the fitted models, then times each case in a process of its own; "
+                        "a case's time is the median of its rounds'")
     p.add_argument("--measured", default="", help="a results.tsv measured elsewhere: compare with it, measure nothing")
     p.add_argument("--topology", default="",
                    help="with --measured: the calibrated topology of that device, {t} for each case's threads "
