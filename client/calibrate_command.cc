@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "graph/calibration.h"
 #include "graph/cost_model.h"
 #include "graph/file_io.h"
@@ -327,15 +328,22 @@ std::string ApplyFit(const std::vector<ProfiledOp>& ops, Device* d) {
   return out;
 }
 
-// This host timed with LibTorch, or the measurements a file holds (scripts/measure_torch_device.py, run where the
-// device is).
+// This host timed with LibTorch, or the measurements files hold (scripts/measure_torch_device.py, run where the
+// device is; --save_measurements of earlier calibrations): of several, each figure's median.
 absl::StatusOr<Calibration> Measure(const CalibrateOptions& options) {
   if (!options.measurements.empty()) {
-    absl::StatusOr<std::string> text = ReadWholeFile(options.measurements);
-    if (!text.ok()) return text.status();
-    absl::StatusOr<Calibration> c = ParseMeasurements(*text);
-    if (!c.ok()) return absl::InvalidArgumentError(absl::StrCat(options.measurements, ": ", c.status().message()));
-    return c;
+    const std::vector<std::string> files = absl::StrSplit(options.measurements, ',', absl::SkipEmpty());
+    std::vector<Calibration> timings;
+    for (const std::string& file : files) {
+      absl::StatusOr<std::string> text = ReadWholeFile(file);
+      if (!text.ok()) return text.status();
+      absl::StatusOr<Calibration> c = ParseMeasurements(*text);
+      if (!c.ok()) return absl::InvalidArgumentError(absl::StrCat(file, ": ", c.status().message()));
+      timings.push_back(*std::move(c));
+    }
+    absl::StatusOr<Calibration> merged = MedianOfCalibrations(timings);
+    if (!merged.ok()) return absl::InvalidArgumentError(absl::StrCat("--measurements: ", merged.status().message()));
+    return merged;
   }
   learned::CalibrationOptions o;
   o.threads = options.threads;

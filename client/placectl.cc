@@ -62,7 +62,7 @@ ABSL_FLAG(std::vector<std::string>, profiles, {},
           "calibrate: folders from scripts/profile_model.py whose measured operators refit the class efficiencies");
 ABSL_FLAG(std::string, measurements, "",
           "calibrate: a device's measurements from scripts/measure_torch_device.py (e.g. run on a GPU) instead of "
-          "timing this host");
+          "timing this host; several files, comma-separated, of the same device: each figure the median of theirs");
 ABSL_FLAG(std::string, save_measurements, "",
           "calibrate: also write what was measured, before any --profiles fit, for a later --measurements");
 ABSL_FLAG(double, measure_seconds, 0.05, "calibrate: how long each benchmark layer is repeated, best of three");
@@ -135,13 +135,14 @@ constexpr char kUsage[] =
     "      print a synthetic graph: layered, nas_cells, blocks, fan_out, chain, branches or unet\n"
     "  presets\n"
     "      list the device presets and the published figures they use\n"
-    "  calibrate [--threads N] [--kind KIND] [--output FILE] [--profiles DIR,...] [--measurements FILE]\n"
+    "  calibrate [--threads N] [--kind KIND] [--output FILE] [--profiles DIR,...] [--measurements FILE,...]\n"
     "            [--save_measurements FILE]\n"
     "      measure this host with LibTorch (GEMM, memory, launch overhead, each operator class's share of the\n"
     "      roofline, forward and backward) and write a topology with one CPU device for --topology; with\n"
     "      --profiles, the classes profiled models spend time in take their efficiency from those profiles;\n"
     "      --measurements FILE: a device measured elsewhere (scripts/measure_torch_device.py on a GPU), or\n"
-    "      what --save_measurements kept of an earlier calibration (refit with other profiles, nothing timed)\n"
+    "      what --save_measurements kept of an earlier calibration (refit with other profiles, nothing timed);\n"
+    "      FILE,FILE...: timings of the same device in several spells, each figure the median of theirs\n"
     "  train GRAPH|FOLDER... (--devices SPEC[,SPEC...] | --topology FILE[,FILE...]) [--training [--with_inference]]\n"
     "              [--out policy.pt] [--init FILE | --from_scratch] [--time_limit 30m | --iterations N]\n"
     "              [--validation_share 0.2] [--seed S] [--threads N] [--version_name V] [--learning_rate R]\n"

@@ -149,6 +149,43 @@ absl::StatusOr<Calibration> ParseMeasurements(absl::string_view text) {
   return c;
 }
 
+absl::StatusOr<Calibration> MedianOfCalibrations(const std::vector<Calibration>& timings) {
+  if (timings.empty()) return absl::InvalidArgumentError("no measurements to take the median of");
+  Calibration merged = timings[0];
+  for (size_t t = 1; t < timings.size(); ++t) {
+    const Calibration& other = timings[t];
+    if (other.device.kind != merged.device.kind || other.lines.size() != merged.lines.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("measurements ", t, " are of ", other.device.kind, " with ",
+                                                     other.lines.size(), " layers, measurements 0 of ",
+                                                     merged.device.kind, " with ", merged.lines.size()));
+    }
+    for (size_t i = 0; i < other.lines.size(); ++i) {
+      const CalibrationLine &a = merged.lines[i], &b = other.lines[i];
+      if (a.layer != b.layer || a.flops != b.flops || a.bytes != b.bytes ||
+          (a.backward_seconds > 0) != (b.backward_seconds > 0)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("measurements ", t, ", layer ", i, " '", b.layer, "': not measurements 0's '", a.layer, "'"));
+      }
+    }
+  }
+  const auto median_of = [&timings](auto figure) {
+    std::vector<double> values;
+    for (const Calibration& c : timings) values.push_back(figure(c));
+    return MedianRatio(std::move(values));
+  };
+  Device& d = merged.device;
+  d.peak_flops = median_of([](const Calibration& c) { return c.device.peak_flops; });
+  d.memory_bandwidth = median_of([](const Calibration& c) { return c.device.memory_bandwidth; });
+  d.launch_overhead = median_of([](const Calibration& c) { return c.device.launch_overhead; });
+  for (size_t i = 0; i < merged.lines.size(); ++i) {
+    merged.lines[i].forward_seconds = median_of([i](const Calibration& c) { return c.lines[i].forward_seconds; });
+    merged.lines[i].backward_seconds = median_of([i](const Calibration& c) { return c.lines[i].backward_seconds; });
+  }
+  if (timings.size() > 1) absl::StrAppend(&merged.source, ", median of ", timings.size(), " timings");
+  RETURN_IF_ERROR(DeriveEfficiencies(&merged));
+  return merged;
+}
+
 std::string MeasurementsToJson(const Calibration& calibration) {
   const Device& d = calibration.device;
   Json root = {{"device", {{"name", calibration.source}, {"kind", d.kind}, {"memory_bytes", d.memory_bytes}}},

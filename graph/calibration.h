@@ -50,6 +50,12 @@ absl::Status DeriveEfficiencies(Calibration* calibration);
 // accelerator. INVALID_ARGUMENT naming the key that is missing or wrong; efficiencies derived.
 absl::StatusOr<Calibration> ParseMeasurements(absl::string_view text);
 
+// One calibration from several timings of the same device and layers (a shared host timed in several spells):
+// each measured figure (peak, bandwidth, launch overhead, each layer's forward and backward time) is the median of
+// theirs, the efficiencies derived again. INVALID_ARGUMENT, naming the timing (0-based) and the layer, where they
+// differ in kind or in layers.
+absl::StatusOr<Calibration> MedianOfCalibrations(const std::vector<Calibration>& timings);
+
 // The measurements of `calibration` in the form ParseMeasurements reads (device.name is its source): a
 // calibration kept, to be refit later (other profiles) without timing the device again.
 std::string MeasurementsToJson(const Calibration& calibration);

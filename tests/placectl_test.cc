@@ -395,6 +395,11 @@ TEST(Placectl, CalibrateTakesADeviceMeasuredElsewhere) {
                               "--topology " +
                               topology);
   Result broken = RunPlacectl("calibrate --measurements " + (dir / "broken.json").string());
+  // The same device timed three times: each figure the median; a file of another device is named.
+  const std::string gpu = (dir / "gpu.json").string(), topology3 = (dir / "gpu_topology3.json").string();
+  Result thrice = RunPlacectl("calibrate --measurements " + gpu + "," + gpu + "," + gpu + " --output " + topology3);
+  Result with_broken = RunPlacectl("calibrate --measurements " + gpu + "," + (dir / "broken.json").string());
+  const std::string once_json = placement::testing::Slurp(topology), thrice_json = placement::testing::Slurp(topology3);
   fs::remove_all(dir);
   ASSERT_EQ(calibrated.exit_code, 0) << calibrated.err;
   EXPECT_THAT(calibrated.out, HasSubstr("NVIDIA Test GPU, PyTorch 2.11.0: peak"));
@@ -402,6 +407,12 @@ TEST(Placectl, CalibrateTakesADeviceMeasuredElsewhere) {
   EXPECT_GT(nlohmann::json::parse(placed.out)["value"].get<double>(), 0);
   EXPECT_EQ(broken.exit_code, 3);
   EXPECT_THAT(broken.err, HasSubstr("broken.json: peak_flops: is required"));
+  ASSERT_EQ(thrice.exit_code, 0) << thrice.err;
+  EXPECT_THAT(thrice.out, HasSubstr("median of 3 timings"));
+  EXPECT_EQ(nlohmann::json::parse(thrice_json)["devices"][0]["efficiency"],
+            nlohmann::json::parse(once_json)["devices"][0]["efficiency"]);
+  EXPECT_EQ(with_broken.exit_code, 3);
+  EXPECT_THAT(with_broken.err, HasSubstr("broken.json: peak_flops: is required"));
 }
 
 TEST(Placectl, PipeDreamProfilesPlaceAtTheirMeasuredTimes) {

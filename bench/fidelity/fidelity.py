@@ -6,14 +6,15 @@ measures on it, per architecture, batch, thread count, for inference and for a t
         [--fit_models resnet18,...] [--batches 1,8] [--threads 1,2] [--modes inference,training] [--out DIR]
 
 For each thread count, in one run, so that all of it is measured in the same conditions:
-1. in --repeats rounds, each round profiles the --fit_models with scripts/profile_model.py (batch 1 and 8,
-   inference and a training step) and then times each of the --models (none of them fitted) in torch on that
-   many threads: the median of repeated steps after warm-up, in a process of its own (with glibc's malloc keeping
-   freed memory, as placement_client.torch runs stages and scripts/profile_model.py profiles). A shared host's
+1. in --repeats rounds, each round times placectl calibrate's LibTorch benchmarks (measured_Nt_rK.json),
+   profiles the --fit_models with scripts/profile_model.py (batch 1 and 8, inference and a training step) and
+   then times each of the --models (none of them fitted) in torch on that many threads: the median of repeated
+   steps after warm-up, in a process of its own (with glibc's malloc keeping freed memory, as
+   placement_client.torch runs stages and scripts/profile_model.py profiles). A shared host's
    speed moves by 15-30% over minutes; profiling and measuring in the same rounds lets the fit and the
    measurements see the same spells, where profiling first fitted one spell and measured another;
-2. runs `placectl calibrate --threads N --profiles ...` on all rounds' profiles (microbenchmarks of LibTorch
-   kernels, refit on those profiles; what it timed is kept as measured_Nt.json, to refit later with
+2. runs `placectl calibrate --measurements (each round's) --profiles (all rounds')`: each benchmark figure the
+   median of the rounds', refit on the profiles (the medians are kept as measured_Nt.json, to refit later with
    `--measurements`);
 3. exports the graph PyTorch runs for each of the --models (BatchNorm as its own operator) and asks `placectl
    place --algorithm single_device` for the predicted step time on the calibrated device; a case's measured time
@@ -136,11 +137,19 @@ def print_host_speed(folders, threads):
           f"{', '.join(f'{s:.2f}' for s in speeds)} of the first round's time", flush=True)
 
 
-def calibrate(args, threads, out, profiles):
-    """The host calibrated on `threads` threads, refit on `profiles` (folders, comma-separated): the topology's
-    path."""
+def time_benchmarks(args, threads, out, round_index):
+    """placectl calibrate's LibTorch benchmarks timed now on `threads` threads: the measurements file's path."""
+    path = os.path.join(out, f"measured_{threads}t_r{round_index}.json")
+    subprocess.run([args.placectl, "calibrate", "--threads", str(threads), "--output", os.devnull,
+                    "--save_measurements", path], check=True, capture_output=True, text=True)
+    return path
+
+
+def calibrate(args, threads, out, profiles, measurements):
+    """The host calibrated on `threads` threads from `measurements` (files, comma-separated: each figure the median
+    of theirs), refit on `profiles` (folders, comma-separated): the topology's path."""
     topology = os.path.join(out, f"calibrated_{threads}t.json")
-    command = [args.placectl, "calibrate", "--threads", str(threads), "--output", topology,
+    command = [args.placectl, "calibrate", "--measurements", measurements, "--output", topology,
                "--save_measurements", os.path.join(out, f"measured_{threads}t.json")]
     if profiles:
         command += ["--profiles", profiles]
@@ -258,12 +267,17 @@ def main():
     for threads in [int(t) for t in args.threads.split(",")]:
         cases = [(name, int(batch), mode == "training") for name in args.models.split(",")
                  for batch in args.batches.split(",") for mode in args.modes.split(",")]
-        folders = []
-        times = measure_in_rounds(cases, threads, args.budget, args.repeats,
-                                  lambda r: folders.extend(record_profiles(fit_models, threads, out, r)))
+        folders, benchmarks = [], []
+
+        def before_round(r):
+            benchmarks.append(time_benchmarks(args, threads, out, r))
+            folders.extend(record_profiles(fit_models, threads, out, r))
+
+        times = measure_in_rounds(cases, threads, args.budget, args.repeats, before_round)
         if folders:
             print_host_speed(folders, threads)
-        topology = calibrate(args, threads, out, ",".join(folders) or args.profiles.replace("{t}", str(threads)))
+        topology = calibrate(args, threads, out, ",".join(folders) or args.profiles.replace("{t}", str(threads)),
+                             ",".join(benchmarks))
         predicted = [predict(args.placectl, exported(name, batch, out), topology, training)
                      for name, batch, training in cases]
         for (name, batch, training), p_s, t_s in zip(cases, predicted, times):

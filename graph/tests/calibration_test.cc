@@ -148,3 +148,49 @@ TEST(Calibration, MalformedMeasurementsNameWhatIsWrong) {
 
 }  // namespace
 }  // namespace placement
+
+namespace placement {
+namespace {
+
+// Three timings of the same device, one of them in a slow spell (every layer 3x, the GEMM peak at a third): the
+// median of each figure is the typical timing's, and the efficiencies are derived from those.
+TEST(Calibration, SeveralTimingsTakeEachFiguresMedian) {
+  absl::StatusOr<Calibration> typical = ParseMeasurements(kMeasurements);
+  ASSERT_TRUE(typical.ok()) << typical.status();
+  Calibration slow = *typical, fast = *typical;
+  slow.device.peak_flops /= 3;
+  for (CalibrationLine& line : slow.lines) line.forward_seconds *= 3, line.backward_seconds *= 3;
+  for (CalibrationLine& line : fast.lines) line.forward_seconds *= 0.9;
+  absl::StatusOr<Calibration> merged = MedianOfCalibrations({slow, *typical, fast});
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_DOUBLE_EQ(merged->device.peak_flops, typical->device.peak_flops);
+  EXPECT_DOUBLE_EQ(merged->lines[0].forward_seconds, typical->lines[0].forward_seconds);
+  EXPECT_DOUBLE_EQ(merged->lines[0].backward_seconds, typical->lines[0].backward_seconds);
+  EXPECT_DOUBLE_EQ(merged->device.efficiency[static_cast<int>(OpClass::kGemm)],
+                   typical->device.efficiency[static_cast<int>(OpClass::kGemm)]);
+  EXPECT_THAT(merged->source, HasSubstr("median of 3 timings"));
+  // One timing alone is itself.
+  absl::StatusOr<Calibration> one = MedianOfCalibrations({slow});
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_DOUBLE_EQ(one->lines[0].forward_seconds, slow.lines[0].forward_seconds);
+}
+
+TEST(Calibration, TimingsOfOtherLayersAreNotMerged) {
+  absl::StatusOr<Calibration> a = ParseMeasurements(kMeasurements);
+  ASSERT_TRUE(a.ok()) << a.status();
+  Calibration renamed = *a, shorter = *a, untimed_backward = *a;
+  renamed.lines[2].layer = "tanh";
+  shorter.lines.pop_back();
+  untimed_backward.lines[0].backward_seconds = 0;
+  absl::StatusOr<Calibration> r = MedianOfCalibrations({*a, renamed});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr("measurements 1, layer 2 'tanh': not measurements 0's 'sigmoid'"));
+  r = MedianOfCalibrations({*a, shorter});
+  EXPECT_THAT(r.status().message(), HasSubstr("measurements 1 are of TestGPU with 2 layers"));
+  r = MedianOfCalibrations({*a, untimed_backward});
+  EXPECT_THAT(r.status().message(), HasSubstr("layer 0 'linear'"));
+  EXPECT_EQ(MedianOfCalibrations({}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace placement
