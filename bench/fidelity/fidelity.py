@@ -10,9 +10,9 @@ For each thread count, in one run, so that all of it is measured in the same con
    profiles the --fit_models with scripts/profile_model.py (batch 1 and 8, inference and a training step) and
    then times each of the --models (none of them fitted) in torch on that many threads: the median of repeated
    steps after warm-up, in a process of its own (with glibc's malloc keeping freed memory, as
-   placement_client.torch runs stages and scripts/profile_model.py profiles). A shared host's
-   speed moves by 15-30% over minutes; profiling and measuring in the same rounds lets the fit and the
-   measurements see the same spells, where profiling first fitted one spell and measured another;
+   placement_client.torch runs stages and scripts/profile_model.py profiles). A shared host's speed moves by
+   15-30% over minutes; timing, profiling and measuring in the same rounds lets the calibration and the
+   measurements see the same spells, where calibrating first fitted one spell and measured another;
 2. runs `placectl calibrate --measurements (each round's) --profiles (all rounds')`: each benchmark figure the
    median of the rounds', refit on the profiles (the medians are kept as measured_Nt.json, to refit later with
    `--measurements`);
@@ -244,8 +244,8 @@ def main():
                    help="instead of --fit_models: profile folders recorded before, per thread count, {t} for it "
                         "(e.g. /tmp/prof/resnet18_t{t},...), passed to placectl calibrate --profiles")
     p.add_argument("--repeats", type=int, default=5,
-                   help="rounds: each profiles the fitted models, then times each case in a process of its own; "
-                        "a case's time is the median of its rounds'")
+                   help="rounds: each times the host's benchmarks, profiles the fitted models, then times each case "
+                        "in a process of its own; each figure and each case's time is the median of its rounds'")
     p.add_argument("--measured", default="", help="a results.tsv measured elsewhere: compare with it, measure nothing")
     p.add_argument("--topology", default="",
                    help="with --measured: the calibrated topology of that device, {t} for each case's threads "
