@@ -16,6 +16,11 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
 shift || true
+# placement_client from the source tree, with its stubs generated there (ignored by git) as a build would: the
+# fidelity benchmarks run models through placement_client.torch.
+in_place_client() {
+  (cd "$ROOT/client/python" && /usr/bin/python3 -c 'import setup; setup.generate_stubs(".")')
+}
 if [ "${1:-}" = server ]; then
   shift
   exec "$ROOT/scripts/bench_server.sh" "$BUILD" "$@"
@@ -34,13 +39,13 @@ if [ "${1:-}" = fidelity ]; then
     echo "bench fidelity: needs Debian's python3-torch, python3-torchvision and python3-onnx" >&2
     exit 1
   fi
+  in_place_client
   exec env PYTHONPATH="$ROOT/client/python" /usr/bin/python3 "$ROOT/bench/fidelity/fidelity.py" \
     --placectl "$BUILD/client/placectl" "$@"
 fi
 if [ "${1:-}" = pipeline ]; then
   shift
-  # placement_client from the source tree, with its stubs generated there (ignored by git) as a build would.
-  (cd "$ROOT/client/python" && /usr/bin/python3 -c 'import setup; setup.generate_stubs(".")')
+  in_place_client
   exec env PYTHONPATH="$ROOT/client/python" /usr/bin/python3 "$ROOT/bench/pipeline/pipeline_fidelity.py" \
     --placectl "$BUILD/client/placectl" "$@"
 fi
