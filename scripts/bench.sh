@@ -35,8 +35,8 @@ if [ "${1:-}" = own-graphs ]; then
 fi
 if [ "${1:-}" = fidelity ]; then
   shift
-  if ! /usr/bin/python3 -c "import torch, torchvision, onnx" 2>/dev/null; then
-    echo "bench fidelity: needs Debian's python3-torch, python3-torchvision and python3-onnx" >&2
+  if ! /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null; then
+    echo "bench fidelity: needs Debian's python3-torch and python3-torchvision" >&2
     exit 1
   fi
   in_place_client
