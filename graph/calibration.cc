@@ -161,10 +161,13 @@ absl::StatusOr<Calibration> MedianOfCalibrations(const std::vector<Calibration>&
     }
     for (size_t i = 0; i < other.lines.size(); ++i) {
       const CalibrationLine &a = merged.lines[i], &b = other.lines[i];
-      if (a.layer != b.layer || a.flops != b.flops || a.bytes != b.bytes ||
-          (a.backward_seconds > 0) != (b.backward_seconds > 0)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("measurements ", t, ", layer ", i, " '", b.layer, "': not measurements 0's '", a.layer, "'"));
+      // Whether a backward was timed is backward_ops: a backward_seconds of 0 is also what a layer's backward too
+      // short to tell from the timing's noise comes out as (its time less the forward's, clamped at 0).
+      if (a.layer != b.layer || a.flops != b.flops || a.bytes != b.bytes || a.backward_ops != b.backward_ops) {
+        return absl::InvalidArgumentError(absl::StrCat("measurements ", t, ", layer ", i, " '", b.layer, "' (", b.flops,
+                                                       " FLOPs, ", b.bytes, " bytes, ", b.backward_ops,
+                                                       " backward operators): not measurements 0's '", a.layer, "' (",
+                                                       a.flops, " FLOPs, ", a.bytes, " bytes, ", a.backward_ops, ")"));
       }
     }
   }
@@ -179,7 +182,12 @@ absl::StatusOr<Calibration> MedianOfCalibrations(const std::vector<Calibration>&
   d.launch_overhead = median_of([](const Calibration& c) { return c.device.launch_overhead; });
   for (size_t i = 0; i < merged.lines.size(); ++i) {
     merged.lines[i].forward_seconds = median_of([i](const Calibration& c) { return c.lines[i].forward_seconds; });
-    merged.lines[i].backward_seconds = median_of([i](const Calibration& c) { return c.lines[i].backward_seconds; });
+    // Of the timings whose backward came out above 0 (see above); 0, not timed, where none did.
+    std::vector<double> backward;
+    for (const Calibration& c : timings) {
+      if (c.lines[i].backward_seconds > 0) backward.push_back(c.lines[i].backward_seconds);
+    }
+    merged.lines[i].backward_seconds = MedianRatio(std::move(backward));
   }
   if (timings.size() > 1) absl::StrAppend(&merged.source, ", median of ", timings.size(), " timings");
   RETURN_IF_ERROR(DeriveEfficiencies(&merged));
