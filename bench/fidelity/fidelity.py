@@ -200,6 +200,15 @@ def write_rows(rows, path):
             f.write("\t".join(str(v) for v in r) + ("\t\n" if len(r) == 6 else "\n"))
 
 
+def write_steps(cases, times, path):
+    """The step times measured for one thread count, before the calibration and the predictions that follow."""
+    with open(path, "w") as f:
+        f.write("model\tbatch\tmode\tmeasured_runs_s\n")
+        for (name, batch, training), t_s in zip(cases, times):
+            f.write(f"{name}\t{batch}\t{'training' if training else 'inference'}\t"
+                    f"{','.join(f'{t:.6g}' for t in t_s)}\n")
+
+
 def summarize(rows, modes):
     for mode in modes:
         errors = [abs(r[5] / r[4] - 1) for r in rows if r[3] == mode]
@@ -274,6 +283,7 @@ def main():
             folders.extend(record_profiles(fit_models, threads, out, r))
 
         times = measure_in_rounds(cases, threads, args.budget, args.repeats, before_round)
+        write_steps(cases, times, os.path.join(out, f"steps_{threads}t.tsv"))  # kept should what follows fail
         if folders:
             print_host_speed(folders, threads)
         topology = calibrate(args, threads, out, ",".join(folders) or args.profiles.replace("{t}", str(threads)),
@@ -284,7 +294,7 @@ def main():
             rows.append((name, batch, threads, "training" if training else "inference", statistics.median(t_s), p_s,
                          ",".join(f"{t:.6g}" for t in t_s)))
             print_row(rows[-1])
-    write_rows(rows, os.path.join(out, "results.tsv"))
+        write_rows(rows, os.path.join(out, "results.tsv"))  # each thread count's, as soon as it is done
     summarize(rows, args.modes.split(","))
     print(f"results in {out}")
 
