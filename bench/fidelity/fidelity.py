@@ -200,13 +200,21 @@ def write_rows(rows, path):
             f.write("\t".join(str(v) for v in r) + ("\t\n" if len(r) == 6 else "\n"))
 
 
+def mode_name(training):
+    return "training" if training else "inference"
+
+
+def runs_text(times):
+    """A case's times by round, as results.tsv and steps_Nt.tsv write them (measured_runs_s)."""
+    return ",".join(f"{t:.6g}" for t in times)
+
+
 def write_steps(cases, times, path):
     """The step times measured for one thread count, before the calibration and the predictions that follow."""
     with open(path, "w") as f:
         f.write("model\tbatch\tmode\tmeasured_runs_s\n")
         for (name, batch, training), t_s in zip(cases, times):
-            f.write(f"{name}\t{batch}\t{'training' if training else 'inference'}\t"
-                    f"{','.join(f'{t:.6g}' for t in t_s)}\n")
+            f.write(f"{name}\t{batch}\t{mode_name(training)}\t{runs_text(t_s)}\n")
 
 
 def summarize(rows, modes):
@@ -291,8 +299,7 @@ def main():
         predicted = [predict(args.placectl, exported(name, batch, out), topology, training)
                      for name, batch, training in cases]
         for (name, batch, training), p_s, t_s in zip(cases, predicted, times):
-            rows.append((name, batch, threads, "training" if training else "inference", statistics.median(t_s), p_s,
-                         ",".join(f"{t:.6g}" for t in t_s)))
+            rows.append((name, batch, threads, mode_name(training), statistics.median(t_s), p_s, runs_text(t_s)))
             print_row(rows[-1])
         write_rows(rows, os.path.join(out, "results.tsv"))  # each thread count's, as soon as it is done
     summarize(rows, args.modes.split(","))
