@@ -119,9 +119,10 @@ TrainingBalance BalanceOfStep(const TrainingProfile& p, const Device& d) {
   for (OpId op = 0; op < p.step.num_ops(); ++op) {
     const OpClass c = ClassOf(p.step, op);
     if (!IsBackwardType(p.step.op_type(op)) && c != OpClass::kOptimizer) continue;
-    if (c == OpClass::kWideThinConv) {
-      // The trace files a wide convolution's backward with the other convolutions' (ConvolutionBackward0), while
-      // the benchmarks' factor holds for it: its modelled time is taken out of what the conv family measured.
+    if (c == OpClass::kWideThinConv || c == OpClass::kChannelsLastThinConv) {
+      // The trace files a wide or channels-last convolution's backward with the other convolutions'
+      // (ConvolutionBackward0), while the benchmarks' factor holds for it: its modelled time is taken out of what
+      // the conv family measured.
       b.measured[static_cast<int>(OpClass::kConv)] -= ModelledSeconds(p.step, op, d);
       continue;
     }

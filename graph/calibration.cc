@@ -56,6 +56,12 @@ absl::StatusOr<CalibrationLine> LineOf(const Json& j, absl::string_view path) {
     ASSIGN_OR_RETURN(const double window, RequiredFigure(j, path, "window"));
     line.window = static_cast<int32_t>(std::min(window, 1e9));
   }
+  if (const Json* v = json::Find(j, "channels_last")) {
+    if (!v->is_boolean()) {
+      return json::Err(json::Child(path, "channels_last"), absl::StrCat("expected true or false, got ", v->dump()));
+    }
+    line.channels_last = v->get<bool>();
+  }
   return line;
 }
 
@@ -84,7 +90,7 @@ absl::Status DeriveEfficiencies(Calibration* calibration) {
           absl::StrCat("layer '", line.layer, "': times must be positive, counts not negative"));
     }
     // Classed as the cost model classes the importer's operators: by type, then by intensity.
-    const OpClass op_class = RefineByIntensity(*named, line.flops, line.bytes, line.window);
+    const OpClass op_class = RefineByIntensity(*named, line.flops, line.bytes, line.window, line.channels_last);
     line.op_class = std::string(OpClassName(op_class));
     const int c = static_cast<int>(op_class);
     const double roofline = ClassRooflineSeconds(op_class, line.flops, line.bytes, d);
@@ -107,10 +113,15 @@ absl::Status DeriveEfficiencies(Calibration* calibration) {
   const int other = static_cast<int>(OpClass::kOther), elementwise = static_cast<int>(OpClass::kElementwise);
   d.efficiency[other] = d.efficiency[elementwise];
   d.backward_efficiency[other] = d.backward_efficiency[elementwise];
-  // Measurements without a wide convolution (made before windows were recorded) leave it as the thin ones.
-  const int wide = static_cast<int>(OpClass::kWideThinConv), thin = static_cast<int>(OpClass::kThinConv);
-  if (spent[wide] == 0) d.efficiency[wide] = d.efficiency[thin];
-  if (back_ratios[wide].empty()) d.backward_efficiency[wide] = d.backward_efficiency[thin];
+  // Measurements without a wide convolution (made before windows were recorded) leave it as the thin ones, and
+  // those without a channels-last one (made before layouts were) leave that as the wide ones.
+  const auto as_class = [&](OpClass missing, OpClass like) {
+    const int m = static_cast<int>(missing), l = static_cast<int>(like);
+    if (spent[m] == 0) d.efficiency[m] = d.efficiency[l];
+    if (back_ratios[m].empty()) d.backward_efficiency[m] = d.backward_efficiency[l];
+  };
+  as_class(OpClass::kWideThinConv, OpClass::kThinConv);
+  as_class(OpClass::kChannelsLastThinConv, OpClass::kWideThinConv);
   return absl::OkStatus();
 }
 
@@ -210,6 +221,7 @@ std::string MeasurementsToJson(const Calibration& calibration) {
                              {"backward_seconds", line.backward_seconds},
                              {"backward_ops", line.backward_ops},
                              {"window", line.window}});
+    if (line.channels_last) root["lines"].back()["channels_last"] = true;
   }
   return root.dump(2);
 }

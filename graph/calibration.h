@@ -27,6 +27,7 @@ struct CalibrationLine {  // one benchmark layer
   double backward_seconds = 0;  // 0 when not measured
   int backward_ops = 0;         // operators of its training-step backward
   int32_t window = 0;           // a convolution's kernel window (kh x kw), as the importer carries it
+  bool channels_last = false;   // its input laid out channels-last, as the importer marks operators
 };
 
 struct Calibration {
@@ -46,7 +47,7 @@ absl::Status DeriveEfficiencies(Calibration* calibration);
 
 // The JSON scripts/measure_torch_device.py writes: {"device": {"name", "kind", "memory_bytes", ...}, "torch",
 // "peak_flops", "memory_bandwidth", "launch_overhead", "lines": [{"op_class", "layer", "flops", "bytes",
-// "forward_seconds", "backward_seconds", "backward_ops"}]}. A device named "cpu" kind is a CPU, any other an
+// "forward_seconds", "backward_seconds", "backward_ops", "window", "channels_last"}]}. A device named "cpu" kind is a CPU, any other an
 // accelerator. INVALID_ARGUMENT naming the key that is missing or wrong; efficiencies derived.
 absl::StatusOr<Calibration> ParseMeasurements(absl::string_view text);
 

@@ -89,8 +89,9 @@ void WriteCanonical(const Graph& g, Writer& w) {
     w.Str(g.colocation_group(op) == kNone ? absl::string_view()
                                           : absl::string_view(g.colocation_groups()[g.colocation_group(op)]));
     w.Str(g.pinned(op) == kNone ? absl::string_view() : absl::string_view(g.pinned_devices()[g.pinned(op)]));
-    // The window shares the flag's word, so that graphs without windows keep the keys they had.
-    w.U64((g.is_backward(op) ? 1 : 0) | static_cast<uint64_t>(g.window(op)) << 1);
+    // The window and the layout share the flag's word, so that graphs without them keep the keys they had.
+    w.U64((g.is_backward(op) ? 1 : 0) | static_cast<uint64_t>(g.window(op)) << 1 |
+          static_cast<uint64_t>(g.channels_last(op) ? 1 : 0) << 40);
   }
   // Edges by (producer name, output, consumer name); a producer's out-edges are contiguous, so sort each run.
   w.I64(g.num_edges());

@@ -133,6 +133,7 @@ OpSpec SpecOf(const Graph& g, OpId u) {
   op.param_bytes = g.param_bytes(u);
   op.temp_bytes = g.temp_bytes(u);
   op.window = g.window(u);
+  op.channels_last = g.channels_last(u);
   for (int32_t k = 0; k < g.num_outputs(u); ++k) op.outputs.push_back(g.tensor(g.first_output(u) + k));
   if (g.colocation_group(u) != kNone) op.colocation_group = g.colocation_groups()[g.colocation_group(u)];
   if (g.pinned(u) != kNone) op.pinned_device = g.pinned_devices()[g.pinned(u)];
@@ -205,6 +206,7 @@ absl::StatusOr<Graph> GraphBuilder::Build() && {
     g.param_bytes_.push_back(op.param_bytes);
     g.temp_bytes_.push_back(op.temp_bytes);
     g.window_.push_back(op.window);
+    g.channels_last_.push_back(op.channels_last ? 1 : 0);
     g.is_backward_.push_back(op.is_backward ? 1 : 0);
     g.colocation_.push_back(groups.Intern(op.colocation_group, true));
     g.pinned_.push_back(pins.Intern(op.pinned_device, true));

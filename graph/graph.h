@@ -58,6 +58,9 @@ struct OpSpec {
   // cost model tells a 5x5 depthwise convolution from a 3x3 one by it, whose backward kernels differ in kind.
   // 0 for other operators and where unknown.
   int32_t window = 0;
+  // The operator's 4-D activations are laid out channels-last in memory (NHWC strides under an NCHW shape), as
+  // eager PyTorch keeps them after a permute from NHWC: a depthwise convolution runs another kernel on them.
+  bool channels_last = false;
   std::vector<OutputTensor> outputs;
   std::string colocation_group;  // empty: none
   std::string pinned_device;     // empty: none; a device name of the topology
@@ -80,6 +83,7 @@ class Graph {
   int64_t param_bytes(OpId op) const { return param_bytes_[op]; }
   int64_t temp_bytes(OpId op) const { return temp_bytes_[op]; }
   int32_t window(OpId op) const { return window_[op]; }
+  bool channels_last(OpId op) const { return channels_last_[op] != 0; }
   bool is_backward(OpId op) const { return is_backward_[op] != 0; }
   // Index into colocation_groups(), or kNone.
   int32_t colocation_group(OpId op) const { return colocation_[op]; }
@@ -137,6 +141,7 @@ class Graph {
   std::vector<int64_t> param_bytes_;
   std::vector<int64_t> temp_bytes_;
   std::vector<int32_t> window_;
+  std::vector<uint8_t> channels_last_;
   std::vector<uint8_t> is_backward_;
   std::vector<int32_t> colocation_;
   std::vector<int32_t> pinned_;

@@ -32,7 +32,8 @@ using json::UnitParser;
 constexpr Keys kTopKeys = {"format", "name", "description", "time_unit", "topology", "operators", "edges"};
 constexpr Keys kOpKeys = {"name",           "op_type",          "measured",      "flops",
                           "bytes_accessed", "param_bytes",      "temp_bytes",    "window",
-                          "outputs",        "colocation_group", "pinned_device", "is_backward"};
+                          "outputs",        "colocation_group", "pinned_device", "is_backward",
+                          "channels_last"};
 constexpr Keys kOutputKeys = {"bytes", "transfer_seconds"};
 constexpr Keys kEdgeKeys = {"src", "src_output", "dst", "bytes"};
 
@@ -167,6 +168,12 @@ absl::StatusOr<OpSpec> ReadOp(const Json& j, const std::string& index_path, cons
       return Err(Child(path, "is_backward"), absl::StrCat("expected true or false, got ", b->dump()));
     }
     op.is_backward = b->get<bool>();
+  }
+  if (const Json* b = Find(j, "channels_last")) {
+    if (!b->is_boolean()) {
+      return Err(Child(path, "channels_last"), absl::StrCat("expected true or false, got ", b->dump()));
+    }
+    op.channels_last = b->get<bool>();
   }
   return op;
 }

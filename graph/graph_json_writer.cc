@@ -28,6 +28,7 @@ Json OpToJson(const Graph& g, OpId op) {
   if (g.param_bytes(op) != 0) j["param_bytes"] = g.param_bytes(op);
   if (g.temp_bytes(op) != 0) j["temp_bytes"] = g.temp_bytes(op);
   if (g.window(op) != 0) j["window"] = g.window(op);
+  if (g.channels_last(op)) j["channels_last"] = true;
   if (g.num_outputs(op) > 0) {
     Json& outputs = j["outputs"] = Json::array();
     for (int32_t k = 0; k < g.num_outputs(op); ++k) {

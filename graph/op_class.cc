@@ -12,7 +12,7 @@ namespace {
 
 constexpr absl::string_view kNames[kNumOpClasses] = {
     "gemm",           "thin_gemm",     "conv", "thin_conv", "pooling", "normalization", "elementwise",
-    "transcendental", "data_movement", "view", "optimizer", "other",   "wide_thin_conv"};
+    "transcendental", "data_movement", "view", "optimizer", "other",   "wide_thin_conv", "channels_last_thin_conv"};
 
 const absl::flat_hash_map<absl::string_view, OpClass>& TypeClasses() {
   static const auto* const kTypes = new absl::flat_hash_map<absl::string_view, OpClass>{
@@ -187,9 +187,10 @@ OpClass FamilyOfAutogradFunction(absl::string_view function) {
   return OpClass::kElementwise;
 }
 
-OpClass RefineByIntensity(OpClass c, double flops, double bytes_accessed, int32_t window) {
+OpClass RefineByIntensity(OpClass c, double flops, double bytes_accessed, int32_t window, bool channels_last) {
   const bool thin = bytes_accessed > 0 && flops < kThinFlopsPerByte * bytes_accessed;
   if ((c == OpClass::kConv || c == OpClass::kThinConv) && thin) {  // kThinConv: a class refined before, read back
+    if (channels_last) return OpClass::kChannelsLastThinConv;
     return window > kMaxNarrowWindow ? OpClass::kWideThinConv : OpClass::kThinConv;
   }
   if (c == OpClass::kGemm && thin) return OpClass::kThinGemm;
@@ -197,7 +198,8 @@ OpClass RefineByIntensity(OpClass c, double flops, double bytes_accessed, int32_
 }
 
 OpClass ClassOf(const Graph& graph, int32_t op) {
-  return RefineByIntensity(ClassOfType(graph.op_type(op)), graph.flops(op), graph.bytes_accessed(op), graph.window(op));
+  return RefineByIntensity(ClassOfType(graph.op_type(op)), graph.flops(op), graph.bytes_accessed(op), graph.window(op),
+                           graph.channels_last(op));
 }
 
 }  // namespace placement

@@ -29,16 +29,18 @@ enum class OpClass : int {
   kOptimizer,       // the training step's parameter updates
   kOther,
   kWideThinConv,  // thin convolutions with windows past 3x3 (5x5, 7x7 depthwise): their backward is another kernel
+  kChannelsLastThinConv,  // thin convolutions on channels-last data (ConvNeXt's 7x7 depthwise): other kernels again
 };
-inline constexpr int kNumOpClasses = 13;
+inline constexpr int kNumOpClasses = 14;
 
 using ClassFactors = std::array<double, kNumOpClasses>;
 
 // Every class at 1: the plain roofline.
-inline constexpr ClassFactors kUnitFactors = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+inline constexpr ClassFactors kUnitFactors = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
 // "gemm", "thin_gemm", "conv", "thin_conv", "pooling", "normalization", "elementwise", "transcendental",
-// "data_movement", "view", "optimizer", "other", "wide_thin_conv": the keys of a topology's "efficiency" object.
+// "data_movement", "view", "optimizer", "other", "wide_thin_conv", "channels_last_thin_conv": the keys of a
+// topology's "efficiency" object.
 absl::string_view OpClassName(OpClass c);
 std::optional<OpClass> OpClassFromName(absl::string_view name);
 
@@ -50,10 +52,13 @@ OpClass ClassOfType(absl::string_view op_type);
 // thin one: a 3x3 depthwise convolution does about 2, a 3x3 over 64 channels about 100, a batch of 8 through a
 // Linear layer 4, a ViT's MLP 200. A thin convolution whose kernel window (kh x kw) is past kMaxNarrowWindow is a
 // wide one: eager PyTorch's CPU backward of a 5x5 or 7x7 depthwise convolution runs 10 to 30 times its forward,
-// of a 3x3 one about twice (torch 1.13, oneDNN), and the flops and bytes do not tell them apart.
+// of a 3x3 one about twice (torch 1.13, oneDNN), and the flops and bytes do not tell them apart. A thin
+// convolution on channels-last data, whatever its window, is of a class of its own: PyTorch runs other kernels
+// for it (a 7x7 depthwise backward over 8x96x56x56 on one thread: 46 ms channels-last, 112 ms contiguous).
 inline constexpr double kThinFlopsPerByte = 16;
 inline constexpr int32_t kMaxNarrowWindow = 9;
-OpClass RefineByIntensity(OpClass c, double flops, double bytes_accessed, int32_t window = 0);
+OpClass RefineByIntensity(OpClass c, double flops, double bytes_accessed, int32_t window = 0,
+                          bool channels_last = false);
 
 // The class of one operator: of its type, refined by its intensity.
 OpClass ClassOf(const Graph& graph, int32_t op);
@@ -64,8 +69,8 @@ double ClampEfficiency(double efficiency);
 
 // Backward kernels of a class and of its thin form behave alike relative to their forward (a 3x3 depthwise
 // convolution's backward takes about twice its forward, as a dense one's does): one backward factor is fitted
-// for both. kThinConv -> kConv, kThinGemm -> kGemm, every other class itself (kWideThinConv too: its backward
-// kernels are of another kind, see kMaxNarrowWindow).
+// for both. kThinConv -> kConv, kThinGemm -> kGemm, every other class itself (kWideThinConv and
+// kChannelsLastThinConv too: their backward kernels are of other kinds, see kMaxNarrowWindow).
 OpClass BackwardFamily(OpClass c);
 
 // The class family of a PyTorch autograd function as a profiler trace names it ("ConvolutionBackward0" ->

@@ -69,9 +69,14 @@ absl::Status ReadClassFactors(const Json& j, absl::string_view path, ClassFactor
     }
     (*out)[static_cast<int>(c)] = value.get<double>();
   }
-  // Files written before wide convolutions had a class of their own give them the thin ones' factor.
+  // Files written before wide or channels-last convolutions had classes of their own give them the factor of the
+  // class they were counted in: thin_conv's for a wide one, and a wide one's for a channels-last one (ConvNeXt's
+  // 7x7 depthwise convolutions, the only such in the corpus).
   if (!j.contains("wide_thin_conv") && j.contains("thin_conv")) {
     (*out)[static_cast<int>(OpClass::kWideThinConv)] = (*out)[static_cast<int>(OpClass::kThinConv)];
+  }
+  if (!j.contains("channels_last_thin_conv") && (j.contains("wide_thin_conv") || j.contains("thin_conv"))) {
+    (*out)[static_cast<int>(OpClass::kChannelsLastThinConv)] = (*out)[static_cast<int>(OpClass::kWideThinConv)];
   }
   return absl::OkStatus();
 }

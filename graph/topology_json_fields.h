@@ -41,7 +41,7 @@ absl::StatusOr<int64_t> Count(const Json& j, absl::string_view path);
 absl::StatusOr<int64_t> MemoryBytes(const Json& j, absl::string_view path);
 
 // {"conv": 0.7, "elementwise": 0.4}: the classes named get their share of the roofline, the rest keep theirs
-// (wide_thin_conv, where absent, thin_conv's).
+// (wide_thin_conv, where absent, thin_conv's; channels_last_thin_conv, where absent, wide_thin_conv's).
 absl::Status ReadClassFactors(const Json& j, absl::string_view path, ClassFactors* out);
 
 // {"conv": "8 GB/s"}: bytes/s (a number, or a string with units) per class named; the rest keep theirs.

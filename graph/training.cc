@@ -47,6 +47,7 @@ OpSpec BackwardSpec(const OpSpec& forward, absl::string_view suffix, absl::strin
   op.bytes_accessed = forward.bytes_accessed * share;
   op.temp_bytes = forward.temp_bytes;
   op.window = forward.window;
+  op.channels_last = forward.channels_last;
   op.colocation_group = forward.colocation_group;
   op.pinned_device = forward.pinned_device;
   op.is_backward = true;

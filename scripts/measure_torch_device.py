@@ -19,7 +19,8 @@ Run it where the placement is for: on the GPU machine, with the PyTorch the mode
 
 Each line's op_class is the class of its operator type ("gemm", "conv", "pooling", "normalization",
 "elementwise", "transcendental", "data_movement", "view", "optimizer"); the consumer refines gemm and conv by intensity (thin_gemm,
-thin_conv below 16 FLOPs per byte; wide_thin_conv for thin ones whose "window", kh x kw, is past 3x3), as the cost
+thin_conv below 16 FLOPs per byte; wide_thin_conv for thin ones whose "window", kh x kw, is past 3x3;
+channels_last_thin_conv for thin ones whose input is channels-last, "channels_last"), as the cost
 model classes an imported operator. The numerics are PyTorch's
 defaults (float32; TF32 as the settings say), which `settings` records.
 
@@ -56,6 +57,7 @@ class Layer:
         self.forward = forward
         self.backward_ops = backward_ops  # operators of its training-step backward (0: backward not measured)
         self.window = 0  # a convolution's kernel window, kh x kw
+        self.channels_last = False  # its first input laid out channels-last, as the importer marks ConvNeXt's
 
 
 def conv(n, c, hw, out, k, stride, groups):
@@ -68,6 +70,14 @@ def conv(n, c, hw, out, k, stride, groups):
                   [(n, c, hw, hw), (out, c // groups, k, k)],
                   lambda t: F.conv2d(t[0], t[1], None, stride, pad, 1, groups), 2)
     layer.window = k * k
+    return layer
+
+
+def channels_last(layer):
+    """The same convolution on a channels-last input, as ConvNeXt's depthwise convolutions run in eager PyTorch (the
+    permutes around its LayerNorm and Linear layers leave every activation channels-last)."""
+    layer.name += " channels-last"
+    layer.channels_last = True
     return layer
 
 
@@ -107,10 +117,13 @@ def layers(device):
         conv(8, 512, 7, 2048, 1, 1, 1),
         conv(8, 32, 112, 32, 3, 1, 32),
         conv(8, 144, 56, 144, 3, 2, 144),
-          conv(8, 240, 28, 240, 5, 1, 240),
-        conv(8, 672, 14, 672, 5, 1, 672),
         conv(8, 96, 56, 96, 7, 1, 96),
+        conv(8, 672, 14, 672, 5, 1, 672),
+        conv(8, 240, 28, 240, 5, 1, 240),
         conv(8, 960, 7, 960, 3, 1, 960),
+        # ConvNeXt-T's first and third stages: the class's backward is their median.
+        channels_last(conv(8, 96, 56, 96, 7, 1, 96)),
+        channels_last(conv(8, 384, 14, 384, 7, 1, 384)),
         # Counted as the importer counts a pool: a 3x3 window per output, inputs plus outputs.
         pointwise("pooling", "maxpool 3x3/2 64x112x112", (8, 64, 112, 112), 1, 9 / 4,
                   lambda t: F.max_pool2d(t[0], 3, 2, 1), nbytes=FLOAT * 8.0 * 64 * (112 * 112 + 56 * 56)),
@@ -176,6 +189,8 @@ def backward_call_seconds(device, timer):
 
 def measure_layer(layer, device, timer, backward_call):
     inputs = [torch.randn(s, device=device) for s in layer.shapes]
+    if layer.channels_last:
+        inputs[0] = inputs[0].contiguous(memory_format=torch.channels_last)
     with torch.no_grad():
         forward = timer.seconds(lambda: layer.forward(inputs))
     if layer.backward_ops == 0:
@@ -288,7 +303,8 @@ def main():
             forward, backward = measure_layer(layer, device, timer, backward_call)
             lines.append({"op_class": layer.op_class, "layer": layer.name, "flops": layer.flops,
                           "bytes": layer.bytes, "forward_seconds": forward, "backward_seconds": backward,
-                          "backward_ops": layer.backward_ops, "window": layer.window})
+                          "backward_ops": layer.backward_ops, "window": layer.window,
+                          "channels_last": layer.channels_last})
             print(f"  {layer.name:34s} forward {forward * 1e6:10.1f} us  backward {backward * 1e6:10.1f} us",
                   file=sys.stderr, flush=True)
         current = "zero_grad, accumulate, adam 16M parameters"

@@ -16,6 +16,7 @@
 #include "graph/onnx/graph_index.h"
 #include "graph/onnx/infer_shapes.h"
 #include "graph/onnx/initializers.h"
+#include "graph/onnx/layout.h"
 #include "graph/onnx/model_reader.h"
 #include "graph/onnx/op_costs.h"
 #include "graph/onnx/weights.h"
@@ -51,7 +52,11 @@ class ProblemBuilder {
  public:
   ProblemBuilder(const onnx::GraphProto& graph, const onnx_import::GraphIndex& index,
                  const onnx_import::InferredShapes& shapes, std::unordered_set<std::string> weights)
-      : graph_(graph), index_(index), shapes_(shapes), weights_(std::move(weights)) {
+      : graph_(graph),
+        index_(index),
+        shapes_(shapes),
+        channels_last_(onnx_import::ChannelsLastNodes(graph, shapes)),
+        weights_(std::move(weights)) {
     for (const onnx::TensorProto& init : graph.initializer()) weights_.insert(init.name());
   }
 
@@ -104,6 +109,7 @@ class ProblemBuilder {
     spec.flops = cost.flops;
     spec.bytes_accessed = cost.bytes_accessed;
     spec.window = cost.window;
+    spec.channels_last = channels_last_[n];
     // A weight is resident where it is first read; later readers share it.
     for (int k = 0; k < node.input_size(); ++k) {
       const std::string& name = node.input(k);
@@ -131,6 +137,7 @@ class ProblemBuilder {
   const onnx::GraphProto& graph_;
   const onnx_import::GraphIndex& index_;
   const onnx_import::InferredShapes& shapes_;
+  const std::vector<bool> channels_last_;  // per node
   std::unordered_set<std::string> weights_;  // weight inputs and initializers
   std::unordered_set<std::string> counted_;
   std::map<std::string, int> default_cost_;

@@ -54,6 +54,7 @@ absl::StatusOr<Graph> GraphFromProto(const pb::Graph& message) {
     op.param_bytes = in.param_bytes();
     op.temp_bytes = in.temp_bytes();
     op.window = in.window();
+    op.channels_last = in.channels_last();
     for (const pb::OutputTensor& t : in.outputs()) {
       // Absent means "derive it from the link", which the graph spells as a negative time.
       op.outputs.push_back(
@@ -87,6 +88,7 @@ pb::Graph GraphToProto(const Graph& g) {
     op->set_param_bytes(g.param_bytes(u));
     op->set_temp_bytes(g.temp_bytes(u));
     op->set_window(g.window(u));
+    op->set_channels_last(g.channels_last(u));
     for (int32_t k = 0; k < g.num_outputs(u); ++k) {
       const OutputTensor& t = g.tensor(g.first_output(u) + k);
       pb::OutputTensor* out = op->add_outputs();

@@ -72,6 +72,41 @@ TEST(Calibration, AWideDepthwiseLayerHasAClassOfItsOwn) {
   EXPECT_EQ(without->device.backward_efficiency[wide], without->device.backward_efficiency[thin_class]);
 }
 
+// A channels-last depthwise layer (its backward half the contiguous one's) sets a class of its own, and keeps its
+// layout through a measurements file. Measurements without one leave the class as the wide layers.
+TEST(Calibration, AChannelsLastDepthwiseLayerHasAClassOfItsOwn) {
+  std::string text = kMeasurements;
+  const std::string thin = R"("layer": "depthwise", "flops": 1e6, "bytes": 1e6, "forward_seconds": 0.000401})";
+  text.replace(text.find(thin), thin.size(),
+               R"("layer": "depthwise 7x7", "flops": 1e6, "bytes": 1e6, "forward_seconds": 0.000401,
+                  "backward_seconds": 0.010002, "backward_ops": 2, "window": 49},
+                  {"op_class": "conv", "layer": "depthwise 7x7 channels-last", "flops": 1e6, "bytes": 1e6,
+                   "forward_seconds": 0.000401, "backward_seconds": 0.005002, "backward_ops": 2, "window": 49,
+                   "channels_last": true})");
+  absl::StatusOr<Calibration> c = ParseMeasurements(text);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->lines[1].op_class, "wide_thin_conv");
+  EXPECT_EQ(c->lines[2].op_class, "channels_last_thin_conv");
+  const int wide = static_cast<int>(OpClass::kWideThinConv), last = static_cast<int>(OpClass::kChannelsLastThinConv);
+  EXPECT_NEAR(c->device.backward_efficiency[wide], 2 * 1e-4 / 0.25 / 0.01, 1e-9);
+  EXPECT_NEAR(c->device.backward_efficiency[last], 2 * 1e-4 / 0.25 / 0.005, 1e-9);
+  absl::StatusOr<Calibration> again = ParseMeasurements(MeasurementsToJson(*c));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->lines[2].channels_last);
+  EXPECT_FALSE(again->lines[1].channels_last);
+  EXPECT_EQ(again->device.backward_efficiency[last], c->device.backward_efficiency[last]);
+
+  text.replace(text.find(R"("channels_last": true)"), 21, R"("channels_last": 1)");
+  absl::StatusOr<Calibration> bad = ParseMeasurements(text);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("lines[2].channels_last: expected true or false, got 1"));
+
+  absl::StatusOr<Calibration> without = ParseMeasurements(kMeasurements);
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_EQ(without->device.efficiency[last], without->device.efficiency[wide]);
+  EXPECT_EQ(without->device.backward_efficiency[last], without->device.backward_efficiency[wide]);
+}
+
 // Three convolutions whose backward takes twice their forward, and a fourth timed in a slow mode (six times): the
 // backward factor is the median layer's, 1, where pooling the four would give 2 x 4 / (2 + 2 + 2 + 6) = 0.67.
 TEST(Calibration, OneLayerInASlowModeLeavesTheBackwardFactor) {

@@ -40,6 +40,7 @@ Graph EveryField() {
   a.param_bytes = (int64_t{1} << 40) + 7;  // more than a double's 53 bits would keep exactly with a fraction
   a.temp_bytes = 4096;
   a.window = 25;
+  a.channels_last = true;
   a.outputs = {OutputTensor{100, -1}, OutputTensor{200, 2.5e-6}};
   a.colocation_group = "embedding";
   a.pinned_device = "gpu1";
@@ -114,6 +115,16 @@ TEST(GraphJson, TheKernelWindowIsPartOfTheHash) {
   EXPECT_NE(GraphHash(*narrow), GraphHash(*none));
   EXPECT_THAT(GraphToJson(g), HasSubstr(R"("window":25)"));
   EXPECT_THAT(GraphToJson(*none), Not(HasSubstr("window")));
+}
+
+// Likewise the layout: a depthwise convolution on channels-last data is costed as another class.
+TEST(GraphJson, TheLayoutIsPartOfTheHash) {
+  const Graph g = EveryField();
+  absl::StatusOr<Graph> contiguous = RebuildGraph(g, [](OpId, OpSpec& op) { op.channels_last = false; });
+  ASSERT_TRUE(contiguous.ok());
+  EXPECT_NE(GraphHash(g), GraphHash(*contiguous));
+  EXPECT_THAT(GraphToJson(g), HasSubstr(R"("channels_last":true)"));
+  EXPECT_THAT(GraphToJson(*contiguous), Not(HasSubstr("channels_last")));
 }
 
 TEST(GraphJson, WritesOnlyWhatDiffersFromTheDefaults) {
@@ -227,6 +238,8 @@ TEST(GraphJson, ErrorsNameTheJsonPath) {
               HasSubstr("operators[0] ('a').window: expected a kernel window (9 for 3x3), got -9"));
   EXPECT_THAT(ParseError(doc(R"([{"name": "a", "window": "3x3"}])")).message(),
               HasSubstr("operators[0] ('a').window: expected a kernel window"));
+  EXPECT_THAT(ParseError(doc(R"([{"name": "a", "channels_last": "yes"}])")).message(),
+              HasSubstr("operators[0] ('a').channels_last: expected true or false, got \"yes\""));
   EXPECT_THAT(ParseError(doc(R"([{"name": "a", "flops": "3 parsecs"}])")).message(),
               HasSubstr("operators[0] ('a').flops:"));
   EXPECT_THAT(ParseError(doc(R"([{"name": "a", "op_type": 3}])")).message(),

@@ -121,6 +121,30 @@ TEST(OpClass, AThinConvolutionWithAWindowPast3x3IsWideAndItsBackwardToo) {
   }
 }
 
+// A thin convolution on channels-last data, whatever its window, is a class of its own, and its backward
+// operators with it; a dense convolution stays dense on any layout.
+TEST(OpClass, AThinConvolutionOnChannelsLastDataIsAClassOfItsOwn) {
+  EXPECT_EQ(RefineByIntensity(OpClass::kConv, 4.5e6, 2e6, 49, true), OpClass::kChannelsLastThinConv);
+  EXPECT_EQ(RefineByIntensity(OpClass::kConv, 4.5e6, 2e6, 9, true), OpClass::kChannelsLastThinConv);
+  EXPECT_EQ(RefineByIntensity(OpClass::kConv, 288e6, 2e6, 49, true), OpClass::kConv);
+  EXPECT_EQ(RefineByIntensity(OpClass::kElementwise, 1e6, 2e6, 0, true), OpClass::kElementwise);
+  EXPECT_EQ(RefineByIntensity(OpClass::kChannelsLastThinConv, 4.5e6, 2e6, 49), OpClass::kChannelsLastThinConv);
+  EXPECT_EQ(OpClassFromName("channels_last_thin_conv"), OpClass::kChannelsLastThinConv);
+  absl::StatusOr<Graph> g = RebuildGraph(Convolutions(), [](OpId, OpSpec& op) {
+    op.channels_last = true;
+    if (op.name == "depthwise") op.param_bytes = 9 * 4 * 64;  // its weights: a weight-gradient operator too
+  });
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(ClassOf(*g, g->FindOp("dense")), OpClass::kConv);
+  absl::StatusOr<Graph> step = BuildTrainingGraph(*g);
+  ASSERT_TRUE(step.ok()) << step.status();
+  for (const char* name : {"depthwise", "depthwise/grad", "depthwise/wgrad"}) {
+    const OpId op = step->FindOp(name);
+    ASSERT_NE(op, kNone) << name;
+    EXPECT_EQ(ClassOf(*step, op), OpClass::kChannelsLastThinConv) << name;
+  }
+}
+
 constexpr char kCalibrated[] = R"({"devices": [{"name": "cpu0", "kind": "cpu", "type": "cpu",
     "peak_flops": "100 GFLOP/s", "memory_bandwidth": "10 GB/s", "memory": "16 GiB",
     "efficiency": {"conv": 0.5, "thin_conv": 0.25}, "backward_efficiency": {"conv": 0.8}}]})";
@@ -195,6 +219,12 @@ TEST(OpClass, EfficienciesSurviveTheTopologyFileAndBadOnesAreNamed) {
   EXPECT_DOUBLE_EQ(again->device(0).backward_efficiency[static_cast<int>(OpClass::kConv)], 0.8);
   // A file without the wide convolutions' class (written before it had one) gives them the thin ones' factor.
   EXPECT_DOUBLE_EQ(t->device(0).efficiency[static_cast<int>(OpClass::kWideThinConv)], 0.25);
+  // And without the channels-last ones' class, the wide ones'.
+  EXPECT_DOUBLE_EQ(t->device(0).efficiency[static_cast<int>(OpClass::kChannelsLastThinConv)], 0.25);
+  absl::StatusOr<Topology> wide = ParseTopologyJson(R"({"devices": [{"preset": "A100",
+      "efficiency": {"thin_conv": 0.25, "wide_thin_conv": 0.125}}]})");
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  EXPECT_DOUBLE_EQ(wide->device(0).efficiency[static_cast<int>(OpClass::kChannelsLastThinConv)], 0.125);
   const std::pair<const char*, const char*> bad[] = {
       {R"({"fancy": 0.5})",
        "devices[0].efficiency.fancy: unknown operator class; the classes are gemm, thin_gemm, conv"},

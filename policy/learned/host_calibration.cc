@@ -26,6 +26,7 @@ struct Layer {
   std::function<torch::Tensor(const std::vector<torch::Tensor>&)> forward;
   int backward_ops = 0;  // operators of its training-step backward (0: backward not measured)
   int32_t window = 0;    // a convolution's kernel window, kh x kw
+  bool channels_last = false;  // its input laid out channels-last, as the importer marks ConvNeXt's
 };
 
 double Seconds(const std::function<void()>& run, double budget) {
@@ -60,6 +61,19 @@ Layer Conv(int64_t n, int64_t c, int64_t hw, int64_t out, int64_t k, int64_t str
       [=](const std::vector<torch::Tensor>& t) { return torch::conv2d(t[0], t[1], {}, stride, pad, 1, groups); },
       2};
   layer.window = static_cast<int32_t>(k * k);
+  return layer;
+}
+
+// The same convolution on a channels-last input, as ConvNeXt's depthwise convolutions run in eager PyTorch
+// (the permutes around its LayerNorm and Linear layers leave every activation channels-last).
+Layer ChannelsLast(Layer layer) {
+  layer.name += " channels-last";
+  layer.channels_last = true;
+  layer.inputs = [make = std::move(layer.inputs)] {
+    std::vector<torch::Tensor> t = make();
+    t[0] = t[0].contiguous(at::MemoryFormat::ChannelsLast);
+    return t;
+  };
   return layer;
 }
 
@@ -130,6 +144,10 @@ std::vector<Layer> Layers() {
       Conv(8, 672, 14, 672, 5, 1, 672),
       Conv(8, 240, 28, 240, 5, 1, 240),
       Conv(8, 960, 7, 960, 3, 1, 960),
+      // ConvNeXt-T's first and third stages (a 7x7 depthwise backward over 8x96x56x56 on one thread, torch 1.13:
+      // 46 ms, 11 times its forward; over 8x384x14x14 11 ms, 16 times): the class's backward is their median.
+      ChannelsLast(Conv(8, 96, 56, 96, 7, 1, 96)),
+      ChannelsLast(Conv(8, 384, 14, 384, 7, 1, 384)),
       // Counted as the importer counts a pool: a 3x3 window per output, inputs plus outputs.
       WithBytes(Pointwise(OpClass::kPooling, "maxpool 3x3/2 64x112x112", {8, 64, 112, 112}, 1, 9.0 / 4,
                           [](T t) { return torch::max_pool2d(t[0], 3, 2, 1); }),
@@ -247,6 +265,7 @@ absl::StatusOr<Calibration> CalibrateHost(const CalibrationOptions& options) {
     CalibrationLine line{std::string(OpClassName(layer.op_class)), layer.name, layer.flops, layer.bytes};
     line.backward_ops = layer.backward_ops;
     line.window = layer.window;
+    line.channels_last = layer.channels_last;
     try {
       Measure(layer, budget, backward_call, &line);
     } catch (const c10::Error& e) {
