@@ -137,7 +137,8 @@ absl::StatusOr<Calibration> ParseMeasurements(absl::string_view text) {
   Device& d = c.device;
   ASSIGN_OR_RETURN(d.kind, OptionalString(device, "device", "kind", ""));
   if (d.kind.empty()) return json::Err("device.kind", "is required, a non-empty string");
-  d.name = absl::StrCat(absl::AsciiStrToLower(d.kind), "0");
+  // "cpu0", "h200_0": a kind that ends in a digit keeps it apart from the device's number.
+  d.name = absl::StrCat(absl::AsciiStrToLower(d.kind), absl::ascii_isdigit(d.kind.back()) ? "_0" : "0");
   d.type = absl::EqualsIgnoreCase(d.kind, "cpu") ? DeviceType::kCpu : DeviceType::kAccelerator;
   const Json* memory = json::Find(device, "memory_bytes");
   if (memory == nullptr) return json::Err("device.memory_bytes", "is required");

@@ -4,6 +4,7 @@ FLOP/byte counting of `placectl calibrate` (policy/learned/host_calibration.cc),
 JSON for `placectl calibrate --measurements FILE`, which turns them into a calibrated device.
 
     python3 scripts/measure_torch_device.py --device cuda --output h200.json
+    python3 scripts/measure_torch_device.py --device cuda --dtype bfloat16 --output h200_bf16.json
     /usr/bin/python3 scripts/measure_torch_device.py --device cpu --threads 4 --output cpu.json [--seconds 0.05]
 
 Run it where the placement is for: on the GPU machine, with the PyTorch the models run with (any version from
@@ -41,7 +42,10 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-FLOAT = 4  # bytes of a float32
+# The element type the layers run in and its bytes, as --dtype sets them before the layers are made: float32, as
+# PyTorch runs a model by default, or bfloat16/float16 for a device's half-precision figures (its Tensor Cores).
+DTYPE = torch.float32
+FLOAT = 4
 ADAM_PARAMETERS = 16 << 20
 
 
@@ -99,50 +103,51 @@ def pointwise(op_class, name, shape, inputs, flops_per_output, forward, nbytes=N
                  FLOAT * elements * (inputs + 1) if nbytes is None else nbytes, [shape] * inputs, forward, 1)
 
 
-def layers(device):
+def layers(device, b):
+    """The benchmark layers at batch `b` (placectl calibrate's are at 8)."""
     # Batchnorm's running statistics are made once rather than per call: on a GPU two fill kernels per call would
     # be timed as normalization work (on a CPU the difference is lost in the noise).
     running_mean, running_var = torch.zeros(64, device=device), torch.ones(64, device=device)
     return [
-        linear(8, 512, 1000),
+        linear(b, 512, 1000),
         linear(1, 4096, 4096),  # a classifier's weights at batch 1: streamed from memory, forward and backward
-        linear(8 * 197, 768, 3072),
-        linear(8 * 197, 768, 768),
-        batched_matmul(96, 197, 64, 197),
-        conv(8, 3, 224, 64, 7, 2, 1),
-        conv(8, 64, 56, 64, 3, 1, 1),
-        conv(8, 128, 28, 128, 3, 1, 1),
-        conv(8, 256, 14, 256, 3, 1, 1),
-        conv(8, 64, 56, 256, 1, 1, 1),
-        conv(8, 512, 7, 2048, 1, 1, 1),
-        conv(8, 32, 112, 32, 3, 1, 32),
-        conv(8, 144, 56, 144, 3, 2, 144),
-        conv(8, 96, 56, 96, 7, 1, 96),
-        conv(8, 672, 14, 672, 5, 1, 672),
-        conv(8, 240, 28, 240, 5, 1, 240),
-        conv(8, 960, 7, 960, 3, 1, 960),
+        linear(b * 197, 768, 3072),
+        linear(b * 197, 768, 768),
+        batched_matmul(12 * b, 197, 64, 197),
+        conv(b, 3, 224, 64, 7, 2, 1),
+        conv(b, 64, 56, 64, 3, 1, 1),
+        conv(b, 128, 28, 128, 3, 1, 1),
+        conv(b, 256, 14, 256, 3, 1, 1),
+        conv(b, 64, 56, 256, 1, 1, 1),
+        conv(b, 512, 7, 2048, 1, 1, 1),
+        conv(b, 32, 112, 32, 3, 1, 32),
+        conv(b, 144, 56, 144, 3, 2, 144),
+        conv(b, 96, 56, 96, 7, 1, 96),
+        conv(b, 672, 14, 672, 5, 1, 672),
+        conv(b, 240, 28, 240, 5, 1, 240),
+        conv(b, 960, 7, 960, 3, 1, 960),
         # ConvNeXt-T's first and third stages: the class's backward is their median.
-        channels_last(conv(8, 96, 56, 96, 7, 1, 96)),
-        channels_last(conv(8, 384, 14, 384, 7, 1, 384)),
+        channels_last(conv(b, 96, 56, 96, 7, 1, 96)),
+        channels_last(conv(b, 384, 14, 384, 7, 1, 384)),
         # Counted as the importer counts a pool: a 3x3 window per output, inputs plus outputs.
-        pointwise("pooling", "maxpool 3x3/2 64x112x112", (8, 64, 112, 112), 1, 9 / 4,
-                  lambda t: F.max_pool2d(t[0], 3, 2, 1), nbytes=FLOAT * 8.0 * 64 * (112 * 112 + 56 * 56)),
+        pointwise("pooling", "maxpool 3x3/2 64x112x112", (b, 64, 112, 112), 1, 9 / 4,
+                  lambda t: F.max_pool2d(t[0], 3, 2, 1), nbytes=FLOAT * b * 64 * (112 * 112 + 56 * 56)),
         # The importer counts inputs plus outputs: the global pool writes one value per channel.
-        pointwise("normalization", "global average pool 512x7x7", (8, 512, 7, 7), 1, 0,
-                  lambda t: F.adaptive_avg_pool2d(t[0], (1, 1)), nbytes=FLOAT * (8.0 * 512 * 49 + 8 * 512)),
-        pointwise("normalization", "batchnorm 64x56x56", (8, 64, 56, 56), 1, 5,
+        pointwise("normalization", "global average pool 512x7x7", (b, 512, 7, 7), 1, 0,
+                  lambda t: F.adaptive_avg_pool2d(t[0], (1, 1)), nbytes=FLOAT * (b * 512 * 49 + b * 512)),
+        pointwise("normalization", "batchnorm 64x56x56", (b, 64, 56, 56), 1, 5,
                   lambda t: torch.batch_norm(t[0], None, None, running_mean, running_var, False, 0.1, 1e-5, False)),
-        pointwise("normalization", "layernorm 197x768", (8, 197, 768), 1, 8, lambda t: F.layer_norm(t[0], (768,))),
-        pointwise("normalization", "softmax 12x197x197", (8, 12, 197, 197), 1, 5, lambda t: torch.softmax(t[0], -1)),
-        pointwise("elementwise", "relu 64x56x56", (8, 64, 56, 56), 1, 1, lambda t: torch.relu(t[0])),
-        pointwise("elementwise", "add 256x56x56", (8, 256, 56, 56), 2, 1, lambda t: t[0] + t[1]),
-        pointwise("transcendental", "sigmoid 32x112x112", (8, 32, 112, 112), 1, 4, lambda t: torch.sigmoid(t[0])),
-        pointwise("transcendental", "gelu 197x3072", (8, 197, 3072), 1, 8, lambda t: F.gelu(t[0])),
-        pointwise("data_movement", "concat 2x128x28x28", (8, 128, 28, 28), 2, 0, lambda t: torch.cat([t[0], t[1]], 1),
-                  nbytes=FLOAT * 4 * (8.0 * 128 * 28 * 28)),
-        pointwise("data_movement", "transpose 197x12x64", (8, 197, 12, 64), 1, 0,
+        pointwise("normalization", "layernorm 197x768", (b, 197, 768), 1, 8, lambda t: F.layer_norm(t[0], (768,))),
+        pointwise("normalization", "softmax 12x197x197", (b, 12, 197, 197), 1, 5, lambda t: torch.softmax(t[0], -1)),
+        pointwise("elementwise", "relu 64x56x56", (b, 64, 56, 56), 1, 1, lambda t: torch.relu(t[0])),
+        pointwise("elementwise", "add 256x56x56", (b, 256, 56, 56), 2, 1, lambda t: t[0] + t[1]),
+        pointwise("transcendental", "sigmoid 32x112x112", (b, 32, 112, 112), 1, 4, lambda t: torch.sigmoid(t[0])),
+        pointwise("transcendental", "gelu 197x3072", (b, 197, 3072), 1, 8, lambda t: F.gelu(t[0])),
+        pointwise("data_movement", "concat 2x128x28x28", (b, 128, 28, 28), 2, 0, lambda t: torch.cat([t[0], t[1]], 1),
+                  nbytes=FLOAT * 4 * (b * 128 * 28 * 28)),
+        pointwise("data_movement", "transpose 197x12x64", (b, 197, 12, 64), 1, 0,
                   lambda t: t[0].permute(0, 2, 1, 3).contiguous()),
-        Layer("view", "reshape 512x7x7", 0, FLOAT * 8 * 512 * 49, [(8, 512, 7, 7)], lambda t: t[0].reshape(8, -1), 0),
+        Layer("view", "reshape 512x7x7", 0, FLOAT * b * 512 * 49, [(b, 512, 7, 7)], lambda t: t[0].reshape(b, -1), 0),
     ]
 
 
@@ -188,7 +193,7 @@ def backward_call_seconds(device, timer):
 
 
 def measure_layer(layer, device, timer, backward_call):
-    inputs = [torch.randn(s, device=device) for s in layer.shapes]
+    inputs = [torch.randn(s, device=device, dtype=DTYPE) for s in layer.shapes]
     if layer.channels_last:
         inputs[0] = inputs[0].contiguous(memory_format=torch.channels_last)
     with torch.no_grad():
@@ -204,9 +209,9 @@ def measure_layer(layer, device, timer, backward_call):
 def update_seconds(device, timer):
     """One parameter update as a training step runs it: the gradients zeroed, the backward's gradient accumulated
     into them, Adam's step; over enough parameters to stream from memory, as a model's do."""
-    w = torch.randn(ADAM_PARAMETERS, device=device).requires_grad_(True)
-    w.grad = torch.randn(ADAM_PARAMETERS, device=device)
-    gradient = torch.randn(ADAM_PARAMETERS, device=device)
+    w = torch.randn(ADAM_PARAMETERS, device=device, dtype=DTYPE).requires_grad_(True)
+    w.grad = torch.randn(ADAM_PARAMETERS, device=device, dtype=DTYPE)
+    gradient = torch.randn(ADAM_PARAMETERS, device=device, dtype=DTYPE)
     adam = torch.optim.Adam([w])
 
     def update():
@@ -220,10 +225,10 @@ def roofs(device, timer):
     """peak_flops, memory_bandwidth, launch_overhead."""
     n, copy_elements = (4096, 256 << 20) if device.type == "cuda" else (1024, 32 << 20)
     with torch.no_grad():
-        a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
+        a, b = torch.randn(n, n, device=device, dtype=DTYPE), torch.randn(n, n, device=device, dtype=DTYPE)
         peak = 2.0 * n ** 3 / timer.seconds(lambda: torch.mm(a, b))
         del a, b
-        big = torch.randn(copy_elements, device=device)
+        big = torch.randn(copy_elements, device=device, dtype=DTYPE)
         copy = torch.empty_like(big)
         bandwidth = 2.0 * FLOAT * copy_elements / timer.seconds(lambda: copy.copy_(big))
         del big, copy
@@ -244,8 +249,8 @@ def device_kind(name):
     return "".join(kind) or name
 
 
-def describe(device, threads, budget):
-    settings = {"dtype": "float32", "seconds_per_measurement": budget}
+def describe(device, threads, budget, batch):
+    settings = {"dtype": str(DTYPE).replace("torch.", ""), "batch": batch, "seconds_per_measurement": budget}
     if device.type == "cuda":
         props = torch.cuda.get_device_properties(device)
         info = {"name": props.name, "kind": device_kind(props.name), "memory_bytes": props.total_memory,
@@ -270,7 +275,14 @@ def parse_args():
     p.add_argument("--seconds", type=float, default=0.05, help="each measurement repeats for at least this long")
     p.add_argument("--output", default="-", help="JSON file to write (- for standard output)")
     p.add_argument("--kind", default=None, help="the device kind to write (default: from the device's name)")
+    p.add_argument("--batch", type=int, default=8,
+                   help="batch of the layers: 8 as placectl calibrate's; larger for a GPU, whose kernels at 8 last "
+                        "little more than their launch")
+    p.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32",
+                   help="element type of every layer (bytes counted at its size)")
     args = p.parse_args()
+    if args.batch < 1:
+        p.error(f"--batch must be at least 1, got {args.batch}")
     if args.threads < 1:
         p.error(f"--threads must be at least 1, got {args.threads}")
     if not args.seconds > 0:
@@ -281,13 +293,16 @@ def parse_args():
 
 
 def main():
+    global DTYPE, FLOAT
     args = parse_args()
+    DTYPE = getattr(torch, args.dtype)
+    FLOAT = torch.empty((), dtype=DTYPE).element_size()
     device = torch.device("cuda:0" if args.device == "cuda" else "cpu")
     if device.type == "cpu":
         torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     timer = Timer(device, args.seconds)
-    info, settings = describe(device, args.threads, args.seconds)
+    info, settings = describe(device, args.threads, args.seconds, args.batch)
     if args.kind:
         info["kind"] = args.kind
     started = time.perf_counter()
@@ -298,7 +313,7 @@ def main():
               f"launch {launch * 1e6:.1f} us", file=sys.stderr, flush=True)
         backward_call = backward_call_seconds(device, timer)
         lines = []
-        for layer in layers(device):
+        for layer in layers(device, args.batch):
             current = layer.name
             forward, backward = measure_layer(layer, device, timer, backward_call)
             lines.append({"op_class": layer.op_class, "layer": layer.name, "flops": layer.flops,

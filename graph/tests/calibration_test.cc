@@ -32,6 +32,7 @@ TEST(Calibration, EfficienciesAreTheRooflineOverTheMeasuredTimeLessTheLaunch) {
   ASSERT_TRUE(c.ok()) << c.status();
   const Device& d = c->device;
   EXPECT_EQ(d.kind, "TestGPU");
+  EXPECT_EQ(d.name, "testgpu0");
   EXPECT_EQ(d.type, DeviceType::kAccelerator);
   EXPECT_EQ(c->source, "NVIDIA Test GPU, PyTorch 2.11.0");
   EXPECT_NEAR(d.efficiency[static_cast<int>(OpClass::kGemm)], 0.5, 1e-9);
@@ -41,6 +42,15 @@ TEST(Calibration, EfficienciesAreTheRooflineOverTheMeasuredTimeLessTheLaunch) {
   EXPECT_NEAR(d.efficiency[static_cast<int>(OpClass::kThinConv)], 0.25, 1e-9);
   EXPECT_NEAR(d.efficiency[static_cast<int>(OpClass::kTranscendental)], 0.2, 1e-9);
   EXPECT_EQ(d.efficiency[static_cast<int>(OpClass::kPooling)], 1.0);  // no line: the plain roofline
+}
+
+// A kind that ends in a digit is kept apart from the device's number: "h200_0", not "h2000".
+TEST(Calibration, ADeviceOfAKindEndingInADigitIsNamedApartFromItsNumber) {
+  std::string text = kMeasurements;
+  text.replace(text.find("TestGPU"), 7, "H200");
+  absl::StatusOr<Calibration> c = ParseMeasurements(text);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->device.name, "h200_0");
 }
 
 // Two depthwise layers of the same intensity, 3x3 and 5x5: the 5x5 one's backward (10 ms where the 3x3 one's
