@@ -234,7 +234,11 @@ def compare_measured(args, out):
             case = dict(zip(header, line.rstrip("\n").split("\t")))
             name, batch, mode = case["model"], int(case["batch"]), case["mode"]
             topology = args.topology.replace("{t}", case["threads"])
-            predicted = predict(args.placectl, exported(name, batch, out), topology, mode == "training")
+            try:
+                predicted = predict(args.placectl, exported(name, batch, out), topology, mode == "training")
+            except subprocess.CalledProcessError as e:  # e.g. the step does not fit the device: the others go on
+                print(f"{name} batch {batch} {mode}: not predicted: {e.stderr.strip()}", file=sys.stderr, flush=True)
+                continue
             rows.append((name, batch, case["threads"], mode, float(case["measured_s"]), predicted))
             print_row(rows[-1])
     write_rows(rows, os.path.join(out, "compared.tsv"))

@@ -122,7 +122,9 @@ MemoryLedger::MemoryLedger(const CostModel& costs, const UnitIndex& units, Memor
 int64_t MemoryLedger::Charge(TensorId t, DeviceId d) const {
   const Graph& g = costs_->graph();
   const DeviceId producer = device_of_[units_->unit_of(g.tensor_producer(t))];
-  if (producer == d) return 0;
+  // A producer not placed yet: the copy is charged when it is (ChargeReaders), if it lands elsewhere. A training
+  // step's unit holds a forward operator and its backward ones, which read the gradients of units placed later.
+  if (producer == d || producer == kNone) return 0;
   if (received_.contains(static_cast<int64_t>(t) * static_cast<int64_t>(used_.size()) + d)) return 0;
   return g.tensor(t).bytes;
 }
@@ -144,7 +146,22 @@ void MemoryLedger::Place(int32_t u, DeviceId d) {
   }
   used_[d] += bytes;
   device_of_[u] = d;
+  if (model_ == MemoryModel::kAllocations) ChargeReaders(u, d);
   ++version_;
+}
+
+void MemoryLedger::ChargeReaders(int32_t u, DeviceId d) {
+  const Graph& g = costs_->graph();
+  for (OpId v : units_->ops(u)) {
+    for (EdgeId e = g.out_begin(v); e < g.out_end(v); ++e) {
+      const DeviceId reader = device_of_[units_->unit_of(g.edge(e).dst)];
+      if (reader == kNone || reader == d) continue;
+      const TensorId t = g.edge_tensor(e);
+      if (received_.insert(static_cast<int64_t>(t) * static_cast<int64_t>(used_.size()) + reader).second) {
+        used_[reader] += g.tensor(t).bytes;
+      }
+    }
+  }
 }
 
 absl::Status MemoryLedger::Shortfall(int32_t u) const {

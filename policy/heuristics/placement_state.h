@@ -93,6 +93,9 @@ class MemoryLedger {
 
  private:
   int64_t Charge(TensorId t, DeviceId d) const;  // bytes of a received copy of t on d, 0 when already there
+  // Charges the devices of units placed before u that read its outputs there: their received copies. Not checked
+  // against those devices' capacity, which the simulator's memory check reports.
+  void ChargeReaders(int32_t u, DeviceId d);
 
   const CostModel* costs_;
   const UnitIndex* units_;

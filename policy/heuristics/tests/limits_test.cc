@@ -11,6 +11,7 @@
 #include "graph/generators.h"
 #include "graph/graph_families.h"
 #include "graph/topology_json.h"
+#include "policy/heuristics/placement_state.h"
 #include "policy/heuristics/tests/heuristics_test_util.h"
 
 namespace placement::heuristics::testing {
@@ -50,6 +51,44 @@ TEST(HeuristicLimits, NotEnoughMemoryIsFailedPreconditionNamingTheShortfall) {
       EXPECT_THAT(std::string(r.status().message()), HasSubstr("cluster has 8 GiB")) << r.status();
     }
   }
+}
+
+// A training step's shape: each unit holds a forward operator and its backward one (a colocation group), so the
+// first unit reads a gradient that a unit placed after it computes. Its outputs, 1 GiB each, are 4 GiB in all:
+// they fit one device of 4 GiB exactly, the gradient counted once, and a copy of it is charged where it is read
+// once its producer is placed elsewhere.
+Graph ForwardAndBackwardUnits() {
+  GraphBuilder b;
+  for (const char* name : {"a", "b", "b/grad", "a/grad"}) {
+    OpSpec op = Op(name, {{"gpu", 1e-3}}, 0, kGiB);
+    op.colocation_group = std::string(1, name[0]);
+    b.AddOp(op);
+  }
+  b.AddEdge(0, 0, 1);
+  b.AddEdge(1, 0, 2);
+  b.AddEdge(2, 0, 3);
+  b.AddEdge(0, 0, 3);
+  return Build(std::move(b));
+}
+
+TEST(HeuristicLimits, AGradientFromAUnitPlacedLaterIsCountedOnceWhereItIsRead) {
+  const Graph g = ForwardAndBackwardUnits();
+  const Topology one_device = Cluster({{"gpu", 4 * kGiB}});
+  const CostModel one = Costs(g, one_device);
+  absl::StatusOr<PlacerResult> r = RunPlacer("single_device", one, Objective::kStepTime);
+  ASSERT_TRUE(r.ok()) << r.status();
+
+  const Topology two_devices = Cluster({{"gpu", 8 * kGiB}, {"gpu", 8 * kGiB}});
+  const CostModel two = Costs(g, two_devices);
+  absl::StatusOr<UnitIndex> units = UnitIndex::Build(two);
+  ASSERT_TRUE(units.ok()) << units.status();
+  MemoryLedger ledger(two, *units, MemoryModel::kAllocations);
+  const int32_t a = units->unit_of(g.FindOp("a")), b = units->unit_of(g.FindOp("b"));
+  ledger.Place(a, 0);
+  EXPECT_EQ(ledger.used(0), 2 * kGiB);  // a and a/grad; b/grad's output not yet placed anywhere
+  ledger.Place(b, 1);
+  EXPECT_EQ(ledger.used(1), 3 * kGiB);  // b, b/grad and the copy of a's output
+  EXPECT_EQ(ledger.used(0), 3 * kGiB);  // the copy of b/grad's output that a/grad reads
 }
 
 TEST(HeuristicLimits, AnOperatorLargerThanAnyDeviceIsNamed) {
