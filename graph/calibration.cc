@@ -56,12 +56,7 @@ absl::StatusOr<CalibrationLine> LineOf(const Json& j, absl::string_view path) {
     ASSIGN_OR_RETURN(const double window, RequiredFigure(j, path, "window"));
     line.window = static_cast<int32_t>(std::min(window, 1e9));
   }
-  if (const Json* v = json::Find(j, "channels_last")) {
-    if (!v->is_boolean()) {
-      return json::Err(json::Child(path, "channels_last"), absl::StrCat("expected true or false, got ", v->dump()));
-    }
-    line.channels_last = v->get<bool>();
-  }
+  RETURN_IF_ERROR(json::OptionalBool(j, path, "channels_last", &line.channels_last));
   return line;
 }
 
@@ -115,13 +110,11 @@ absl::Status DeriveEfficiencies(Calibration* calibration) {
   d.backward_efficiency[other] = d.backward_efficiency[elementwise];
   // Measurements without a wide convolution (made before windows were recorded) leave it as the thin ones, and
   // those without a channels-last one (made before layouts were) leave that as the wide ones.
-  const auto as_class = [&](OpClass missing, OpClass like) {
+  for (const auto& [missing, like] : kClassFallbacks) {
     const int m = static_cast<int>(missing), l = static_cast<int>(like);
     if (spent[m] == 0) d.efficiency[m] = d.efficiency[l];
     if (back_ratios[m].empty()) d.backward_efficiency[m] = d.backward_efficiency[l];
-  };
-  as_class(OpClass::kWideThinConv, OpClass::kThinConv);
-  as_class(OpClass::kChannelsLastThinConv, OpClass::kWideThinConv);
+  }
   return absl::OkStatus();
 }
 

@@ -163,18 +163,8 @@ absl::StatusOr<OpSpec> ReadOp(const Json& j, const std::string& index_path, cons
       op.outputs.push_back(*t);
     }
   }
-  if (const Json* b = Find(j, "is_backward")) {
-    if (!b->is_boolean()) {
-      return Err(Child(path, "is_backward"), absl::StrCat("expected true or false, got ", b->dump()));
-    }
-    op.is_backward = b->get<bool>();
-  }
-  if (const Json* b = Find(j, "channels_last")) {
-    if (!b->is_boolean()) {
-      return Err(Child(path, "channels_last"), absl::StrCat("expected true or false, got ", b->dump()));
-    }
-    op.channels_last = b->get<bool>();
-  }
+  RETURN_IF_ERROR(json::OptionalBool(j, path, "is_backward", &op.is_backward));
+  RETURN_IF_ERROR(json::OptionalBool(j, path, "channels_last", &op.channels_last));
   return op;
 }
 

@@ -58,6 +58,16 @@ absl::StatusOr<std::string> String(const Json& j, absl::string_view path) {
   return j.template get<std::string>();
 }
 
+// An optional true or false: `*out` is left as it is where the key is absent.
+template <typename Json>
+absl::Status OptionalBool(const Json& object, absl::string_view path, const char* key, bool* out) {
+  const Json* v = Find(object, key);
+  if (v == nullptr) return absl::OkStatus();
+  if (!v->is_boolean()) return Err(Child(path, key), absl::StrCat("expected true or false, got ", v->dump()));
+  *out = v->template get<bool>();
+  return absl::OkStatus();
+}
+
 // A finite, non-negative figure: a number in SI base units, or (with `parse`) a string with units.
 template <typename Json>
 absl::StatusOr<double> Figure(const Json& j, absl::string_view path, UnitParser parse) {

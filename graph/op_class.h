@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "absl/strings/string_view.h"
 
@@ -37,6 +38,14 @@ using ClassFactors = std::array<double, kNumOpClasses>;
 
 // Every class at 1: the plain roofline.
 inline constexpr ClassFactors kUnitFactors = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+
+// Classes split off another after topology and measurement files were written, each with the class it was counted
+// in before: a file or a calibration without the first takes the second's factor, in this order (a channels-last
+// convolution takes a wide one's, which may itself be the thin ones').
+inline constexpr std::pair<OpClass, OpClass> kClassFallbacks[] = {
+    {OpClass::kWideThinConv, OpClass::kThinConv},
+    {OpClass::kChannelsLastThinConv, OpClass::kWideThinConv},
+};
 
 // "gemm", "thin_gemm", "conv", "thin_conv", "pooling", "normalization", "elementwise", "transcendental",
 // "data_movement", "view", "optimizer", "other", "wide_thin_conv", "channels_last_thin_conv": the keys of a

@@ -1,5 +1,6 @@
 #include "graph/topology_json_fields.h"
 
+#include <array>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -70,13 +71,14 @@ absl::Status ReadClassFactors(const Json& j, absl::string_view path, ClassFactor
     (*out)[static_cast<int>(c)] = value.get<double>();
   }
   // Files written before wide or channels-last convolutions had classes of their own give them the factor of the
-  // class they were counted in: thin_conv's for a wide one, and a wide one's for a channels-last one (ConvNeXt's
-  // 7x7 depthwise convolutions, the only such in the corpus).
-  if (!j.contains("wide_thin_conv") && j.contains("thin_conv")) {
-    (*out)[static_cast<int>(OpClass::kWideThinConv)] = (*out)[static_cast<int>(OpClass::kThinConv)];
-  }
-  if (!j.contains("channels_last_thin_conv") && (j.contains("wide_thin_conv") || j.contains("thin_conv"))) {
-    (*out)[static_cast<int>(OpClass::kChannelsLastThinConv)] = (*out)[static_cast<int>(OpClass::kWideThinConv)];
+  // class they were counted in (kClassFallbacks), where the file gives that one, or it was given so in turn.
+  std::array<bool, kNumOpClasses> given{};
+  for (int c = 0; c < kNumOpClasses; ++c) given[c] = j.contains(std::string(OpClassName(static_cast<OpClass>(c))));
+  for (const auto& [missing, like] : kClassFallbacks) {
+    const int m = static_cast<int>(missing), l = static_cast<int>(like);
+    if (given[m] || !given[l]) continue;
+    (*out)[m] = (*out)[l];
+    given[m] = true;
   }
   return absl::OkStatus();
 }

@@ -125,7 +125,7 @@ int64_t MemoryLedger::Charge(TensorId t, DeviceId d) const {
   // A producer not placed yet: the copy is charged when it is (ChargeReaders), if it lands elsewhere. A training
   // step's unit holds a forward operator and its backward ones, which read the gradients of units placed later.
   if (producer == d || producer == kNone) return 0;
-  if (received_.contains(static_cast<int64_t>(t) * static_cast<int64_t>(used_.size()) + d)) return 0;
+  if (received_.contains(CopyKey(t, d))) return 0;
   return g.tensor(t).bytes;
 }
 
@@ -142,7 +142,7 @@ void MemoryLedger::Place(int32_t u, DeviceId d) {
     const int64_t c = Charge(t, d);
     if (c == 0) continue;
     bytes += c;
-    received_.insert(static_cast<int64_t>(t) * static_cast<int64_t>(used_.size()) + d);
+    received_.insert(CopyKey(t, d));
   }
   used_[d] += bytes;
   device_of_[u] = d;
@@ -157,7 +157,7 @@ void MemoryLedger::ChargeReaders(int32_t u, DeviceId d) {
       const DeviceId reader = device_of_[units_->unit_of(g.edge(e).dst)];
       if (reader == kNone || reader == d) continue;
       const TensorId t = g.edge_tensor(e);
-      if (received_.insert(static_cast<int64_t>(t) * static_cast<int64_t>(used_.size()) + reader).second) {
+      if (received_.insert(CopyKey(t, reader)).second) {
         used_[reader] += g.tensor(t).bytes;
       }
     }

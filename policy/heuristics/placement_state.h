@@ -93,6 +93,10 @@ class MemoryLedger {
 
  private:
   int64_t Charge(TensorId t, DeviceId d) const;  // bytes of a received copy of t on d, 0 when already there
+  // The key of t's copy on d in received_.
+  int64_t CopyKey(TensorId t, DeviceId d) const {
+    return static_cast<int64_t>(t) * static_cast<int64_t>(used_.size()) + d;
+  }
   // Charges the devices of units placed before u that read its outputs there: their received copies. Not checked
   // against those devices' capacity, which the simulator's memory check reports.
   void ChargeReaders(int32_t u, DeviceId d);
