@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -43,13 +46,36 @@ struct TrainingProfile {
   std::array<double, kNumOpClasses> seconds{};
 };
 
-// What the profile folders hold, by what it fits.
-struct Profiles {
-  std::vector<ProfiledOp> ops;            // the inference profiles' operators
-  std::vector<TrainingProfile> training;  // the training steps
+// One model's inference profiles (folders with the same model.onnx, recorded in several rounds): per operator
+// (by name) what the fit reads of it, and its time in each round.
+struct ModelRounds {
+  std::map<std::string, ProfiledOp> ops;
+  std::map<std::string, std::vector<double>> seconds;
 };
 
+// What the profile folders hold, by what it fits.
+struct Profiles {
+  std::map<std::string, ModelRounds> inference;  // by the model.onnx's bytes
+  std::vector<TrainingProfile> training;         // the training steps
+};
+
+// Each operator once per model, at the median of its rounds' times: a round recorded while the host ran slow
+// (densenet121's batch-1 convolutions on two threads took 84.5 ms of one round and 42.1 ms of another) then moves
+// the fit no more than a fast one. A model profiled once is taken as it is.
+std::vector<ProfiledOp> MedianOverRounds(const Profiles& profiles) {
+  std::vector<ProfiledOp> ops;
+  for (const auto& [model, rounds] : profiles.inference) {
+    for (const auto& [name, op] : rounds.ops) {
+      ops.push_back(op);
+      ops.back().seconds = MedianRatio(rounds.seconds.at(name));
+    }
+  }
+  return ops;
+}
+
 absl::Status AddProfile(const std::string& folder, const Device& d, Profiles* profiles) {
+  absl::StatusOr<std::string> onnx = ReadWholeFile(folder + "/model.onnx");
+  if (!onnx.ok()) return onnx.status();
   absl::StatusOr<OnnxImportResult> model = ImportOnnxFile(folder + "/model.onnx", OnnxImportOptions{});
   if (!model.ok()) return model.status();
   absl::StatusOr<std::string> text = ReadWholeFile(folder + "/trace.json");
@@ -75,9 +101,11 @@ absl::Status AddProfile(const std::string& folder, const Device& d, Profiles* pr
     // bytes: read as one, the 0.56 ms that resnet18's one timed Flatten took made every view 1000 times slower
     // than a copy. Views keep the benchmarks' figure and pay no overhead (graph/cost_model.h).
     if (c == OpClass::kView) continue;
-    profiles->ops.push_back(ProfiledOp{static_cast<int>(c),
-                                       ClassRooflineSeconds(c, g.flops(op), g.bytes_accessed(op), d), times[0].second,
-                                       g.bytes_accessed(op)});
+    ModelRounds& rounds = profiles->inference[*onnx];
+    rounds.ops.emplace(name,
+                       ProfiledOp{static_cast<int>(c), ClassRooflineSeconds(c, g.flops(op), g.bytes_accessed(op), d), 0,
+                                  g.bytes_accessed(op)});
+    rounds.seconds[name].push_back(times[0].second);
   }
   if (!is_training) return absl::OkStatus();
   absl::StatusOr<Graph> step = BuildTrainingGraph(g);  // forward operators keep their ids
@@ -315,7 +343,7 @@ absl::StatusOr<std::string> FitToProfiles(const std::vector<std::string>& folder
   Profiles profiles;
   for (const std::string& folder : folders) RETURN_IF_ERROR(AddProfile(folder, *device, &profiles));
   // In this order: the training factors are relative to the fitted forward efficiencies and overhead.
-  std::string out = ApplyFit(profiles.ops, device);
+  std::string out = ApplyFit(MedianOverRounds(profiles), device);
   absl::StrAppend(&out, FitTraining(profiles.training, device));
   return out;
 }

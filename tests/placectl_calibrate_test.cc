@@ -154,6 +154,46 @@ TEST(PlacectlCalibrate, TrainingFitIsUnmovedByOneSlowStep) {
   EXPECT_DOUBLE_EQ(a["backward_efficiency"]["conv"].get<double>(), b["backward_efficiency"]["conv"].get<double>());
 }
 
+// Profiles of one model recorded in several rounds count once, each operator at the median of its rounds' times:
+// a round recorded while the host ran four times slower leaves the fit as the other two give it.
+TEST(PlacectlCalibrate, InferenceFitIsUnmovedByOneSlowRound) {
+  const fs::path dir = fs::temp_directory_path() / ("placectl_slow_round_" + std::to_string(getpid()));
+  const std::string data = kSource + "/tests/data/torch_trace/";
+  nlohmann::json slow = nlohmann::json::parse(placement::testing::Slurp(data + "resnet18_b1_cpu1.trace.json"));
+  for (nlohmann::json& e : slow.is_array() ? slow : slow["traceEvents"]) {
+    if (e.contains("dur")) e["dur"] = 4 * e["dur"].get<double>();
+  }
+  std::string folders;
+  for (const char* name : {"round_a", "round_b", "round_slow"}) {
+    fs::create_directories(dir / name);
+    fs::create_symlink(data + "resnet18_b1.onnx", dir / name / "model.onnx");
+    if (std::string(name) == "round_slow") {
+      std::ofstream(dir / name / "trace.json") << slow.dump();
+    } else {
+      fs::create_symlink(data + "resnet18_b1_cpu1.trace.json", dir / name / "trace.json");
+    }
+    folders += (folders.empty() ? "" : ",") + (dir / name).string();
+  }
+  const std::string measured = " --measurements " + data + "host_cpu1.measurements.json --profiles ";
+  Result one =
+      RunPlacectl("calibrate" + measured + (dir / "round_a").string() + " --output " + (dir / "one.json").string());
+  Result three = RunPlacectl("calibrate" + measured + folders + " --output " + (dir / "three.json").string());
+  Result two = RunPlacectl("calibrate" + measured + (dir / "round_a").string() + "," + (dir / "round_slow").string() +
+                           " --output " + (dir / "two.json").string());
+  const std::string one_json = placement::testing::Slurp(dir / "one.json");
+  const std::string three_json = placement::testing::Slurp(dir / "three.json");
+  const std::string two_json = placement::testing::Slurp(dir / "two.json");
+  fs::remove_all(dir);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ASSERT_EQ(three.exit_code, 0) << three.err;
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_EQ(three_json, one_json);
+  // Of two rounds the median is their geometric mean: there the slow one does move the fit.
+  const double fast = nlohmann::json::parse(one_json)["devices"][0]["launch_overhead"].get<double>();
+  const double between = nlohmann::json::parse(two_json)["devices"][0]["launch_overhead"].get<double>();
+  EXPECT_GT(between, fast);
+}
+
 TEST(PlacectlCalibrate, TakesADeviceMeasuredElsewhere) {
   const fs::path dir = fs::temp_directory_path() / ("placectl_measurements_" + std::to_string(getpid()));
   fs::create_directories(dir);
