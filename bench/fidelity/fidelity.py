@@ -46,7 +46,10 @@ import profile_model  # noqa: E402  (one export for profiles and for the benchma
 
 DEFAULT_MODELS = ("resnet50,efficientnet_b0,convnext_tiny,regnet_y_400mf,shufflenet_v2_x1_0,mobilenet_v3_large,"
                   "squeezenet1_1,googlenet,mnasnet1_0,resnext50_32x4d,alexnet,vit_b_16")
-DEFAULT_FIT_MODELS = "resnet18,mobilenet_v2,vgg11_bn,densenet121"
+# One of each kind of block the measured models are built of: plain 3x3 convolutions (vgg11_bn), basic and bottleneck
+# residual blocks (resnet18, resnet101), dense blocks (densenet121), inverted residuals (mobilenet_v2). Fitted on the
+# first four alone, resnet50's convolutions came out 1.23x slow on two threads (docs/BENCHMARKS.md, fifth run).
+DEFAULT_FIT_MODELS = "resnet18,mobilenet_v2,vgg11_bn,densenet121,resnet101"
 
 # The profiles recorded of each fitted model: (batch, training, warm-up steps, profiled steps).
 FIT_PROFILES = ((8, False, 1, 2), (1, False, 2, 3), (1, True, 1, 2), (8, True, 1, 2))
