@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "graph/calibration.h"
+#include "graph/canonical.h"
 #include "graph/cost_model.h"
 #include "graph/file_io.h"
 #include "graph/module_map.h"
@@ -49,16 +50,17 @@ struct TrainingProfile {
   std::array<double, kNumOpClasses> seconds{};
 };
 
-// One model's inference profiles (folders with the same model.onnx, recorded in several rounds): per operator
-// (by name) what the fit reads of it, and its time in each round.
-struct ModelRounds {
-  std::map<std::string, ProfiledOp> ops;
-  std::map<std::string, std::vector<double>> seconds;
+// An operator of a model's inference profiles: what the fit reads of it, and its time in each round.
+struct OpRounds {
+  ProfiledOp op;
+  std::vector<double> seconds;
 };
+// One model's inference profiles (folders with the same graph, recorded in several rounds), by operator name.
+using ModelRounds = std::map<std::string, OpRounds>;
 
 // What the profile folders hold, by what it fits.
 struct Profiles {
-  std::map<std::string, ModelRounds> inference;  // by the model.onnx's bytes
+  std::map<std::string, ModelRounds> inference;  // by the graph's hash (graph/canonical.h GraphHash)
   std::vector<TrainingProfile> training;         // the training steps
 };
 
@@ -68,9 +70,9 @@ struct Profiles {
 std::vector<ProfiledOp> MedianOverRounds(const Profiles& profiles) {
   std::vector<ProfiledOp> ops;
   for (const auto& [model, rounds] : profiles.inference) {
-    for (const auto& [name, op] : rounds.ops) {
-      ops.push_back(op);
-      ops.back().seconds = MedianRatio(rounds.seconds.at(name));
+    for (const auto& [name, op] : rounds) {
+      ops.push_back(op.op);
+      ops.back().seconds = MedianRatio(op.seconds);
     }
   }
   return ops;
@@ -94,8 +96,6 @@ std::set<std::string> ContainerScopes(const Graph& g) {
 }
 
 absl::Status AddProfile(const std::string& folder, const Device& d, Profiles* profiles) {
-  absl::StatusOr<std::string> onnx = ReadWholeFile(folder + "/model.onnx");
-  if (!onnx.ok()) return onnx.status();
   absl::StatusOr<OnnxImportResult> model = ImportOnnxFile(folder + "/model.onnx", OnnxImportOptions{});
   if (!model.ok()) return model.status();
   absl::StatusOr<std::string> text = ReadWholeFile(folder + "/trace.json");
@@ -107,7 +107,8 @@ absl::Status AddProfile(const std::string& folder, const Device& d, Profiles* pr
   const MeasuredCosts costs = MatchModuleTimes(g, *trace, "*", &warnings);
   const bool is_training = !trace->backward_seconds.empty();
   TrainingProfile profile;
-  const std::set<std::string> containers = ContainerScopes(g);
+  ModelRounds* rounds = is_training ? nullptr : &profiles->inference[GraphHash(g)];
+  const std::set<std::string> containers = is_training ? std::set<std::string>() : ContainerScopes(g);
   for (const auto& [name, times] : costs.times) {
     // An operator that shares its module with others gets a share of the module's time by FLOPs; one without
     // FLOPs beside ones with them gets none, which says nothing of its cost.
@@ -124,11 +125,10 @@ absl::Status AddProfile(const std::string& folder, const Device& d, Profiles* pr
     if (c == OpClass::kView) continue;
     const std::optional<std::string> scope = ModuleScopeOf(name);
     if (scope && containers.count(*scope) > 0) continue;
-    ModelRounds& rounds = profiles->inference[*onnx];
-    rounds.ops.emplace(name,
-                       ProfiledOp{static_cast<int>(c), ClassRooflineSeconds(c, g.flops(op), g.bytes_accessed(op), d), 0,
-                                  g.bytes_accessed(op)});
-    rounds.seconds[name].push_back(times[0].second);
+    OpRounds& rounds_of_op = (*rounds)[name];
+    rounds_of_op.op = ProfiledOp{static_cast<int>(c), ClassRooflineSeconds(c, g.flops(op), g.bytes_accessed(op), d), 0,
+                                 g.bytes_accessed(op)};
+    rounds_of_op.seconds.push_back(times[0].second);
   }
   if (!is_training) return absl::OkStatus();
   absl::StatusOr<Graph> step = BuildTrainingGraph(g);  // forward operators keep their ids

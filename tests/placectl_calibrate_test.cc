@@ -23,19 +23,34 @@ using placement::testing::RunPlacectl;
 
 const std::string kSource = PLACEMENT_SOURCE_DIR;
 
+// A profile folder as scripts/profile_model.py writes it, its model.onnx and trace.json linked to `onnx` and
+// `trace`: its path, for --profiles.
+std::string ProfileFolder(const fs::path& folder, const std::string& onnx, const std::string& trace) {
+  fs::create_directories(folder);
+  fs::create_symlink(onnx, folder / "model.onnx");
+  fs::create_symlink(trace, folder / "trace.json");
+  return folder.string();
+}
+
+// The trace at `path` with the events named `name` (every event, where empty) taking four times as long, written
+// to `out`: a step or a round recorded while the host ran slow.
+void WriteSlowedTrace(const std::string& path, const std::string& name, const fs::path& out) {
+  nlohmann::json slow = nlohmann::json::parse(placement::testing::Slurp(path));
+  for (nlohmann::json& e : slow.is_array() ? slow : slow["traceEvents"]) {
+    if (e.contains("dur") && (name.empty() || e.value("name", "") == name)) e["dur"] = 4 * e["dur"].get<double>();
+  }
+  std::ofstream(out) << slow.dump();
+}
+
 TEST(PlacectlCalibrate, WritesAOneDeviceTopologyThatPlaceTakes) {
   const fs::path topology = fs::temp_directory_path() / ("placectl_calibrated_" + std::to_string(getpid()) + ".json");
   const std::string data = kSource + "/tests/data/torch_trace/";
-  // A profile folder as scripts/profile_model.py writes it, made of the real trace in tests/data.
+  // A profile folder made of the real trace in tests/data.
   const fs::path profile = fs::temp_directory_path() / ("placectl_profile_" + std::to_string(getpid()));
-  fs::create_directories(profile);
-  fs::create_symlink(data + "resnet18_b1.onnx", profile / "model.onnx");
-  fs::create_symlink(data + "resnet18_b1_cpu1.trace.json", profile / "trace.json");
+  ProfileFolder(profile, data + "resnet18_b1.onnx", data + "resnet18_b1_cpu1.trace.json");
   // And a training step's (forward, backward by autograd function, Adam), its events those the fit reads.
   const fs::path training = fs::temp_directory_path() / ("placectl_training_profile_" + std::to_string(getpid()));
-  fs::create_directories(training);
-  fs::create_symlink(data + "resnet18_b1_train.onnx", training / "model.onnx");
-  fs::create_symlink(data + "resnet18_b1_train_cpu1.trace.json", training / "trace.json");
+  ProfileFolder(training, data + "resnet18_b1_train.onnx", data + "resnet18_b1_train_cpu1.trace.json");
   // Short measurements: this checks the command, not the host; the fidelity benchmark checks the figures.
   const std::string profiles = " --profiles " + profile.string() + "," + training.string();
   const std::string saved = topology.string() + ".measured", refit = topology.string() + ".refit";
@@ -122,24 +137,14 @@ TEST(PlacectlCalibrate, TrainingFitIsUnmovedByOneSlowStep) {
       "memory_bandwidth": 2e10, "launch_overhead": 1e-6, "lines": [
       {"op_class": "conv", "layer": "conv", "flops": 1.85e9, "bytes": 1.3e7, "forward_seconds": 2e-2,
        "backward_seconds": 4e-2, "backward_ops": 2}]})";
-  nlohmann::json slow = nlohmann::json::parse(placement::testing::Slurp(data + "resnet18_b1_train_cpu1.trace.json"));
-  for (nlohmann::json& e : slow.is_array() ? slow : slow["traceEvents"]) {
-    const std::string name = e.value("name", "");
-    if (name == "autograd::engine::evaluate_function: ConvolutionBackward0") e["dur"] = 4 * e["dur"].get<double>();
-  }
-  std::string folders;
-  for (const char* name : {"inference", "train_a", "train_b", "train_slow"}) {
-    const bool inference = std::string(name) == "inference";
-    fs::create_directories(dir / name);
-    fs::create_symlink(data + (inference ? "resnet18_b1.onnx" : "resnet18_b1_train.onnx"), dir / name / "model.onnx");
-    if (std::string(name) == "train_slow") {
-      std::ofstream(dir / name / "trace.json") << slow.dump();
-    } else {
-      fs::create_symlink(data + (inference ? "resnet18_b1_cpu1.trace.json" : "resnet18_b1_train_cpu1.trace.json"),
-                         dir / name / "trace.json");
-    }
-    folders += (folders.empty() ? "" : ",") + (dir / name).string();
-  }
+  fs::create_directories(dir);
+  const std::string train_trace = data + "resnet18_b1_train_cpu1.trace.json", slow = (dir / "slow.json").string();
+  WriteSlowedTrace(train_trace, "autograd::engine::evaluate_function: ConvolutionBackward0", slow);
+  const std::string folders =
+      ProfileFolder(dir / "inference", data + "resnet18_b1.onnx", data + "resnet18_b1_cpu1.trace.json") + "," +
+      ProfileFolder(dir / "train_a", data + "resnet18_b1_train.onnx", train_trace) + "," +
+      ProfileFolder(dir / "train_b", data + "resnet18_b1_train.onnx", train_trace) + "," +
+      ProfileFolder(dir / "train_slow", data + "resnet18_b1_train.onnx", slow);
   const std::string measured = " --measurements " + dir.string() + ".measured.json --profiles ";
   const std::string without_slow = folders.substr(0, folders.rfind(','));
   Result two = RunPlacectl("calibrate" + measured + without_slow + " --output " + (dir / "two.json").string());
@@ -162,27 +167,18 @@ TEST(PlacectlCalibrate, TrainingFitIsUnmovedByOneSlowStep) {
 TEST(PlacectlCalibrate, InferenceFitIsUnmovedByOneSlowRound) {
   const fs::path dir = fs::temp_directory_path() / ("placectl_slow_round_" + std::to_string(getpid()));
   const std::string data = kSource + "/tests/data/torch_trace/";
-  nlohmann::json slow = nlohmann::json::parse(placement::testing::Slurp(data + "resnet18_b1_cpu1.trace.json"));
-  for (nlohmann::json& e : slow.is_array() ? slow : slow["traceEvents"]) {
-    if (e.contains("dur")) e["dur"] = 4 * e["dur"].get<double>();
-  }
-  std::string folders;
-  for (const char* name : {"round_a", "round_b", "round_slow"}) {
-    fs::create_directories(dir / name);
-    fs::create_symlink(data + "resnet18_b1.onnx", dir / name / "model.onnx");
-    if (std::string(name) == "round_slow") {
-      std::ofstream(dir / name / "trace.json") << slow.dump();
-    } else {
-      fs::create_symlink(data + "resnet18_b1_cpu1.trace.json", dir / name / "trace.json");
-    }
-    folders += (folders.empty() ? "" : ",") + (dir / name).string();
-  }
+  fs::create_directories(dir);
+  const std::string onnx = data + "resnet18_b1.onnx", trace = data + "resnet18_b1_cpu1.trace.json";
+  const std::string slow = (dir / "slow.json").string();
+  WriteSlowedTrace(trace, "", slow);
+  const std::string round_a = ProfileFolder(dir / "round_a", onnx, trace);
+  const std::string folders =
+      round_a + "," + ProfileFolder(dir / "round_b", onnx, trace) + "," + ProfileFolder(dir / "round_slow", onnx, slow);
   const std::string measured = " --measurements " + data + "host_cpu1.measurements.json --profiles ";
-  Result one =
-      RunPlacectl("calibrate" + measured + (dir / "round_a").string() + " --output " + (dir / "one.json").string());
+  Result one = RunPlacectl("calibrate" + measured + round_a + " --output " + (dir / "one.json").string());
   Result three = RunPlacectl("calibrate" + measured + folders + " --output " + (dir / "three.json").string());
-  Result two = RunPlacectl("calibrate" + measured + (dir / "round_a").string() + "," + (dir / "round_slow").string() +
-                           " --output " + (dir / "two.json").string());
+  Result two = RunPlacectl("calibrate" + measured + round_a + "," + (dir / "round_slow").string() + " --output " +
+                           (dir / "two.json").string());
   const std::string one_json = placement::testing::Slurp(dir / "one.json");
   const std::string three_json = placement::testing::Slurp(dir / "three.json");
   const std::string two_json = placement::testing::Slurp(dir / "two.json");
