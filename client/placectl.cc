@@ -18,6 +18,7 @@
 #include "client/convert_commands.h"
 #include "client/exit_codes.h"
 #include "client/lifecycle_commands.h"
+#include "client/memory_command.h"
 #include "client/place_command.h"
 #include "client/remote_commands.h"
 #include "client/server_channel.h"
@@ -127,6 +128,9 @@ constexpr char kUsage[] =
     "default|pipedream]\n"
     "      [--schedule 1f1b|gpipe] [--global_batch N]: stages of operators, each data-parallel on a group of devices\n"
     "      (docs/parallel-plans.md); AUTO weighs data, pipeline, operator placement and hybrid plans\n"
+    "  memory GRAPH [--training --batch N [--optimizer adam]] [--topology FILE | --devices SPEC] [--output table|json]\n"
+    "      what one step holds on one device (the cluster's first; default 1xH100): parameters, gradients,\n"
+    "      optimizer state, the activations autograd saves, scratch, and the simulated peak against its capacity\n"
     "  algorithms\n"
     "      list the placers, the objectives they optimize and what they do\n"
     "  import GRAPH [--batch N] [--seq N] [--training]\n"
@@ -304,6 +308,17 @@ int SimulateCommand(const Invocation& in) {
   return Print(in.command, placement::cli::RunRemoteSimulate(r));
 }
 
+int MemoryCommand(const Invocation& in) {
+  if (in.operands.size() != 1) return Usage("memory takes exactly one GRAPH");
+  placement::cli::MemoryOptions o;
+  o.graph_path = in.operands[0];
+  o.load = LoadOptions(in.dims, in.costs);
+  o.topology_file = absl::GetFlag(FLAGS_topology);
+  o.devices = absl::GetFlag(FLAGS_devices);
+  o.output = absl::GetFlag(FLAGS_output);
+  return Print(in.command, placement::cli::RunMemory(o));
+}
+
 int PlaceCommand(const Invocation& in) {
   if (in.operands.size() != 1) return Usage("place takes exactly one GRAPH");
   placement::cli::PlaceOptions o;
@@ -426,7 +441,7 @@ int HelpCommand(const Invocation&) {
 using CommandRunner = int (*)(const Invocation&);
 const std::map<std::string, CommandRunner>& Commands() {
   static const auto* commands = new std::map<std::string, CommandRunner>{
-      {"simulate", SimulateCommand},   {"place", PlaceCommand},       {"algorithms", AlgorithmsCommand},
+      {"simulate", SimulateCommand},   {"place", PlaceCommand},       {"memory", MemoryCommand},       {"algorithms", AlgorithmsCommand},
       {"submit", SubmitCommand},       {"info", ServerStatusCommand}, {"health", ServerStatusCommand},
       {"bench", BenchCommand},         {"import", ImportCommand},     {"generate", GenerateCommand},
       {"calibrate", CalibrateCommand}, {"presets", PresetsCommand},   {"help", HelpCommand}};

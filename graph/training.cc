@@ -11,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "graph/saved_tensors.h"
 #include "graph/status_macros.h"
 
 namespace placement {
@@ -116,6 +117,22 @@ class GroupNamer {
   absl::flat_hash_set<std::string> used_;
 };
 
+// The outputs of u its backward reads: those it saves, and every output of an operator nothing reads (a graph
+// output, whose gradient the backward starts from), which also orders the backward after u.
+bool OutputReadByBackward(const Graph& g, OpId u, int32_t k, const SavedTensors& saved) {
+  return saved.output_saved[g.first_output(u) + k] != 0 || g.out_begin(u) == g.out_end(u);
+}
+
+// Edges into each of u's backward operators: saved outputs, saved inputs, the extra saved bytes and the gradient
+// of every use of u's outputs.
+int64_t SavedEdgeCount(const Graph& g, OpId u, const SavedTensors& saved) {
+  int64_t edges = g.out_end(u) - g.out_begin(u);
+  for (int32_t k = 0; k < g.num_outputs(u); ++k) edges += OutputReadByBackward(g, u, k, saved) ? 1 : 0;
+  for (EdgeId e : g.in_edges(u)) edges += saved.edge_saved[e];
+  if (saved.extra_bytes[u] > 0) ++edges;
+  return edges;
+}
+
 }  // namespace
 
 absl::string_view OptimizerName(Optimizer optimizer) { return ModelOf(optimizer).name; }
@@ -129,13 +146,15 @@ absl::StatusOr<Optimizer> ParseOptimizer(absl::string_view name) {
 }
 
 TrainingGraphSize TrainingGraphSizeOf(const Graph& g, const TrainingOptions& options) {
+  const SavedTensors saved = PlanSavedTensors(g);
   TrainingGraphSize size;
   size.ops = 2 * int64_t{g.num_ops()};
-  size.edges = 3 * int64_t{g.num_edges()} + g.num_tensors();
+  size.edges = g.num_edges();
   for (OpId u = 0; u < g.num_ops(); ++u) {
-    if (!HasWeightGradient(g, u, options)) continue;
-    size.ops += 2;
-    size.edges += int64_t{g.num_outputs(u)} + g.in_degree(u) + (g.out_end(u) - g.out_begin(u)) + 1;
+    const int consumers = HasWeightGradient(g, u, options) ? 2 : 1;
+    size.ops += 2 * (consumers - 1);
+    size.edges += consumers - 1;  // wgrad -> update
+    size.edges += int64_t{consumers} * SavedEdgeCount(g, u, saved);
   }
   return size;
 }
@@ -158,9 +177,15 @@ absl::StatusOr<Graph> BuildTrainingGraph(const Graph& forward, const TrainingOpt
   GroupNamer groups(g);
   std::vector<OpSpec> specs;
   specs.reserve(n);
+  const SavedTensors saved = PlanSavedTensors(g);
   for (OpId u = 0; u < n; ++u) {
     specs.push_back(SpecOf(g, u));
     if (specs.back().colocation_group.empty()) specs.back().colocation_group = groups.NewGroup(specs.back().name);
+  }
+  // What autograd saves that is no tensor of the graph (max pooling's indices) is one more output of its operator,
+  // read only by the backward; the forward outputs keep their indices.
+  for (OpId u = 0; u < n; ++u) {
+    if (saved.extra_bytes[u] > 0) specs[u].outputs.push_back(OutputTensor{.bytes = saved.extra_bytes[u]});
   }
   // Forward operators keep their ids, so forward edges and ids carry over unchanged.
   for (const OpSpec& op : specs) builder.AddOp(op);
@@ -171,7 +196,8 @@ absl::StatusOr<Graph> BuildTrainingGraph(const Graph& forward, const TrainingOpt
     OpSpec grad = BackwardSpec(specs[u], "/grad", "Grad", share);
     for (EdgeId e : g.in_edges(u)) {
       OutputTensor gradient = g.tensor(g.edge_tensor(e));
-      gradient.bytes = g.edge(e).bytes;  // the gradient of what flowed along this edge
+      // The gradient of what flowed along this edge; none for a tensor that requires none (data, sizes, masks).
+      gradient.bytes = saved.requires_grad[g.edge_tensor(e)] ? g.edge(e).bytes : 0;
       grad.outputs.push_back(gradient);
     }
     grad_of[u] = builder.AddOp(std::move(grad));
@@ -191,11 +217,15 @@ absl::StatusOr<Graph> BuildTrainingGraph(const Graph& forward, const TrainingOpt
   for (OpId u = 0; u < n; ++u) {
     for (OpId consumer : {grad_of[u], wgrad_of[u]}) {
       if (consumer == kNone) continue;
-      for (int32_t k = 0; k < g.num_outputs(u); ++k) builder.AddEdge(u, k, consumer);  // saved outputs
-      for (EdgeId e : g.in_edges(u)) {                                                 // saved inputs
+      for (int32_t k = 0; k < g.num_outputs(u); ++k) {
+        if (OutputReadByBackward(g, u, k, saved)) builder.AddEdge(u, k, consumer);
+      }
+      for (EdgeId e : g.in_edges(u)) {
+        if (!saved.edge_saved[e]) continue;
         const Edge& in = g.edge(e);
         builder.AddEdge(in.src, in.src_output, consumer, in.bytes);
       }
+      if (saved.extra_bytes[u] > 0) builder.AddEdge(u, g.num_outputs(u), consumer);
       for (EdgeId e = g.out_begin(u); e < g.out_end(u); ++e) {  // gradients of u's outputs, one per use
         builder.AddEdge(grad_of[g.edge(e).dst], grad_output[e], consumer);
       }

@@ -5,23 +5,30 @@
 // dependencies, the transfers and the memory a real step has. For a forward operator u with in-edges
 // p:i -> u (p's output i) and out-edges u:k -> v:
 //
-//   u/grad    (backward) computes the gradients of u's inputs. It reads what a backward kernel needs:
-//             - every output of u: an edge u:k -> u/grad for each output k (saved activations),
-//             - every input of u: an edge p:i -> u/grad for each in-edge, with that edge's bytes,
+//   u/grad    (backward) computes the gradients of u's inputs. It reads what autograd keeps for it
+//             (graph/saved_tensors.h, PyTorch's saved tensors by operator type) and the gradients flowing back:
+//             - the outputs of u it saves (a ReLU's, a softmax's), and every output of u when nothing reads them
+//               (a graph output, whose gradient seeds the backward): an edge u:k -> u/grad,
+//             - the inputs of u it saves (a convolution's, a matrix product's operands): an edge p:i -> u/grad
+//               with that edge's bytes,
+//             - what it saves that is no tensor of the graph (max pooling's indices): one more output of u, after
+//               its own, and an edge from it,
 //             - the gradient of every use of u's outputs: an edge v/grad:j -> u/grad for each out-edge u -> v,
 //               where j is that edge's position among v's in-edges.
 //             It has one output per in-edge of u, in in-edge order (Graph::in_edges), each as large as the
-//             tensor on that edge (a gradient has its tensor's shape) and with that tensor's measured transfer
-//             time; output j feeds (p/grad) of the edge's producer p.
+//             tensor on that edge (a gradient has its tensor's shape; 0 bytes for a tensor that requires no
+//             gradient: data, sizes, masks) and with that tensor's measured transfer time; output j feeds
+//             (p/grad) of the edge's producer p.
 //   u/wgrad   (backward, only when u has param_bytes > 0) computes the gradient of u's parameters from the same
 //             inputs as u/grad (every input edge listed above is duplicated for it); one output of param_bytes.
 //   u/update  (backward, only with u/wgrad) applies the optimizer: reads u/wgrad:0, holds the optimizer state
 //             as its param_bytes (SGD none, momentum one copy, Adam two copies of u's parameters) and has no
 //             output (the weights are updated in place).
 //
-// Keeping u's outputs and inputs as edges into u/grad is what keeps the activations alive from the forward
-// pass until their backward use in the simulator's memory model, and the u -> u/grad edge orders every
-// backward operator after its forward one even when u has no consumer.
+// The saved tensors as edges into u/grad are what keeps the activations alive from the forward pass until their
+// backward use in the simulator's memory model, as autograd keeps them; every other forward tensor is freed after
+// its last forward reader. Every backward operator comes after its forward one: through the gradients of u's
+// uses, which lead back to the graph outputs' backward operators, which read those outputs.
 //
 // Cost: the backward work is backward_multiplier x the forward work (measured times, FLOPs and bytes touched
 // all scaled). With a weight gradient it is split evenly between u/grad and u/wgrad (for a matrix product
@@ -35,10 +42,10 @@
 // with their operator); when u has none, the pair gets a new group named after u ("<u>", or "<u>#2", "#3"...
 // when a group of that name already exists), and all of them inherit u's pinned device.
 //
-// Size, with n forward operators, E forward edges, O forward outputs in all and W the operators with
-// param_bytes > 0 (none when include_weight_gradients is false):
+// Size, with n forward operators, E forward edges and W the operators with param_bytes > 0 (none when
+// include_weight_gradients is false), and for each operator u, r(u) = the edges into u/grad above:
 //   operators = 2n + 2|W|
-//   edges     = 3E + O + sum over u in W of (num_outputs(u) + in_degree(u) + out_degree(u) + 1)
+//   edges     = E + |W| + sum over u of r(u) + sum over u in W of r(u)
 // Operator ids: the forward operators keep theirs (0..n-1); then, for each forward u in id order, u/grad,
 // u/wgrad, u/update. Linear time and memory in the size of the result.
 #pragma once

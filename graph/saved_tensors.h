@@ -1,0 +1,59 @@
+// What autograd keeps for an operator's backward: the tensors PyTorch saves between a training step's forward
+// and backward, by operator type.
+//
+// The table follows PyTorch's derivative formulas (tools/autograd/derivatives.yaml): a formula that reads `self`
+// saves the input, one that reads `result` saves the output. A convolution or a matrix product saves its
+// activation input (its weight is resident anyway), ReLU, sigmoid, tanh and softmax their output, GELU, SiLU and
+// the normalizations their input, max pooling its input and its int64 indices, an addition, a reshape, a
+// concatenation or a slice nothing but sizes. An operand is saved only for the gradient of another operand that
+// requires one: `x * 0.125` saves nothing the size of x, `x * y` of two activations saves both. Operator types the
+// table does not name keep every input and output, the most a backward can read.
+//
+// Tensors are what the graph says they are, so one tensor saved by two operators (a ReLU's output, saved by the
+// ReLU and by the convolution after it) is held once, as autograd holds one storage.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "graph/graph.h"
+
+namespace placement {
+
+// Which tensors an operator type's backward formula reads.
+struct SavedTensorRule {
+  absl::string_view op_type;
+  bool inputs = false;   // its activation inputs (operands: see OperandsSaved)
+  bool outputs = false;  // its outputs
+  // Bytes saved beside them as a multiple of the first output's bytes, for what is no tensor of the graph:
+  // max pooling's int64 indices (two per float32 output), dropout's one-byte mask.
+  double extra_per_output_byte = 0;
+};
+
+// The rule for an op type, or nullptr for a type the table does not name.
+const SavedTensorRule* FindSavedTensorRule(absl::string_view op_type);
+
+// What every operator of g saves for its backward, flat over g's ids.
+struct SavedTensors {
+  // Per tensor: it requires a gradient, as autograd decides: an output of an operator that holds parameters or
+  // reads a tensor that requires one, unless the operator's outputs are not differentiable (sizes, comparisons,
+  // indices, constants). Graph inputs are data, which requires none.
+  std::vector<uint8_t> requires_grad;
+  std::vector<uint8_t> edge_saved;    // per edge: its consumer saves the edge's tensor
+  std::vector<uint8_t> output_saved;  // per tensor: its producer saves it
+  std::vector<int64_t> extra_bytes;   // per operator: saved bytes that are no tensor of the graph (indices, masks)
+
+  // An operator has a backward when its outputs require a gradient.
+  bool differentiable(const Graph& g, OpId u) const {
+    return g.num_outputs(u) > 0 && requires_grad[g.first_output(u)] != 0;
+  }
+  // Bytes of the distinct tensors saved, plus the extra bytes: what autograd holds at the end of the forward pass
+  // (parameters and graph inputs, which are no operator's outputs, aside).
+  int64_t TotalBytes(const Graph& g) const;
+};
+
+// Linear in the size of g.
+SavedTensors PlanSavedTensors(const Graph& g);
+
+}  // namespace placement

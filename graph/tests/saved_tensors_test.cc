@@ -1,0 +1,130 @@
+#include "graph/saved_tensors.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "graph/training.h"
+
+namespace placement {
+namespace {
+
+OpSpec Op(std::string name, std::string type, int64_t param_bytes, std::vector<int64_t> outputs) {
+  OpSpec op;
+  op.name = std::move(name);
+  op.op_type = std::move(type);
+  op.flops = 1000;
+  op.bytes_accessed = 100;
+  op.param_bytes = param_bytes;
+  for (int64_t b : outputs) op.outputs.push_back(OutputTensor{b, -1});
+  return op;
+}
+
+Graph Build(GraphBuilder&& b) {
+  absl::StatusOr<Graph> g = std::move(b).Build();
+  EXPECT_TRUE(g.ok()) << g.status();
+  return *std::move(g);
+}
+
+// conv1 -> bn -> relu -> conv2 -> add(relu) -> pool -> fc: a residual block as torchvision writes it.
+Graph ResidualBlock() {
+  GraphBuilder b;
+  b.AddOp(Op("conv1", "Conv", 4096, {1000}));
+  b.AddOp(Op("bn", "BatchNormalization", 64, {1000}));
+  b.AddOp(Op("relu", "Relu", 0, {1000}));
+  b.AddOp(Op("conv2", "Conv", 4096, {1000}));
+  b.AddOp(Op("add", "Add", 0, {1000}));
+  b.AddOp(Op("pool", "MaxPool", 0, {250}));
+  b.AddOp(Op("fc", "Gemm", 800, {40}));
+  b.AddEdge("conv1", 0, "bn");
+  b.AddEdge("bn", 0, "relu");
+  b.AddEdge("relu", 0, "conv2");
+  b.AddEdge("conv2", 0, "add");
+  b.AddEdge("relu", 0, "add");
+  b.AddEdge("add", 0, "pool");
+  b.AddEdge("pool", 0, "fc");
+  return Build(std::move(b));
+}
+
+TEST(SavedTensors, ResidualBlockKeepsWhatAutogradKeeps) {
+  const Graph g = ResidualBlock();
+  const SavedTensors saved = PlanSavedTensors(g);
+  // bn saves conv1's output, relu its own output (which conv2 saves too: one tensor), pool its input (add's
+  // output) and int64 indices (2 x 250), fc its input. conv2's output, read only by the add, is not kept.
+  EXPECT_EQ(saved.TotalBytes(g), 1000 + 1000 + 1000 + 500 + 250);
+  EXPECT_FALSE(saved.output_saved[g.first_output(g.FindOp("conv2"))]);
+  EXPECT_TRUE(saved.output_saved[g.first_output(g.FindOp("relu"))]);
+  EXPECT_EQ(saved.extra_bytes[g.FindOp("pool")], 500);
+}
+
+TEST(SavedTensors, ProductByAConstantKeepsOnlyTheConstant) {
+  GraphBuilder b;
+  b.AddOp(Op("fc", "MatMul", 400, {1000}));
+  b.AddOp(Op("scale", "Constant", 0, {4}));
+  b.AddOp(Op("mul", "Mul", 0, {1000}));
+  b.AddOp(Op("gate", "Sigmoid", 0, {1000}));
+  b.AddOp(Op("glu", "Mul", 0, {1000}));
+  b.AddEdge("fc", 0, "mul");
+  b.AddEdge("scale", 0, "mul");
+  b.AddEdge("mul", 0, "gate");
+  b.AddEdge("mul", 0, "glu");
+  b.AddEdge("gate", 0, "glu");
+  const Graph g = Build(std::move(b));
+  const SavedTensors saved = PlanSavedTensors(g);
+  EXPECT_FALSE(saved.requires_grad[g.first_output(g.FindOp("scale"))]);
+  // mul keeps the 4-byte constant (for fc's gradient) and not fc's output, which requires a gradient of its own
+  // but the constant does not; glu keeps both of its operands (mul's output and the gate, which the Sigmoid keeps
+  // too).
+  EXPECT_EQ(saved.TotalBytes(g), 4 + 1000 + 1000);
+}
+
+TEST(SavedTensors, NothingIsSavedWhereNothingNeedsAGradient) {
+  GraphBuilder b;
+  b.AddOp(Op("shape", "Shape", 0, {32}));
+  b.AddOp(Op("exp", "Exp", 0, {32}));
+  b.AddOp(Op("custom", "MyKernel", 0, {64}));
+  b.AddEdge("shape", 0, "exp");
+  b.AddEdge("exp", 0, "custom");
+  const Graph g = Build(std::move(b));
+  EXPECT_EQ(PlanSavedTensors(g).TotalBytes(g), 0);
+}
+
+TEST(SavedTensors, UnknownTypeKeepsItsInputsAndOutputs) {
+  GraphBuilder b;
+  b.AddOp(Op("fc", "Gemm", 400, {100}));
+  b.AddOp(Op("custom", "MyKernel", 0, {64}));
+  b.AddOp(Op("fc2", "Gemm", 400, {8}));
+  b.AddEdge("fc", 0, "custom");
+  b.AddEdge("custom", 0, "fc2");
+  const Graph g = Build(std::move(b));
+  EXPECT_EQ(PlanSavedTensors(g).TotalBytes(g), 100 + 64);
+}
+
+TEST(SavedTensors, TrainingStepHoldsOnlySavedActivationsUntilTheBackward) {
+  const Graph f = ResidualBlock();
+  absl::StatusOr<Graph> t = BuildTrainingGraph(f);
+  ASSERT_TRUE(t.ok()) << t.status();
+  auto reads = [&](absl::string_view src, absl::string_view dst) {
+    const OpId s = t->FindOp(src), d = t->FindOp(dst);
+    for (const Edge& e : t->out_edges(s)) {
+      if (e.dst == d) return true;
+    }
+    return false;
+  };
+  EXPECT_FALSE(reads("conv2", "add/grad"));     // the add keeps nothing
+  EXPECT_FALSE(reads("conv2", "conv2/grad"));   // a convolution keeps its input, not its output
+  EXPECT_TRUE(reads("relu", "conv2/wgrad"));    // ... which is the ReLU's output
+  EXPECT_TRUE(reads("fc", "fc/grad"));          // a graph output seeds the backward
+  // The pool's indices are one more output of the pool, read by its backward only.
+  const OpId pool = t->FindOp("pool");
+  ASSERT_EQ(t->num_outputs(pool), 2);
+  EXPECT_EQ(t->tensor(t->first_output(pool) + 1).bytes, 500);
+  EXPECT_TRUE(reads("pool", "pool/grad"));
+  // The size formula counts exactly these edges.
+  const TrainingGraphSize size = TrainingGraphSizeOf(f);
+  EXPECT_EQ(size.ops, t->num_ops());
+  EXPECT_EQ(size.edges, t->num_edges());
+}
+
+}  // namespace
+}  // namespace placement
