@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
+#include "graph/fused_patterns.h"
 
 namespace placement {
 namespace {
@@ -11,84 +12,84 @@ namespace {
 // differ. Checked against autograd's saved_tensors_hooks by scripts/measure_saved_tensors.py.
 constexpr SavedTensorRule kRules[] = {
     // Matrix products and convolutions: the activation operand (for the weight's gradient).
-    {"Conv", true, false},
-    {"ConvTranspose", true, false},
-    {"Gemm", true, false},  // addmm / linear
-    {"MatMul", true, false},
-    {"Einsum", true, false},
+    {"Conv", SavedKind::kOperands},
+    {"ConvTranspose", SavedKind::kOperands},
+    {"Gemm", SavedKind::kOperands},  // addmm / linear
+    {"MatMul", SavedKind::kOperands},
+    {"Einsum", SavedKind::kOperands},
     // Activations whose derivative is written with the result.
-    {"Relu", false, true},
-    {"Sigmoid", false, true},
-    {"Tanh", false, true},
-    {"Softmax", false, true},
-    {"LogSoftmax", false, true},
-    {"Exp", false, true},
-    {"Sqrt", false, true},
-    {"Reciprocal", false, true},
-    {"Elu", false, true},
+    {"Relu", SavedKind::kOutputs},
+    {"Sigmoid", SavedKind::kOutputs},
+    {"Tanh", SavedKind::kOutputs},
+    {"Softmax", SavedKind::kOutputs},
+    {"LogSoftmax", SavedKind::kOutputs},
+    {"Exp", SavedKind::kOutputs},
+    {"Sqrt", SavedKind::kOutputs},
+    {"Reciprocal", SavedKind::kOutputs},
+    {"Elu", SavedKind::kOutputs},
     // ... and with the input.
-    {"Gelu", true, false},
-    {"Erf", true, false},
-    {"Log", true, false},
-    {"Pow", true, false},
-    {"Abs", true, false},
-    {"Sin", true, false},
-    {"Cos", true, false},
-    {"LeakyRelu", true, false},
-    {"PRelu", true, false},
-    {"Softplus", true, false},
-    {"Mish", true, false},
-    {"HardSwish", true, false},
-    {"HardSigmoid", true, false},
-    {"Clip", true, false},  // hardtanh (ReLU6)
-    {"Max", true, false},   // elementwise maximum: both operands
-    {"Min", true, false},
-    {"Mul", true, false},   // operands, each for the other's gradient
-    {"Div", true, false},
-    {"Where", true, false},  // the condition
+    {"Gelu", SavedKind::kInputs},
+    {"Erf", SavedKind::kInputs},
+    {"Log", SavedKind::kInputs},
+    {"Pow", SavedKind::kInputs},
+    {"Abs", SavedKind::kInputs},
+    {"Sin", SavedKind::kInputs},
+    {"Cos", SavedKind::kInputs},
+    {"LeakyRelu", SavedKind::kInputs},
+    {"PRelu", SavedKind::kInputs},
+    {"Softplus", SavedKind::kInputs},
+    {"Mish", SavedKind::kInputs},
+    {"HardSwish", SavedKind::kInputs},
+    {"HardSigmoid", SavedKind::kInputs},
+    {"Clip", SavedKind::kInputs},  // hardtanh (ReLU6)
+    {"Max", SavedKind::kOperands},   // elementwise maximum: both operands
+    {"Min", SavedKind::kOperands},
+    {"Mul", SavedKind::kOperands},   // operands, each for the other's gradient
+    {"Div", SavedKind::kOperands},
+    {"Where", SavedKind::kNothing},  // its one-byte condition, small next to what it selects
     // Normalizations: the input (and per-channel or per-row statistics, too small to count).
-    {"BatchNormalization", true, false},
-    {"LayerNormalization", true, false},
-    {"InstanceNormalization", true, false},
-    {"GroupNormalization", true, false},
-    {"SimplifiedLayerNormalization", true, false},  // RMSNorm
+    {"BatchNormalization", SavedKind::kInputs},
+    {"LayerNormalization", SavedKind::kInputs},
+    {"InstanceNormalization", SavedKind::kInputs},
+    {"GroupNormalization", SavedKind::kInputs},
+    {"SimplifiedLayerNormalization", SavedKind::kInputs},  // RMSNorm
     // Pooling: max pooling keeps its input and its int64 indices (max_pool2d_with_indices).
-    {"MaxPool", true, false, 2.0},
-    {"AveragePool", true, false},
-    {"GlobalAveragePool", true, false},  // adaptive_avg_pool2d
-    {"GlobalMaxPool", true, false},
-    {"ReduceMax", true, true},
-    {"ReduceMin", true, true},
+    {"MaxPool", SavedKind::kInputs, 2.0},
+    {"AveragePool", SavedKind::kInputs},
+    {"GlobalAveragePool", SavedKind::kInputs},  // adaptive_avg_pool2d
+    {"GlobalMaxPool", SavedKind::kInputs},
+    {"ReduceMax", SavedKind::kInputsAndOutputs},
+    {"ReduceMin", SavedKind::kInputsAndOutputs},
     // Dropout: the one-byte mask (the mask output of a training-mode export, else a quarter of float32 output).
-    {"Dropout", false, false, 0.25},
+    {"Dropout", SavedKind::kNothing, 0.25},
     // Gathers keep their indices, which are small next to what they gather.
-    {"Gather", false, false},
-    {"GatherElements", false, false},
-    {"GatherND", false, false},
+    {"Gather", SavedKind::kNothing},
+    {"GatherElements", SavedKind::kNothing},
+    {"GatherND", SavedKind::kNothing},
     // Sizes only: linear maps, layout, views and copies.
-    {"Add", false, false},
-    {"Sub", false, false},
-    {"Neg", false, false},
-    {"Sum", false, false},
-    {"Concat", false, false},
-    {"Split", false, false},
-    {"Slice", false, false},
-    {"Reshape", false, false},
-    {"Flatten", false, false},
-    {"Transpose", false, false},
-    {"Squeeze", false, false},
-    {"Unsqueeze", false, false},
-    {"Identity", false, false},
-    {"Expand", false, false},
-    {"Tile", false, false},
-    {"Pad", false, false},
-    {"Cast", false, false},
-    {"ReduceMean", false, false},
-    {"ReduceSum", false, false},
-    {"Resize", false, false},  // nearest and bilinear upsampling
-    {"DepthToSpace", false, false},
-    {"SpaceToDepth", false, false},
-    {"CumSum", false, false},
+    {"Add", SavedKind::kNothing},
+    {"Sub", SavedKind::kNothing},
+    {"Neg", SavedKind::kNothing},
+    {"Sum", SavedKind::kNothing},
+    {"Concat", SavedKind::kNothing},
+    {"Split", SavedKind::kNothing},
+    {"Slice", SavedKind::kNothing},
+    {"Reshape", SavedKind::kNothing},
+    {"Flatten", SavedKind::kNothing},
+    {"Transpose", SavedKind::kNothing},
+    {"Squeeze", SavedKind::kNothing},
+    {"Unsqueeze", SavedKind::kNothing},
+    {"Identity", SavedKind::kNothing},
+    {"Expand", SavedKind::kNothing},
+    {"Tile", SavedKind::kNothing},
+    {"Pad", SavedKind::kNothing},
+    {"Cast", SavedKind::kNothing},
+    {"ReduceMean", SavedKind::kNothing},
+    {"ReduceSum", SavedKind::kNothing},
+    {"Resize", SavedKind::kNothing},  // nearest and bilinear upsampling
+    {"DepthToSpace", SavedKind::kNothing},
+    {"SpaceToDepth", SavedKind::kNothing},
+    {"CumSum", SavedKind::kNothing},
 };
 
 // Operators whose outputs carry no gradient: sizes, comparisons, indices, constants and random draws.
@@ -113,6 +114,35 @@ bool Differentiable(absl::string_view op_type) {
          std::end(kNotDifferentiable);
 }
 
+// An operator that only lays out a weight (the Transpose an exporter puts before the MatMul of a Linear): its output
+// is the parameter itself, a view in PyTorch, resident anyway and never an activation to keep.
+bool IsWeightView(const Graph& g, OpId u) {
+  static constexpr absl::string_view kLayoutOps[] = {"Transpose", "Reshape", "Unsqueeze", "Squeeze", "Identity",
+                                                     "Cast",      "Slice",   "Split",     "Flatten", "Expand"};
+  return g.param_bytes(u) > 0 && g.in_degree(u) == 0 &&
+         std::find(std::begin(kLayoutOps), std::end(kLayoutOps), g.op_type(u)) != std::end(kLayoutOps);
+}
+
+// Saves the tensor on edge e for its consumer's backward. A slice is a view in PyTorch: keeping it keeps the whole
+// tensor it views (chunk and split, as ShuffleNet's blocks use them), which is then what is held: the slice's own
+// backward reads it, so it lives as long.
+void SaveEdge(const Graph& g, EdgeId e, SavedTensors* saved) {
+  const OpId producer = g.edge(e).src;
+  const absl::string_view type = g.op_type(producer);
+  if (type == "Slice" || type == "Split") {
+    // The data is the largest input; starts, ends and axes are small constants.
+    EdgeId base = kNone;
+    for (EdgeId in : g.in_edges(producer)) {
+      if (base == kNone || g.edge(in).bytes > g.edge(base).bytes) base = in;
+    }
+    if (base != kNone && saved->requires_grad[g.edge_tensor(base)]) {
+      saved->edge_saved[base] = 1;
+      return;
+    }
+  }
+  saved->edge_saved[e] = 1;
+}
+
 // Operands of a product are saved each for another operand's gradient: an operand is kept when some other
 // operand, or a weight of the operator, requires a gradient.
 void SaveOperands(const Graph& g, OpId u, SavedTensors* saved) {
@@ -121,7 +151,7 @@ void SaveOperands(const Graph& g, OpId u, SavedTensors* saved) {
   for (EdgeId e : in) needing += saved->requires_grad[g.edge_tensor(e)];
   for (EdgeId e : in) {
     const int32_t others = needing - saved->requires_grad[g.edge_tensor(e)];
-    saved->edge_saved[e] = others > 0 ? 1 : 0;
+    if (others > 0 && !IsWeightView(g, g.edge(e).src)) SaveEdge(g, e, saved);
   }
 }
 
@@ -143,14 +173,41 @@ void MarkSaved(const Graph& g, OpId u, SavedTensors* saved) {
     for (int32_t k = 0; k < g.num_outputs(u); ++k) saved->output_saved[first + k] = 1;
     return;
   }
-  if (rule->inputs) SaveOperands(g, u, saved);
-  if (rule->outputs) {
+  if (rule->kind == SavedKind::kOperands) SaveOperands(g, u, saved);
+  if (rule->kind == SavedKind::kInputs || rule->kind == SavedKind::kInputsAndOutputs) {
+    // Kept for the input's gradient, or for the weights' (a normalization's scale reads its input).
+    const bool weights = g.param_bytes(u) > 0;
+    for (EdgeId e : g.in_edges(u)) {
+      if ((weights || saved->requires_grad[g.edge_tensor(e)]) && !IsWeightView(g, g.edge(e).src)) SaveEdge(g, e, saved);
+    }
+  }
+  if (rule->kind == SavedKind::kOutputs || rule->kind == SavedKind::kInputsAndOutputs) {
     for (int32_t k = 0; k < g.num_outputs(u); ++k) saved->output_saved[first + k] = 1;
   }
   if (g.op_type(u) == "Dropout" && g.num_outputs(u) > 1 && g.tensor(first + 1).bytes > 0) {
     saved->output_saved[first + 1] = 1;  // a training-mode export's mask output is the mask autograd keeps
   } else if (rule->extra_per_output_byte > 0) {
     saved->extra_bytes[u] = static_cast<int64_t>(rule->extra_per_output_byte * static_cast<double>(g.tensor(first).bytes));
+  }
+}
+
+// A function PyTorch runs as one autograd node (gelu, silu, layer_norm) keeps only its input, however many
+// operators the export spelled it in.
+void SaveFusedPatternInputs(const Graph& g, SavedTensors* saved) {
+  const FusedPatterns patterns = FindFusedPatterns(g);
+  for (int32_t i = 0; i < patterns.size(); ++i) {
+    const TensorId x = patterns.input[i];
+    bool kept = !saved->requires_grad[x];  // nothing to keep where x needs no gradient
+    for (int32_t j = patterns.begin[i]; j < patterns.begin[i + 1]; ++j) {
+      const OpId u = patterns.ops[j];
+      for (EdgeId e : g.in_edges(u)) {
+        const bool keep = !kept && g.edge_tensor(e) == x;
+        saved->edge_saved[e] = keep ? 1 : 0;
+        kept = kept || keep;
+      }
+      for (int32_t k = 0; k < g.num_outputs(u); ++k) saved->output_saved[g.first_output(u) + k] = 0;
+      saved->extra_bytes[u] = 0;
+    }
   }
 }
 
@@ -172,6 +229,7 @@ SavedTensors PlanSavedTensors(const Graph& g) {
   for (OpId u = 0; u < g.num_ops(); ++u) {
     if (saved.differentiable(g, u)) MarkSaved(g, u, &saved);
   }
+  SaveFusedPatternInputs(g, &saved);
   return saved;
 }
 

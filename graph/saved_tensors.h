@@ -22,10 +22,17 @@
 namespace placement {
 
 // Which tensors an operator type's backward formula reads.
+enum class SavedKind : uint8_t {
+  kNothing,   // sizes only
+  kInputs,    // its activation inputs (a unary function's `self`, a normalization's input)
+  kOperands,  // the operands of a product, each kept for another operand's (or a weight's) gradient
+  kOutputs,   // its outputs (`result`)
+  kInputsAndOutputs,
+};
+
 struct SavedTensorRule {
   absl::string_view op_type;
-  bool inputs = false;   // its activation inputs (operands: see OperandsSaved)
-  bool outputs = false;  // its outputs
+  SavedKind kind = SavedKind::kNothing;
   // Bytes saved beside them as a multiple of the first output's bytes, for what is no tensor of the graph:
   // max pooling's int64 indices (two per float32 output), dropout's one-byte mask.
   double extra_per_output_byte = 0;

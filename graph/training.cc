@@ -190,7 +190,12 @@ absl::StatusOr<Graph> BuildTrainingGraph(const Graph& forward, const TrainingOpt
   // Forward operators keep their ids, so forward edges and ids carry over unchanged.
   for (const OpSpec& op : specs) builder.AddOp(op);
   std::vector<OpId> grad_of(n), wgrad_of(n, kNone);
-  for (OpId u = 0; u < n; ++u) {
+  // Backward operators in reverse topological order of their forward ones, as autograd's engine runs them (the
+  // node created last first): among ready operators the simulator takes the smallest id, so a weight gradient
+  // runs beside its input gradient and frees what they share, instead of after the rest of the backward.
+  const auto forward_order = g.topo_order();
+  for (auto it = forward_order.rbegin(); it != forward_order.rend(); ++it) {
+    const OpId u = *it;
     const bool weights = HasWeightGradient(g, u, options);
     const double share = weights ? options.backward_multiplier / 2 : options.backward_multiplier;
     OpSpec grad = BackwardSpec(specs[u], "/grad", "Grad", share);

@@ -46,8 +46,9 @@
 // include_weight_gradients is false), and for each operator u, r(u) = the edges into u/grad above:
 //   operators = 2n + 2|W|
 //   edges     = E + |W| + sum over u of r(u) + sum over u in W of r(u)
-// Operator ids: the forward operators keep theirs (0..n-1); then, for each forward u in id order, u/grad,
-// u/wgrad, u/update. Linear time and memory in the size of the result.
+// Operator ids: the forward operators keep theirs (0..n-1); then, for each forward u in reverse topological order
+// (Graph::topo_order), u/grad, u/wgrad, u/update: autograd's order, which the simulator's topological priority
+// follows. Linear time and memory in the size of the result.
 #pragma once
 
 #include <cstdint>

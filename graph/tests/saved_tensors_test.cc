@@ -1,6 +1,8 @@
 #include "graph/saved_tensors.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -57,7 +59,7 @@ TEST(SavedTensors, ResidualBlockKeepsWhatAutogradKeeps) {
   EXPECT_EQ(saved.extra_bytes[g.FindOp("pool")], 500);
 }
 
-TEST(SavedTensors, ProductByAConstantKeepsOnlyTheConstant) {
+TEST(SavedTensors, ProductByAConstantKeepsOnlyTheConstantAndSiluItsInput) {
   GraphBuilder b;
   b.AddOp(Op("fc", "MatMul", 400, {1000}));
   b.AddOp(Op("scale", "Constant", 0, {4}));
@@ -73,9 +75,58 @@ TEST(SavedTensors, ProductByAConstantKeepsOnlyTheConstant) {
   const SavedTensors saved = PlanSavedTensors(g);
   EXPECT_FALSE(saved.requires_grad[g.first_output(g.FindOp("scale"))]);
   // mul keeps the 4-byte constant (for fc's gradient) and not fc's output, which requires a gradient of its own
-  // but the constant does not; glu keeps both of its operands (mul's output and the gate, which the Sigmoid keeps
-  // too).
-  EXPECT_EQ(saved.TotalBytes(g), 4 + 1000 + 1000);
+  // but the constant does not. gate and glu are silu(mul) as an exporter spells it, x * sigmoid(x): one autograd
+  // node, which keeps only its input, not the gate.
+  EXPECT_EQ(saved.TotalBytes(g), 4 + 1000);
+}
+
+// gelu(x) as torch's exporter writes it before opset 20, between two linear layers.
+TEST(SavedTensors, SpelledOutGeluKeepsOnlyItsInput) {
+  GraphBuilder b;
+  b.AddOp(Op("fc1", "Gemm", 400, {1000}));
+  for (const char* c : {"sqrt2", "one", "half"}) b.AddOp(Op(c, "Constant", 0, {4}));
+  b.AddOp(Op("div", "Div", 0, {1000}));
+  b.AddOp(Op("erf", "Erf", 0, {1000}));
+  b.AddOp(Op("add", "Add", 0, {1000}));
+  b.AddOp(Op("mul", "Mul", 0, {1000}));
+  b.AddOp(Op("mul_half", "Mul", 0, {1000}));
+  b.AddOp(Op("fc2", "Gemm", 400, {10}));
+  for (auto [src, dst] : std::vector<std::pair<const char*, const char*>>{
+           {"fc1", "div"}, {"sqrt2", "div"}, {"div", "erf"}, {"erf", "add"}, {"one", "add"}, {"fc1", "mul"},
+           {"add", "mul"}, {"mul", "mul_half"}, {"half", "mul_half"}, {"mul_half", "fc2"}}) {
+    b.AddEdge(src, 0, dst);
+  }
+  const Graph g = Build(std::move(b));
+  // Operator by operator the Erf would keep its input, the product both operands and the Div its constant; as the
+  // one function gelu is, only x (fc1's output) is kept, and fc2 keeps its own input.
+  EXPECT_EQ(PlanSavedTensors(g).TotalBytes(g), 1000 + 1000);
+}
+
+// layer_norm(x) with its affine, spelled out as before opset 17.
+TEST(SavedTensors, SpelledOutLayerNormKeepsOnlyItsInput) {
+  GraphBuilder b;
+  b.AddOp(Op("fc", "Gemm", 400, {1000}));
+  b.AddOp(Op("two", "Constant", 0, {4}));
+  b.AddOp(Op("eps", "Constant", 0, {4}));
+  b.AddOp(Op("mean", "ReduceMean", 0, {10}));
+  b.AddOp(Op("sub", "Sub", 0, {1000}));
+  b.AddOp(Op("pow", "Pow", 0, {1000}));
+  b.AddOp(Op("var", "ReduceMean", 0, {10}));
+  b.AddOp(Op("add_eps", "Add", 0, {10}));
+  b.AddOp(Op("sqrt", "Sqrt", 0, {10}));
+  b.AddOp(Op("div", "Div", 0, {1000}));
+  b.AddOp(Op("scale", "Mul", 400, {1000}));
+  b.AddOp(Op("shift", "Add", 400, {1000}));
+  for (auto [src, dst] : std::vector<std::pair<const char*, const char*>>{
+           {"fc", "mean"}, {"fc", "sub"}, {"mean", "sub"}, {"sub", "pow"}, {"two", "pow"}, {"pow", "var"},
+           {"var", "add_eps"}, {"eps", "add_eps"}, {"add_eps", "sqrt"}, {"sub", "div"}, {"sqrt", "div"},
+           {"div", "scale"}, {"scale", "shift"}}) {
+    b.AddEdge(src, 0, dst);
+  }
+  const Graph g = Build(std::move(b));
+  // Operator by operator: pow keeps sub's output, div both operands, scale its input (2 x 1000 + 10 + ...); as
+  // layer_norm, only fc's output.
+  EXPECT_EQ(PlanSavedTensors(g).TotalBytes(g), 1000);
 }
 
 TEST(SavedTensors, NothingIsSavedWhereNothingNeedsAGradient) {
