@@ -60,6 +60,10 @@ constexpr SavedTensorRule kRules[] = {
     {"GlobalMaxPool", SavedKind::kInputs},
     {"ReduceMax", SavedKind::kInputsAndOutputs},
     {"ReduceMin", SavedKind::kInputsAndOutputs},
+    // Recurrent layers: the input, and per step the gates and cell states (6.9 times the output sequence in
+    // eager PyTorch's cell-by-cell CPU kernels, measured for LSTM and GRU alike).
+    {"LSTM", SavedKind::kInputs, 6.9},
+    {"GRU", SavedKind::kInputs, 6.9},
     // Dropout: the one-byte mask (the mask output of a training-mode export, else a quarter of float32 output).
     {"Dropout", SavedKind::kNothing, 0.25},
     // Gathers keep their indices, which are small next to what they gather.
@@ -114,31 +118,64 @@ bool Differentiable(absl::string_view op_type) {
          std::end(kNotDifferentiable);
 }
 
-// An operator that only lays out a weight (the Transpose an exporter puts before the MatMul of a Linear): its output
-// is the parameter itself, a view in PyTorch, resident anyway and never an activation to keep.
-bool IsWeightView(const Graph& g, OpId u) {
+// Operators that lay out a tensor without computing on it.
+bool IsLayoutOp(absl::string_view type) {
   static constexpr absl::string_view kLayoutOps[] = {"Transpose", "Reshape", "Unsqueeze", "Squeeze", "Identity",
-                                                     "Cast",      "Slice",   "Split",     "Flatten", "Expand"};
-  return g.param_bytes(u) > 0 && g.in_degree(u) == 0 &&
-         std::find(std::begin(kLayoutOps), std::end(kLayoutOps), g.op_type(u)) != std::end(kLayoutOps);
+                                                     "Cast",      "Slice",   "Split",     "Flatten", "Expand",
+                                                     "Concat",    "Tile"};
+  return std::find(std::begin(kLayoutOps), std::end(kLayoutOps), type) != std::end(kLayoutOps);
 }
 
-// Saves the tensor on edge e for its consumer's backward. A slice is a view in PyTorch: keeping it keeps the whole
-// tensor it views (chunk and split, as ShuffleNet's blocks use them), which is then what is held: the slice's own
+// A layout operator whose inputs are weights, weight views or constants (an embedding's Gather reads token ids,
+// which are no edge of the graph, so it is no layout operator here).
+void MarkWeightViews(const Graph& g, SavedTensors* saved) {
+  for (OpId u : g.topo_order()) {
+    if (!IsLayoutOp(g.op_type(u))) continue;
+    bool from_weights = g.param_bytes(u) > 0;
+    bool only_weights = true;
+    for (EdgeId e : g.in_edges(u)) {
+      const TensorId t = g.edge_tensor(e);
+      from_weights = from_weights || saved->weight_view[t];
+      only_weights = only_weights && (saved->weight_view[t] || !saved->requires_grad[t]);
+    }
+    if (!from_weights || !only_weights) continue;
+    for (int32_t k = 0; k < g.num_outputs(u); ++k) saved->weight_view[g.first_output(u) + k] = 1;
+  }
+}
+
+// The largest input of u (its data; a slice's starts and ends, a reshape's shape are small constants), or kNone.
+EdgeId DataInput(const Graph& g, OpId u) {
+  EdgeId data = kNone;
+  for (EdgeId in : g.in_edges(u)) {
+    if (data == kNone || g.edge(in).bytes > g.edge(data).bytes) data = in;
+  }
+  return data;
+}
+
+// Operators that are views in PyTorch whatever their input's strides. A reshape of a slice is not one of them: the
+// slice is not contiguous (a chunk of the last dimension, attention's q, k and v of one projection) and reshape
+// copies it, so the copy is what is kept.
+bool IsStridedView(absl::string_view type) {
+  return type == "Transpose" || type == "Squeeze" || type == "Unsqueeze" || type == "Identity";
+}
+
+// Saves the tensor on edge e for its consumer's backward. A slice is a view in PyTorch: keeping it, or a transpose
+// of it, keeps the whole tensor it views (ShuffleNet's chunks), which is then what is held: the slice's own
 // backward reads it, so it lives as long.
 void SaveEdge(const Graph& g, EdgeId e, SavedTensors* saved) {
-  const OpId producer = g.edge(e).src;
-  const absl::string_view type = g.op_type(producer);
-  if (type == "Slice" || type == "Split") {
-    // The data is the largest input; starts, ends and axes are small constants.
-    EdgeId base = kNone;
-    for (EdgeId in : g.in_edges(producer)) {
-      if (base == kNone || g.edge(in).bytes > g.edge(base).bytes) base = in;
-    }
-    if (base != kNone && saved->requires_grad[g.edge_tensor(base)]) {
-      saved->edge_saved[base] = 1;
+  constexpr int kMaxViewChain = 4;
+  EdgeId at = e;
+  for (int depth = 0; depth <= kMaxViewChain; ++depth) {
+    const OpId producer = g.edge(at).src;
+    const absl::string_view type = g.op_type(producer);
+    const EdgeId data = DataInput(g, producer);
+    if (data == kNone || !saved->requires_grad[g.edge_tensor(data)]) break;
+    if (type == "Slice" || type == "Split") {
+      saved->edge_saved[data] = 1;
       return;
     }
+    if (!IsStridedView(type) || g.edge(data).bytes != g.edge(at).bytes) break;
+    at = data;
   }
   saved->edge_saved[e] = 1;
 }
@@ -151,7 +188,7 @@ void SaveOperands(const Graph& g, OpId u, SavedTensors* saved) {
   for (EdgeId e : in) needing += saved->requires_grad[g.edge_tensor(e)];
   for (EdgeId e : in) {
     const int32_t others = needing - saved->requires_grad[g.edge_tensor(e)];
-    if (others > 0 && !IsWeightView(g, g.edge(e).src)) SaveEdge(g, e, saved);
+    if (others > 0 && !saved->weight_view[g.edge_tensor(e)]) SaveEdge(g, e, saved);
   }
 }
 
@@ -169,7 +206,7 @@ void MarkSaved(const Graph& g, OpId u, SavedTensors* saved) {
   const SavedTensorRule* rule = FindSavedTensorRule(g.op_type(u));
   const TensorId first = g.first_output(u);
   if (rule == nullptr) {  // a type the table does not name: everything a backward could read
-    for (EdgeId e : g.in_edges(u)) saved->edge_saved[e] = 1;
+    for (EdgeId e : g.in_edges(u)) saved->edge_saved[e] = saved->weight_view[g.edge_tensor(e)] ? 0 : 1;
     for (int32_t k = 0; k < g.num_outputs(u); ++k) saved->output_saved[first + k] = 1;
     return;
   }
@@ -178,7 +215,7 @@ void MarkSaved(const Graph& g, OpId u, SavedTensors* saved) {
     // Kept for the input's gradient, or for the weights' (a normalization's scale reads its input).
     const bool weights = g.param_bytes(u) > 0;
     for (EdgeId e : g.in_edges(u)) {
-      if ((weights || saved->requires_grad[g.edge_tensor(e)]) && !IsWeightView(g, g.edge(e).src)) SaveEdge(g, e, saved);
+      if ((weights || saved->requires_grad[g.edge_tensor(e)]) && !saved->weight_view[g.edge_tensor(e)]) SaveEdge(g, e, saved);
     }
   }
   if (rule->kind == SavedKind::kOutputs || rule->kind == SavedKind::kInputsAndOutputs) {
@@ -225,7 +262,9 @@ SavedTensors PlanSavedTensors(const Graph& g) {
   saved.edge_saved.assign(g.num_edges(), 0);
   saved.output_saved.assign(g.num_tensors(), 0);
   saved.extra_bytes.assign(g.num_ops(), 0);
+  saved.weight_view.assign(g.num_tensors(), 0);
   MarkRequiringGrad(g, &saved.requires_grad);
+  MarkWeightViews(g, &saved);
   for (OpId u = 0; u < g.num_ops(); ++u) {
     if (saved.differentiable(g, u)) MarkSaved(g, u, &saved);
   }

@@ -47,6 +47,9 @@ struct SavedTensors {
   // reads a tensor that requires one, unless the operator's outputs are not differentiable (sizes, comparisons,
   // indices, constants). Graph inputs are data, which requires none.
   std::vector<uint8_t> requires_grad;
+  // Per tensor: a parameter as laid out for its reader (the transposes, slices and concatenations an exporter puts
+  // between a weight and its MatMul or LSTM): a view of what is resident anyway, never an activation to keep.
+  std::vector<uint8_t> weight_view;
   std::vector<uint8_t> edge_saved;    // per edge: its consumer saves the edge's tensor
   std::vector<uint8_t> output_saved;  // per tensor: its producer saves it
   std::vector<int64_t> extra_bytes;   // per operator: saved bytes that are no tensor of the graph (indices, masks)

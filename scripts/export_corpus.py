@@ -19,7 +19,6 @@ import hashlib
 import os
 import sys
 
-import onnx
 import torch
 import torch.nn as nn
 import torchvision
@@ -127,6 +126,8 @@ MODELS = [
 
 
 def export(stem, factory, out_dir):
+    import onnx  # python3-onnx: only writing the corpus needs it, not its model definitions
+
     torch.manual_seed(0)
     model, args, input_names, dynamic_axes = factory()
     model.eval()
@@ -161,6 +162,8 @@ def export(stem, factory, out_dir):
 def export_external_data(out_dir):
     """A small MLP with its weights, stored as ONNX external data (one file beside the model), for the tests
     of that path: Linear(64, 128) -> ReLU -> Linear(128, 10)."""
+    import onnx  # python3-onnx: only writing the corpus needs it, not its model definitions
+
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10)).eval()
     os.makedirs(out_dir, exist_ok=True)

@@ -28,9 +28,11 @@ except ImportError as missing:  # the test's skip line: python3-torch and python
     print(f"SKIPPED: {missing}; install python3-torch and python3-torchvision")
     sys.exit(0)
 
-# Every corpus CNN and twenty more torchvision architectures, of every block kind they use.
+# Every corpus model (tests/data/corpus, made by export_corpus.py) and twenty-three more torchvision architectures,
+# of every block kind they use.
 DEFAULT_MODELS = [
-    "resnet50", "inception_v3", "vgg16", "mobilenet_v3_large",
+    "resnet50", "inception_v3", "vgg16", "mobilenet_v3_large", "transformer_encoder", "transformer_decoder",
+    "lstm_seq2seq", "gru_seq2seq",
     "alexnet", "resnet18", "resnet34", "resnet101", "resnext50_32x4d", "wide_resnet50_2", "vgg11", "vgg13_bn",
     "vgg19_bn", "densenet121", "densenet169", "googlenet", "squeezenet1_0", "squeezenet1_1", "mobilenet_v2",
     "mobilenet_v3_small", "shufflenet_v2_x1_0", "mnasnet0_5", "mnasnet1_0", "efficientnet_b0", "regnet_x_400mf",
@@ -38,17 +40,44 @@ DEFAULT_MODELS = [
 ]
 
 
+def corpus_factories():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import export_corpus  # the corpus's own model definitions and example inputs
+    return {stem: factory for stem, _, _, factory in export_corpus.MODELS}
+
+
+def build_case(name, batch):
+    """The model, its inputs and the export's input names and dynamic axes."""
+    corpus = corpus_factories()
+    if name in corpus and not hasattr(torchvision.models, name):
+        torch.manual_seed(0)
+        model, args, input_names, dynamic_axes = corpus[name]()
+        return without_random_masks(model), args, input_names, dynamic_axes
+    model = build_model(name)
+    return model, (input_for(name, batch),), ["input"], {"input": {0: "batch"}}
+
+
 def build_model(name):
     kwargs = {"weights": None}
     if name in ("inception_v3", "googlenet"):
         kwargs["aux_logits"] = False
         kwargs["init_weights"] = False
-    model = getattr(torchvision.models, name)(**kwargs)
-    # Stochastic depth draws with Bernoulli, which the ONNX exporter refuses in training mode; at p = 0 it is the
-    # identity in both runs (its per-sample mask is a few bytes either way).
-    for module in model.modules():
-        if type(module).__name__ == "StochasticDepth":
-            module.p = 0.0
+    return without_random_masks(getattr(torchvision.models, name)(**kwargs))
+
+
+def without_random_masks(model):
+    """Dropout and stochastic depth as the identity in both runs. On the CPU eager PyTorch keeps dropout's mask
+    as a float32 tensor (input * noise), on CUDA as one byte per element (native_dropout), which is what the model
+    counts; stochastic depth draws with Bernoulli, which the ONNX exporter refuses in training mode."""
+    for parent in list(model.modules()):
+        for child_name, child in parent.named_children():
+            if isinstance(child, torch.nn.Dropout):
+                setattr(parent, child_name, torch.nn.Identity())  # gone from the export too, not a Dropout of rate 0
+            elif type(child).__name__ == "StochasticDepth":
+                child.p = 0.0
+    for module in model.modules():  # nn.MultiheadAttention and the Transformer layers keep their own rate
+        if hasattr(module, "dropout") and isinstance(module.dropout, float):
+            module.dropout = 0.0
     return model
 
 
@@ -62,10 +91,10 @@ def storage_key(t):
     return s.data_ptr(), s.nbytes()
 
 
-def measure_saved_bytes(model, x, autocast_dtype=None):
-    """Bytes of the distinct storages autograd saves in one training forward, parameters and input aside."""
+def measure_saved_bytes(model, args, autocast_dtype=None):
+    """Bytes of the distinct storages autograd saves in one training forward, parameters and inputs aside."""
     resident = {storage_key(p)[0] for p in model.parameters()}
-    resident.add(storage_key(x)[0])
+    resident.update(storage_key(x)[0] for x in args)
     saved = {}
 
     def pack(t):
@@ -79,23 +108,23 @@ def measure_saved_bytes(model, x, autocast_dtype=None):
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         if autocast_dtype is not None:
             with torch.autocast("cpu", dtype=autocast_dtype):
-                out = model(x)
+                out = model(*args)
         else:
-            out = model(x)
+            out = model(*args)
     del out
     return sum(saved.values())
 
 
-def export_training(model, x, path):
+def export_training(model, args, input_names, dynamic_axes, path):
     model.train()
     warnings.filterwarnings("ignore", category=UserWarning)  # one line per BatchNorm's step counter
-    torch.onnx.export(model, x, path, training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
-                      export_params=False, input_names=["input"], dynamic_axes={"input": {0: "batch"}},
-                      opset_version=14)
+    torch.onnx.export(model, args, path, training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+                      export_params=False, input_names=input_names, dynamic_axes=dynamic_axes, opset_version=14)
 
 
-def predicted_saved_bytes(placectl, path, batch):
-    result = subprocess.run([placectl, "memory", path, "--training", f"--batch={batch}", "--output=json"],
+def predicted_saved_bytes(placectl, path, batch, seq):
+    result = subprocess.run([placectl, "memory", path, "--training", f"--batch={batch}", f"--seq={seq}",
+                             "--output=json"],
                             capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
         raise RuntimeError(f"placectl memory {path}: exit {result.returncode}: {result.stderr.strip()}")
@@ -115,16 +144,17 @@ def main():
     os.makedirs(out, exist_ok=True)
     rows, worst = [], 0.0
     for name in [m for m in args.models.split(",") if m]:
-        model = build_model(name)
-        x = input_for(name, args.batch)
-        measured = measure_saved_bytes(model, x)
+        model, inputs, input_names, dynamic_axes = build_case(name, args.batch)
+        batch = inputs[0].shape[0]
+        seq = inputs[0].shape[1] if inputs[0].dim() >= 2 and "seq" in str(dynamic_axes) else 0
+        measured = measure_saved_bytes(model, inputs)
         path = os.path.join(out, f"{name}.onnx")
-        export_training(model, x, path)
-        predicted = predicted_saved_bytes(args.placectl, path, args.batch)
+        export_training(model, inputs, input_names, dynamic_axes, path)
+        predicted = predicted_saved_bytes(args.placectl, path, batch, seq)
         ratio = predicted / measured if measured else float("inf")
         worst = max(worst, abs(ratio - 1))
-        rows.append((name, args.batch, measured, predicted, ratio))
-        print(f"{name:22s} batch {args.batch}  measured {measured / 2**20:9.2f} MiB  model {predicted / 2**20:9.2f} MiB"
+        rows.append((name, batch, measured, predicted, ratio))
+        print(f"{name:22s} batch {batch}  measured {measured / 2**20:9.2f} MiB  model {predicted / 2**20:9.2f} MiB"
               f"  ratio {ratio:.4f}", flush=True)
     with open(os.path.join(out, "saved_tensors.tsv"), "w") as f:
         f.write("model\tbatch\tmeasured_bytes\tpredicted_bytes\tratio\n")
