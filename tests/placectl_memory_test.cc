@@ -1,0 +1,85 @@
+// placectl memory end to end: one step's memory on one device, broken down.
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/placectl_run.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+using placement::testing::RunPlacectl;
+
+const std::string kResnet = std::string(PLACEMENT_SOURCE_DIR) + "/tests/data/corpus/resnet50.onnx";
+const std::string kEncoder = std::string(PLACEMENT_SOURCE_DIR) + "/tests/data/corpus/transformer_encoder.onnx";
+
+nlohmann::json MemoryJson(const std::string& args) {
+  const auto r = RunPlacectl("memory " + args + " --output json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+}
+
+TEST(PlacectlMemory, TrainingBreakdownAddsUpToNoMoreThanThePeak) {
+  const nlohmann::json j = MemoryJson(kResnet + " --training --batch 8");
+  ASSERT_TRUE(j.contains("memory"));
+  const auto& m = j["memory"];
+  const int64_t parameters = m["parameters"].get<int64_t>();
+  // resnet50's 25.6M float32 weights, its batch normalizations folded into the convolutions by the export.
+  EXPECT_NEAR(static_cast<double>(parameters), 25557032.0 * 4, 0.01 * 25557032.0 * 4);
+  EXPECT_EQ(m["gradients"].get<int64_t>(), parameters);
+  EXPECT_EQ(m["optimizer"].get<int64_t>(), 2 * parameters);  // Adam's two moments
+  const int64_t activations = m["activations"].get<int64_t>();
+  EXPECT_GT(activations, 0);
+  // At the end of the forward pass the weights, Adam's state and every saved activation are held at once.
+  EXPECT_GE(j["peak_memory"].get<int64_t>(), 3 * parameters + activations);
+  EXPECT_EQ(j["mode"], "training");
+  EXPECT_EQ(j["batch"], 8);
+  EXPECT_TRUE(j["fits"].get<bool>());
+}
+
+TEST(PlacectlMemory, ActivationsGrowWithTheBatchAndInferenceHoldsLess) {
+  const nlohmann::json small = MemoryJson(kResnet + " --training --batch 2");
+  const nlohmann::json large = MemoryJson(kResnet + " --training --batch 8");
+  const nlohmann::json inference = MemoryJson(kResnet + " --batch 8");
+  const double ratio = large["memory"]["activations"].get<double>() / small["memory"]["activations"].get<double>();
+  EXPECT_NEAR(ratio, 4.0, 0.01);  // every saved activation has the batch as a dimension
+  EXPECT_LT(inference["peak_memory"].get<int64_t>(), large["peak_memory"].get<int64_t>());
+  EXPECT_EQ(inference["memory"]["gradients"].get<int64_t>(), 0);
+}
+
+TEST(PlacectlMemory, TableSaysWhetherItFitsTheDevice) {
+  const auto fits = RunPlacectl("memory " + kEncoder + " --training --batch 2 --seq 16 --devices 1xA100");
+  ASSERT_EQ(fits.exit_code, 0) << fits.err;
+  EXPECT_THAT(fits.out, HasSubstr("what autograd saves for the backward"));
+  EXPECT_THAT(fits.out, HasSubstr("fits in"));
+  const nlohmann::json big = MemoryJson(kEncoder + " --training --batch 512 --seq 2048 --devices 1xT4");
+  EXPECT_FALSE(big["fits"].get<bool>());
+  const auto table = RunPlacectl("memory " + kEncoder + " --training --batch 512 --seq 2048 --devices 1xT4");
+  EXPECT_THAT(table.out, HasSubstr("does not fit"));
+}
+
+TEST(PlacectlMemory, BadRequestsAreNamed) {
+  const auto two = RunPlacectl("memory " + kResnet + " " + kResnet);
+  EXPECT_EQ(two.exit_code, 2);
+  EXPECT_THAT(two.err, HasSubstr("memory takes exactly one GRAPH"));
+  const auto missing = RunPlacectl("memory /nonexistent/model.onnx");
+  EXPECT_EQ(missing.exit_code, 3);
+  EXPECT_THAT(missing.err, HasSubstr("/nonexistent/model.onnx"));
+  const auto output = RunPlacectl("memory " + kResnet + " --output yaml");
+  EXPECT_NE(output.exit_code, 0);
+  EXPECT_THAT(output.err, HasSubstr("--output 'yaml'"));
+}
+
+// The step_time answer's memory for a placement on one device is the memory command's peak: one accounting.
+TEST(PlacectlMemory, StepTimeAnswerHoldsWhatTheMemoryCommandSays) {
+  const auto r = RunPlacectl("place " + kResnet +
+                             " --training --batch 4 --devices 1xA100 --algorithm single_device --output json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json step = nlohmann::json::parse(r.out);
+  const nlohmann::json memory = MemoryJson(kResnet + " --training --batch 4 --devices 1xA100");
+  EXPECT_EQ(step["devices"][0]["peak_memory"], memory["peak_memory"]);
+}
+
+}  // namespace
