@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "graph/costs_input.h"
@@ -99,6 +100,19 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseDims(const std::vector<std::
   return dims;
 }
 
+std::optional<std::string> FoldedNormalizationWarning(const Graph& g) {
+  bool convolutions = false;
+  for (OpId u = 0; u < g.num_ops(); ++u) {
+    const absl::string_view type = g.op_type(u);
+    if (absl::StrContains(type, "Normalization")) return std::nullopt;
+    convolutions = convolutions || type == "Conv";
+  }
+  if (!convolutions) return std::nullopt;
+  return "training a convolutional ONNX model without normalization operators: if the model has batch "
+         "normalization, an eval-mode export folded it and this step's memory misses what each keeps for the "
+         "backward; export with torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING) for training";
+}
+
 absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLoadOptions& options) {
   absl::StatusOr<std::string> text = ReadWholeFile(path);
   if (!text.ok()) return text.status();
@@ -119,6 +133,11 @@ absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLo
   // A PipeDream profile times its own backward layers: its importer made the training step already.
   if (options.training && loaded->format != "pipedream") {
     expand = [&](const Graph& forward) { return BuildTrainingGraph(forward, training); };
+  }
+  if (options.training && loaded->format == "onnx") {
+    if (std::optional<std::string> w = FoldedNormalizationWarning(loaded->problem.graph)) {
+      loaded->warnings.push_back(*std::move(w));
+    }
   }
   absl::StatusOr<Graph> graph =
       PrepareGraph(std::move(loaded->problem.graph), costs ? &*costs : nullptr, expand, &loaded->cost_sources);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -26,6 +29,11 @@ struct Breakdown {
   int64_t peak = 0;
   int64_t capacity = 0;  // 0: unlimited
   std::string device;
+  std::string kind;
+  std::vector<std::string> warnings;
+  bool batchable = false;       // an ONNX model, whose batch the command line binds
+  int64_t batch_that_fits = 0;  // when it does not fit: the largest batch that does (0: none found)
+  int64_t devices_needed = 0;   // when even one sample does not fit: devices of this capacity it needs at least
 };
 
 int StateCopies(Optimizer optimizer) {
@@ -72,6 +80,15 @@ std::string Table(const MemoryOptions& o, const Breakdown& b) {
     out += absl::StrCat("  ", b.peak <= b.capacity ? "fits" : "does not fit", " in ", FormatBytes(b.capacity),
                         " of ", b.device, " (", absl::StrFormat("%.0f%%", 100.0 * b.peak / b.capacity), ")\n");
   }
+  if (b.batch_that_fits > 0) {
+    absl::StrAppend(&out, "  to fit: --batch ", b.batch_that_fits, " (the largest batch whose step fits one ",
+                    b.device, "), or split the step over several devices with placectl place\n");
+  } else if (b.devices_needed > 0) {
+    absl::StrAppend(&out, "  to fit: one sample alone needs more than one ", b.device, "; split the step over at least ",
+                    b.devices_needed, " such devices (placectl place ", o.graph_path, " --devices ", b.devices_needed,
+                    "x", b.kind, ")\n");
+  }
+  for (const std::string& w : b.warnings) absl::StrAppend(&out, "warning: ", w, "\n");
   return out;
 }
 
@@ -86,17 +103,17 @@ std::string Json(const MemoryOptions& o, const Breakdown& b) {
   j["peak_memory"] = b.peak;
   j["capacity"] = b.capacity;
   j["fits"] = b.capacity == 0 || b.peak <= b.capacity;
+  j["warnings"] = b.warnings;
+  if (b.batch_that_fits > 0) j["batch_that_fits"] = b.batch_that_fits;
+  if (b.devices_needed > 0) j["devices_needed"] = b.devices_needed;
   return j.dump(2) + "\n";
 }
 
-}  // namespace
-
-absl::StatusOr<std::string> RunMemory(const MemoryOptions& o) {
-  if (o.output != "table" && o.output != "json") {
-    return absl::InvalidArgumentError(absl::StrCat("--output '", o.output, "' is not one of table, json"));
-  }
+// One step's memory at `batch` (0: the graph's own, or the importer's default).
+absl::StatusOr<Breakdown> MeasureAt(const MemoryOptions& o, int64_t batch) {
   GraphLoadOptions forward_load = o.load;
   forward_load.training = false;
+  forward_load.batch = batch;
   absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(o.graph_path, forward_load);
   if (!loaded.ok()) return loaded.status();
   const std::string devices = o.devices.empty() && o.topology_file.empty() ? "1xH100" : o.devices;
@@ -105,7 +122,13 @@ absl::StatusOr<std::string> RunMemory(const MemoryOptions& o) {
   const Graph& forward = loaded->problem.graph;
 
   Breakdown b;
+  b.warnings = loaded->warnings;
+  if (o.load.training && loaded->format == "onnx") {
+    if (std::optional<std::string> w = FoldedNormalizationWarning(forward)) b.warnings.push_back(*std::move(w));
+  }
+  b.batchable = loaded->format == "onnx";
   b.device = topology->devices()[0].name;
+  b.kind = topology->devices()[0].kind;
   b.capacity = topology->devices()[0].memory_bytes;
   b.parameters = forward.total_param_bytes();
   Graph step = forward;
@@ -127,7 +150,46 @@ absl::StatusOr<std::string> RunMemory(const MemoryOptions& o) {
   if (!peak.ok()) return peak.status();
   b.peak = *peak;
   if (!o.load.training) b.activations = std::max<int64_t>(0, b.peak - b.parameters);
-  return o.output == "json" ? Json(o, b) : Table(o, b);
+  return b;
+}
+
+// For a step that does not fit: the largest batch that does, from the peak's growth per sample (the activations
+// grow with the batch, the weights and the optimizer's state do not), checked by measuring it; or, where even one
+// sample does not fit, how many such devices the step needs at least.
+absl::Status SuggestAFit(const MemoryOptions& o, Breakdown* b) {
+  const int64_t batch = std::max<int64_t>(o.load.batch, 1);
+  absl::StatusOr<Breakdown> one = batch > 1 && b->batchable ? MeasureAt(o, 1) : *b;
+  if (!one.ok()) return one.status();
+  if (one->peak > b->capacity) {
+    b->devices_needed = (one->peak + b->capacity - 1) / b->capacity;
+    return absl::OkStatus();
+  }
+  const double per_sample = static_cast<double>(b->peak - one->peak) / static_cast<double>(batch - 1);
+  int64_t guess = per_sample > 0 ? 1 + static_cast<int64_t>((b->capacity - one->peak) / per_sample) : 1;
+  guess = std::clamp<int64_t>(guess, 1, batch - 1);
+  for (int tries = 0; tries < 8 && guess > 1; ++tries) {  // the growth is close to linear: a step or two back
+    absl::StatusOr<Breakdown> at = MeasureAt(o, guess);
+    if (!at.ok()) return at.status();
+    if (at->peak <= b->capacity) break;
+    guess = std::max<int64_t>(1, guess - std::max<int64_t>(1, guess / 16));
+  }
+  b->batch_that_fits = guess;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RunMemory(const MemoryOptions& o) {
+  if (o.output != "table" && o.output != "json") {
+    return absl::InvalidArgumentError(absl::StrCat("--output '", o.output, "' is not one of table, json"));
+  }
+  absl::StatusOr<Breakdown> b = MeasureAt(o, o.load.batch);
+  if (!b.ok()) return b.status();
+  if (b->capacity > 0 && b->peak > b->capacity) {
+    absl::Status s = SuggestAFit(o, &*b);
+    if (!s.ok()) return s;
+  }
+  return o.output == "json" ? Json(o, *b) : Table(o, *b);
 }
 
 }  // namespace placement::cli

@@ -1,4 +1,5 @@
 // placectl memory end to end: one step's memory on one device, broken down.
+#include <fstream>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -58,6 +59,34 @@ TEST(PlacectlMemory, TableSaysWhetherItFitsTheDevice) {
   EXPECT_FALSE(big["fits"].get<bool>());
   const auto table = RunPlacectl("memory " + kEncoder + " --training --batch 512 --seq 2048 --devices 1xT4");
   EXPECT_THAT(table.out, HasSubstr("does not fit"));
+}
+
+TEST(PlacectlMemory, AStepThatDoesNotFitIsGivenTheLargestBatchThatDoes) {
+  const nlohmann::json big = MemoryJson(kEncoder + " --training --batch 512 --seq 2048 --devices 1xT4");
+  ASSERT_FALSE(big["fits"].get<bool>());
+  ASSERT_TRUE(big.contains("batch_that_fits"));
+  const int64_t batch = big["batch_that_fits"].get<int64_t>();
+  EXPECT_GT(batch, 1);
+  EXPECT_LT(batch, 512);
+  const nlohmann::json suggested =
+      MemoryJson(kEncoder + " --training --batch " + std::to_string(batch) + " --seq 2048 --devices 1xT4");
+  EXPECT_TRUE(suggested["fits"].get<bool>()) << "the suggested batch must fit";
+  const auto table = RunPlacectl("memory " + kEncoder + " --training --batch 512 --seq 2048 --devices 1xT4");
+  EXPECT_THAT(table.out, HasSubstr("to fit: --batch " + std::to_string(batch)));
+}
+
+TEST(PlacectlMemory, AStepThatOneSampleOverflowsIsGivenADeviceCount) {
+  const std::string topology = ::testing::TempDir() + "/small_gpu.json";
+  {
+    std::ofstream f(topology);
+    f << R"({"devices": [{"preset": "T4", "memory": "256MiB"}]})";
+  }
+  const nlohmann::json j = MemoryJson(kResnet + " --training --batch 1 --topology " + topology);
+  ASSERT_FALSE(j["fits"].get<bool>());
+  ASSERT_TRUE(j.contains("devices_needed"));
+  // Weights, gradients and Adam's state alone are 4 x 102 MB: at least two 256 MiB devices.
+  EXPECT_GE(j["devices_needed"].get<int64_t>(), 2);
+  EXPECT_GE(j["devices_needed"].get<int64_t>() * 256 * 1024 * 1024, j["peak_memory"].get<int64_t>());
 }
 
 TEST(PlacectlMemory, BadRequestsAreNamed) {

@@ -34,7 +34,7 @@ def measured_peaks(shared):
 
 def lay_out_shared_exports(shared, work):
     """Links the shared .onnx files into `work` beside sparse weight files of the recorded sizes."""
-    folder = os.path.join(shared, "bench", "gpu_h100")
+    folder = os.path.abspath(os.path.join(shared, "bench", "gpu_h100"))
     files = []
     with open(os.path.join(folder, "exports.tsv")) as f:
         next(f)
@@ -94,7 +94,7 @@ def main():
         stem = onnx_file[:-len(".onnx")]
         model, export = stem.rsplit("_", 1)
         for mode in ("training", "inference"):
-            if ("train" == export) != (mode == "training"):
+            if export == "train" and mode != "training":
                 continue  # a training-mode export is for the training step only
             answer = predict(args.placectl, os.path.join(work, onnx_file), mode == "training")
             measured = peaks[(model, "fp32", mode)]
