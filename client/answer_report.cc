@@ -43,6 +43,22 @@ void ScoreJson(const pb::Score& s, nlohmann::ordered_json* out) {
   (*out)["fits_memory"] = s.fits_memory();
 }
 
+MemoryBreakdown MemoryOf(const pb::DeviceScore& d) {
+  MemoryBreakdown m;
+  m.parameters = d.memory().parameters_bytes();
+  m.gradients = d.memory().gradients_bytes();
+  m.optimizer = d.memory().optimizer_bytes();
+  m.activations = d.memory().activations_bytes();
+  m.workspace = d.memory().workspace_bytes();
+  return m;
+}
+
+nlohmann::ordered_json MemoryJson(const MemoryBreakdown& memory) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const auto& [key, bytes] : MemoryBreakdownFields(memory)) out[key] = bytes;
+  return out;
+}
+
 void BoundAndDevicesJson(const pb::Score& s, nlohmann::ordered_json* out) {
   (*out)["bound"] = {{"critical_path", s.critical_path()},
                      {"work_per_device", s.work_per_device()},
@@ -54,6 +70,7 @@ void BoundAndDevicesJson(const pb::Score& s, nlohmann::ordered_json* out) {
                        {"busy", d.busy_seconds()},
                        {"load", d.load_seconds()},
                        {"peak_memory", d.peak_memory_bytes()},
+                       {"memory", MemoryJson(MemoryOf(d))},
                        {"capacity", d.capacity_bytes()},
                        {"oom", d.out_of_memory()},
                        {"utilization", d.utilization()}});
@@ -83,7 +100,9 @@ std::string ScoreTable(const pb::Score& s, const std::map<std::string, int>& ops
                                                                   : "unlimited",
                                            100 * d.utilization(), d.out_of_memory() ? "OOM" : ""));
   }
-  return absl::StrCat(out, "\n", rows);
+  std::vector<DeviceMemory> memory;
+  for (const pb::DeviceScore& d : s.devices()) memory.push_back(DeviceMemory{d.device(), MemoryOf(d)});
+  return absl::StrCat(out, "\n", rows, MemoryBreakdownTable(memory));
 }
 
 nlohmann::ordered_json CostSourcesJson(const pb::CostSources& c) {

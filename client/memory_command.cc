@@ -11,21 +11,17 @@
 #include "absl/strings/str_format.h"
 #include "graph/cost_model.h"
 #include "graph/placement.h"
-#include "graph/saved_tensors.h"
 #include "graph/training.h"
 #include "graph/units.h"
 #include "nlohmann/json.hpp"
+#include "simulator/memory_breakdown.h"
 #include "simulator/simulator.h"
 
 namespace placement::cli {
 namespace {
 
 struct Breakdown {
-  int64_t parameters = 0;
-  int64_t gradients = 0;
-  int64_t optimizer = 0;
-  int64_t activations = 0;
-  int64_t workspace = 0;
+  MemoryBreakdown memory;
   int64_t peak = 0;
   int64_t capacity = 0;  // 0: unlimited
   std::string device;
@@ -36,27 +32,18 @@ struct Breakdown {
   int64_t devices_needed = 0;   // when even one sample does not fit: devices of this capacity it needs at least
 };
 
-int StateCopies(Optimizer optimizer) {
-  switch (optimizer) {
-    case Optimizer::kSgd:
-      return 0;
-    case Optimizer::kMomentum:
-      return 1;
-    case Optimizer::kAdam:
-      return 2;
-  }
-  return 0;
-}
-
-// The step's simulated peak with every operator on the cluster's first device.
-absl::StatusOr<int64_t> PeakOnOneDevice(const Graph& step, const Topology& topology) {
+// The step with every operator on the cluster's first device: its simulated peak and what it holds by kind, as a
+// placement's answer gives them.
+absl::Status MeasureOnOneDevice(const Graph& step, const Topology& topology, Breakdown* b) {
   absl::StatusOr<CostModel> costs = CostModel::Create(step, topology);
   if (!costs.ok()) return costs.status();
   Placement placement;
   placement.device.assign(step.num_ops(), 0);
   absl::StatusOr<SimulationResult> result = Simulate(*costs, placement);
   if (!result.ok()) return result.status();
-  return result->devices[0].peak_memory;
+  b->peak = result->devices[0].peak_memory;
+  b->memory = BreakDownMemory(step, placement, topology.num_devices(), {b->peak})[0];
+  return absl::OkStatus();
 }
 
 std::string Table(const MemoryOptions& o, const Breakdown& b) {
@@ -66,15 +53,15 @@ std::string Table(const MemoryOptions& o, const Breakdown& b) {
   std::string out = absl::StrCat("memory of one ", o.load.training ? "training" : "inference", " step of ",
                                  o.graph_path, " on ", b.device, " (batch ", std::max<int64_t>(o.load.batch, 1),
                                  o.load.training ? absl::StrCat(", ", o.load.optimizer) : "", ")\n");
-  out += line("parameters", b.parameters, "weights, resident");
+  out += line("parameters", b.memory.parameters, "weights, resident");
   if (o.load.training) {
-    out += line("gradients", b.gradients, "one per parameter, made by the backward");
-    out += line("optimizer", b.optimizer, "the optimizer's state per parameter");
-    out += line("activations", b.activations, "what autograd saves for the backward");
+    out += line("gradients", b.memory.gradients, "one per parameter, made by the backward");
+    out += line("optimizer", b.memory.optimizer, "the optimizer's state per parameter");
+    out += line("activations", b.memory.activations, "what autograd saves for the backward");
   } else {
-    out += line("activations", b.activations, "the largest live set under no_grad");
+    out += line("activations", b.memory.activations, "the largest live set under no_grad");
   }
-  out += line("workspace", b.workspace, "the largest operator's scratch");
+  out += line("workspace", b.memory.workspace, "the largest operator's scratch");
   out += line("peak", b.peak, "simulated: all of it as it lives and dies in the step");
   if (b.capacity > 0) {
     out += absl::StrCat("  ", b.peak <= b.capacity ? "fits" : "does not fit", " in ", FormatBytes(b.capacity),
@@ -98,8 +85,8 @@ std::string Json(const MemoryOptions& o, const Breakdown& b) {
   j["mode"] = o.load.training ? "training" : "inference";
   j["batch"] = std::max<int64_t>(o.load.batch, 1);
   j["device"] = b.device;
-  j["memory"] = {{"parameters", b.parameters}, {"gradients", b.gradients}, {"optimizer", b.optimizer},
-                 {"activations", b.activations}, {"workspace", b.workspace}};
+  j["memory"] = {{"parameters", b.memory.parameters}, {"gradients", b.memory.gradients}, {"optimizer", b.memory.optimizer},
+                 {"activations", b.memory.activations}, {"workspace", b.memory.workspace}};
   j["peak_memory"] = b.peak;
   j["capacity"] = b.capacity;
   j["fits"] = b.capacity == 0 || b.peak <= b.capacity;
@@ -130,7 +117,6 @@ absl::StatusOr<Breakdown> MeasureAt(const MemoryOptions& o, int64_t batch) {
   b.device = topology->devices()[0].name;
   b.kind = topology->devices()[0].kind;
   b.capacity = topology->devices()[0].memory_bytes;
-  b.parameters = forward.total_param_bytes();
   Graph step = forward;
   if (o.load.training) {
     absl::StatusOr<Optimizer> optimizer = ParseOptimizer(o.load.optimizer);
@@ -141,15 +127,8 @@ absl::StatusOr<Breakdown> MeasureAt(const MemoryOptions& o, int64_t batch) {
     absl::StatusOr<Graph> built = BuildTrainingGraph(forward, training);
     if (!built.ok()) return built.status();
     step = *std::move(built);
-    b.gradients = b.parameters;
-    b.optimizer = StateCopies(*optimizer) * b.parameters;
-    b.activations = PlanSavedTensors(forward).TotalBytes(forward);
   }
-  for (OpId u = 0; u < step.num_ops(); ++u) b.workspace = std::max(b.workspace, step.temp_bytes(u));
-  absl::StatusOr<int64_t> peak = PeakOnOneDevice(step, *topology);
-  if (!peak.ok()) return peak.status();
-  b.peak = *peak;
-  if (!o.load.training) b.activations = std::max<int64_t>(0, b.peak - b.parameters);
+  if (absl::Status s = MeasureOnOneDevice(step, *topology, &b); !s.ok()) return s;
   return b;
 }
 

@@ -43,6 +43,12 @@ std::string BlocksTable(const Report& r) {
   return out;
 }
 
+nlohmann::ordered_json MemoryJson(const MemoryBreakdown& memory) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const auto& [key, bytes] : MemoryBreakdownFields(memory)) out[key] = bytes;
+  return out;
+}
+
 }  // namespace
 
 std::string ReportJson(const Report& r) {
@@ -79,6 +85,7 @@ std::string ReportJson(const Report& r) {
                        {"busy", s.busy},
                        {"load", s.load},
                        {"peak_memory", s.peak_memory},
+                       {"memory", MemoryJson(s.memory)},
                        {"capacity", s.capacity},
                        {"oom", s.oom}});
   }
@@ -142,6 +149,11 @@ std::string ReportTable(const Report& r) {
                                           throughput ? Time(s.load, r.time_unit) : "", Memory(s.peak_memory),
                                           s.capacity > 0 ? Memory(s.capacity) : "unlimited", s.oom ? "OOM" : ""));
   }
+  std::vector<DeviceMemory> memory;
+  for (DeviceId d = 0; d < r.topology->num_devices(); ++d) {
+    memory.push_back(DeviceMemory{r.topology->device(d).name, e.devices[d].memory});
+  }
+  absl::StrAppend(&out, MemoryBreakdownTable(memory));
   absl::StrAppend(&out, BlocksTable(r));
   absl::StrAppend(&out, ModulesTable(ModuleDeviceMap(*r.graph, *r.placement, *r.topology)));
   for (const std::string& n : r.notes) absl::StrAppend(&out, "note: ", n, "\n");
@@ -158,6 +170,26 @@ std::string ModulesTable(const std::vector<ModuleDevice>& modules) {
   }
   if (modules.size() > kMaxModuleRows) {
     absl::StrAppend(&out, "... and ", modules.size() - kMaxModuleRows, " more modules (--output json lists all)\n");
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, int64_t>> MemoryBreakdownFields(const MemoryBreakdown& m) {
+  return {{"parameters", m.parameters},
+          {"gradients", m.gradients},
+          {"optimizer", m.optimizer},
+          {"activations", m.activations},
+          {"workspace", m.workspace}};
+}
+
+std::string MemoryBreakdownTable(const std::vector<DeviceMemory>& rows) {
+  std::string out = absl::StrFormat("\n%-14s %12s %12s %12s %12s %12s\n", "memory", "parameters", "gradients",
+                                    "optimizer", "activations", "workspace");
+  for (const DeviceMemory& row : rows) {
+    const MemoryBreakdown& m = row.memory;
+    absl::StrAppend(&out, absl::StrFormat("%-14s %12s %12s %12s %12s %12s\n", row.device, Memory(m.parameters),
+                                          Memory(m.gradients), Memory(m.optimizer), Memory(m.activations),
+                                          Memory(m.workspace)));
   }
   return out;
 }

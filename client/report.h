@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "client/stage_report.h"
@@ -43,5 +44,15 @@ std::string ReportTable(const Report& report);
 // The "modules" section of a table: module path -> device, the first kMaxModuleRows of them (JSON has all).
 inline constexpr size_t kMaxModuleRows = 40;
 std::string ModulesTable(const std::vector<ModuleDevice>& modules);
+
+// What each device's memory holds, by kind, as the answers' JSON and tables give it (docs/memory.md): one home for
+// the local report and the server's answer.
+struct DeviceMemory {
+  std::string device;
+  MemoryBreakdown memory;
+};
+std::string MemoryBreakdownTable(const std::vector<DeviceMemory>& rows);
+// The JSON keys and bytes: parameters, gradients, optimizer, activations, workspace.
+std::vector<std::pair<std::string, int64_t>> MemoryBreakdownFields(const MemoryBreakdown& memory);
 
 }  // namespace placement::cli

@@ -35,6 +35,12 @@ void FillScore(const Evaluation& e, const Topology& topology, absl::string_view 
     out->set_capacity_bytes(in.capacity);
     out->set_out_of_memory(in.oom);
     out->set_utilization(e.value > 0 ? in.busy / e.value : 0);
+    pb::MemoryBreakdown* memory = out->mutable_memory();
+    memory->set_parameters_bytes(in.memory.parameters);
+    memory->set_gradients_bytes(in.memory.gradients);
+    memory->set_optimizer_bytes(in.memory.optimizer);
+    memory->set_activations_bytes(in.memory.activations);
+    memory->set_workspace_bytes(in.memory.workspace);
   }
 }
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
 #include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
@@ -22,6 +23,7 @@
 #include "graph/placement.h"
 #include "simulator/simulator.h"
 #include "simulator/tarnawski_latency.h"
+#include "simulator/memory_breakdown.h"
 
 namespace placement {
 
@@ -62,6 +64,7 @@ struct DeviceScore {
   int64_t peak_memory = 0;
   int64_t capacity = 0;
   bool oom = false;
+  MemoryBreakdown memory;  // what the peak is made of, by kind (simulator/memory_breakdown.h)
 };
 
 struct Evaluation {

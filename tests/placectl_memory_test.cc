@@ -109,6 +109,10 @@ TEST(PlacectlMemory, StepTimeAnswerHoldsWhatTheMemoryCommandSays) {
   const nlohmann::json step = nlohmann::json::parse(r.out);
   const nlohmann::json memory = MemoryJson(kResnet + " --training --batch 4 --devices 1xA100");
   EXPECT_EQ(step["devices"][0]["peak_memory"], memory["peak_memory"]);
+  // The answer's breakdown is the memory command's.
+  for (const char* kind : {"parameters", "gradients", "optimizer", "activations"}) {
+    EXPECT_EQ(step["devices"][0]["memory"][kind], memory["memory"][kind]) << kind;
+  }
 }
 
 }  // namespace

@@ -264,6 +264,20 @@ TEST(Place, TrainingExpansionOfAnOnnxModel) {
   ASSERT_TRUE(training.ok()) << training.status();
   EXPECT_GT(training->num_operators(), 2 * inference->num_operators() - 1);
   EXPECT_NE(training->graph_hash(), inference->graph_hash());
+  // Each device's memory by kind: the weights once, a gradient per weight, Adam's two moments, what autograd keeps.
+  int64_t parameters = 0, gradients = 0, optimizer = 0, activations = 0;
+  for (const pb::DeviceScore& d : training->score().devices()) {
+    parameters += d.memory().parameters_bytes();
+    gradients += d.memory().gradients_bytes();
+    optimizer += d.memory().optimizer_bytes();
+    activations += d.memory().activations_bytes();
+    EXPECT_GE(d.peak_memory_bytes(), d.memory().parameters_bytes() + d.memory().optimizer_bytes());
+  }
+  EXPECT_GT(parameters, 5483032 * 4 * 99 / 100);  // mobilenet_v3_large's float32 weights
+  EXPECT_EQ(gradients, parameters);
+  EXPECT_EQ(optimizer, 2 * parameters);
+  EXPECT_GT(activations, 0);
+  for (const pb::DeviceScore& d : inference->score().devices()) EXPECT_EQ(d.memory().gradients_bytes(), 0);
 }
 
 TEST(Place, OnnxOptionsGiveDataDependentSizesAndEnterTheCacheKey) {
