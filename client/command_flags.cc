@@ -26,7 +26,8 @@ const Flags kGraphLoading = {"batch",
                              "costs_kind",
                              "training",
                              "optimizer",
-                             "backward_multiplier"};
+                             "backward_multiplier",
+                             "precision"};
 const Flags kPlacing = {"topology", "devices", "algorithm",   "objective", "cost_model",
                         "deadline", "output",  "parallelism", "schedule",  "global_batch"};
 const Flags kSecurity = {"tls", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file"};
@@ -52,6 +53,7 @@ const std::map<std::string, std::vector<Flags>, std::less<>>& Table() {
       {"info", {kSecurity, {"server", "output", "timeout"}}},
       {"health", {kSecurity, {"server", "timeout"}}},
       {"import", {kGraphLoading}},
+      {"memory", {kGraphLoading, {"topology", "devices", "output"}}},
       {"generate", {{"ops", "seed", "batch", "width", "training"}}},
       {"presets", {}},
       {"calibrate", {{"threads", "kind", "output", "profiles", "measure_seconds", "measurements", "save_measurements"}}},

@@ -17,6 +17,7 @@
 #include "graph/onnx/graph_format.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/pipedream.h"
+#include "graph/precision.h"
 #include "graph/tarnawski.h"
 #include "graph/topology_json.h"
 #include "graph/training.h"
@@ -113,6 +114,20 @@ std::optional<std::string> FoldedNormalizationWarning(const Graph& g) {
          "backward; export with torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING) for training";
 }
 
+absl::StatusOr<Graph> StepGraph(const Graph& forward, const GraphLoadOptions& options) {
+  absl::StatusOr<Precision> precision = ParsePrecision(options.precision);
+  if (!precision.ok()) return precision.status();
+  absl::StatusOr<Graph> graph = ApplyPrecision(forward, *precision, /*inference=*/!options.training);
+  if (!graph.ok() || !options.training) return graph;
+  TrainingOptions training;
+  training.backward_multiplier = options.backward_multiplier;
+  training.precision = *precision;
+  absl::StatusOr<Optimizer> optimizer = ParseOptimizer(options.optimizer);
+  if (!optimizer.ok()) return optimizer.status();
+  training.optimizer = *optimizer;
+  return BuildTrainingGraph(*graph, training);
+}
+
 absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLoadOptions& options) {
   absl::StatusOr<std::string> text = ReadWholeFile(path);
   if (!text.ok()) return text.status();
@@ -124,15 +139,12 @@ absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLo
     if (!read.ok()) return WithPath(options.costs_path, read.status());
     costs = *std::move(read);
   }
-  TrainingOptions training;
-  training.backward_multiplier = options.backward_multiplier;
-  absl::StatusOr<Optimizer> optimizer = ParseOptimizer(options.optimizer);
-  if (!optimizer.ok()) return optimizer.status();
-  training.optimizer = *optimizer;
+  if (absl::Status s = ParsePrecision(options.precision).status(); !s.ok()) return s;
+  if (absl::Status s = ParseOptimizer(options.optimizer).status(); !s.ok()) return s;
   std::function<absl::StatusOr<Graph>(const Graph&)> expand;
   // A PipeDream profile times its own backward layers: its importer made the training step already.
-  if (options.training && loaded->format != "pipedream") {
-    expand = [&](const Graph& forward) { return BuildTrainingGraph(forward, training); };
+  if (loaded->format != "pipedream" && (options.training || options.precision != "fp32")) {
+    expand = [&](const Graph& forward) { return StepGraph(forward, options); };
   }
   if (options.training && loaded->format == "onnx") {
     if (std::optional<std::string> w = FoldedNormalizationWarning(loaded->problem.graph)) {

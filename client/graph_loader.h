@@ -31,6 +31,7 @@ struct GraphLoadOptions {
   bool training = false;                // expand the forward graph into a training step
   std::string optimizer = "adam";
   double backward_multiplier = 2.0;
+  std::string precision = "fp32";       // graph/precision.h: fp32, tf32, amp_bf16, amp_fp16, bf16, fp16
 };
 
 struct LoadedGraph {
@@ -52,6 +53,10 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseDims(const std::vector<std::
 // output): a third to a half of a convolutional network's activations. The warning for a convolutional graph with
 // no normalization operator, or none. LoadGraphFile adds it for a training step of an ONNX model.
 std::optional<std::string> FoldedNormalizationWarning(const Graph& g);
+
+// The graph a step runs: the forward graph's tensors in the options' precision, expanded into a training step
+// with `options.training`. How LoadGraphFile makes it, and `placectl memory` for each batch it tries.
+absl::StatusOr<Graph> StepGraph(const Graph& forward, const GraphLoadOptions& options);
 
 absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLoadOptions& options = {});
 

@@ -52,7 +52,8 @@ std::string Table(const MemoryOptions& o, const Breakdown& b) {
   };
   std::string out = absl::StrCat("memory of one ", o.load.training ? "training" : "inference", " step of ",
                                  o.graph_path, " on ", b.device, " (batch ", std::max<int64_t>(o.load.batch, 1),
-                                 o.load.training ? absl::StrCat(", ", o.load.optimizer) : "", ")\n");
+                                 o.load.training ? absl::StrCat(", ", o.load.optimizer) : "", ", ",
+                                 o.load.precision, ")\n");
   out += line("parameters", b.memory.parameters, "weights, resident");
   if (o.load.training) {
     out += line("gradients", b.memory.gradients, "one per parameter, made by the backward");
@@ -84,6 +85,7 @@ std::string Json(const MemoryOptions& o, const Breakdown& b) {
   j["graph"] = o.graph_path;
   j["mode"] = o.load.training ? "training" : "inference";
   j["batch"] = std::max<int64_t>(o.load.batch, 1);
+  j["precision"] = o.load.precision;
   j["device"] = b.device;
   j["memory"] = {{"parameters", b.memory.parameters}, {"gradients", b.memory.gradients}, {"optimizer", b.memory.optimizer},
                  {"activations", b.memory.activations}, {"workspace", b.memory.workspace}};
@@ -100,6 +102,7 @@ std::string Json(const MemoryOptions& o, const Breakdown& b) {
 absl::StatusOr<Breakdown> MeasureAt(const MemoryOptions& o, int64_t batch) {
   GraphLoadOptions forward_load = o.load;
   forward_load.training = false;
+  forward_load.precision = "fp32";  // StepGraph applies it, with the training step
   forward_load.batch = batch;
   absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(o.graph_path, forward_load);
   if (!loaded.ok()) return loaded.status();
@@ -117,18 +120,9 @@ absl::StatusOr<Breakdown> MeasureAt(const MemoryOptions& o, int64_t batch) {
   b.device = topology->devices()[0].name;
   b.kind = topology->devices()[0].kind;
   b.capacity = topology->devices()[0].memory_bytes;
-  Graph step = forward;
-  if (o.load.training) {
-    absl::StatusOr<Optimizer> optimizer = ParseOptimizer(o.load.optimizer);
-    if (!optimizer.ok()) return optimizer.status();
-    TrainingOptions training;
-    training.optimizer = *optimizer;
-    training.backward_multiplier = o.load.backward_multiplier;
-    absl::StatusOr<Graph> built = BuildTrainingGraph(forward, training);
-    if (!built.ok()) return built.status();
-    step = *std::move(built);
-  }
-  if (absl::Status s = MeasureOnOneDevice(step, *topology, &b); !s.ok()) return s;
+  absl::StatusOr<Graph> step = StepGraph(forward, o.load);
+  if (!step.ok()) return step.status();
+  if (absl::Status s = MeasureOnOneDevice(*step, *topology, &b); !s.ok()) return s;
   return b;
 }
 

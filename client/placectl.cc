@@ -56,6 +56,9 @@ ABSL_FLAG(std::string, costs_kind, "*",
           "the device kind a PyTorch profiler trace given as --costs was recorded on (*: every kind)");
 ABSL_FLAG(bool, training, false, "place one training step: backward ops, gradients and optimizer updates");
 ABSL_FLAG(std::string, optimizer, "adam", "training: sgd | momentum | adam (its state is in memory)");
+ABSL_FLAG(std::string, precision, "fp32",
+          "fp32 (PyTorch's defaults) | amp_bf16 | amp_fp16 (torch.autocast) | bf16 | fp16 (the model converted): "
+          "the bytes of tensors, weights and optimizer state (docs/memory.md)");
 ABSL_FLAG(double, backward_multiplier, 2.0, "training: backward work as a multiple of the forward work");
 ABSL_FLAG(int32_t, threads, 1,
           "calibrate, train: the CPU threads LibTorch may use (calibrate: as the measured runs will)");
@@ -226,6 +229,7 @@ placement::cli::GraphLoadOptions LoadOptions(const std::map<std::string, int64_t
   o.training = absl::GetFlag(FLAGS_training);
   o.optimizer = absl::GetFlag(FLAGS_optimizer);
   o.backward_multiplier = absl::GetFlag(FLAGS_backward_multiplier);
+  o.precision = absl::GetFlag(FLAGS_precision);
   return o;
 }
 

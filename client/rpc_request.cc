@@ -34,6 +34,7 @@ void FillGraph(const GraphPayload& payload, const GraphLoadOptions& load, Reques
     o->set_optimizer(load.optimizer);
     o->set_backward_multiplier(load.backward_multiplier);
   }
+  if (load.precision != "fp32") o->set_precision(load.precision);  // unset: the cache key of fp32 requests stays
 }
 
 }  // namespace

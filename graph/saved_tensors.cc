@@ -118,13 +118,16 @@ bool Differentiable(absl::string_view op_type) {
          std::end(kNotDifferentiable);
 }
 
-// Operators that lay out a tensor without computing on it.
+}  // namespace
+
 bool IsLayoutOp(absl::string_view type) {
   static constexpr absl::string_view kLayoutOps[] = {"Transpose", "Reshape", "Unsqueeze", "Squeeze", "Identity",
                                                      "Cast",      "Slice",   "Split",     "Flatten", "Expand",
                                                      "Concat",    "Tile"};
   return std::find(std::begin(kLayoutOps), std::end(kLayoutOps), type) != std::end(kLayoutOps);
 }
+
+namespace {
 
 // A layout operator whose inputs are weights, weight views or constants (an embedding's Gather reads token ids,
 // which are no edge of the graph, so it is no layout operator here).

@@ -38,6 +38,10 @@ struct SavedTensorRule {
   double extra_per_output_byte = 0;
 };
 
+// Operators that lay out a tensor without computing on it (transposes, reshapes, slices, concatenations, casts):
+// views in PyTorch, or the exporter's rearrangement of a weight.
+bool IsLayoutOp(absl::string_view type);
+
 // The rule for an op type, or nullptr for a type the table does not name.
 const SavedTensorRule* FindSavedTensorRule(absl::string_view op_type);
 

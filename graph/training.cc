@@ -117,6 +117,25 @@ class GroupNamer {
   absl::flat_hash_set<std::string> used_;
 };
 
+// What autograd keeps, under autocast with what a 16-bit operator casts among what is no tensor of the graph: its
+// weights' copy, and the copy of each float32 input it keeps (a matrix product after a layer norm or a softmax
+// keeps its 16-bit cast of their output, one per reader, and not the float32 output).
+SavedTensors PlanSavedTensorsUnder(const Graph& g, const TrainingOptions& options) {
+  SavedTensors saved = PlanSavedTensors(g);
+  if (!IsAutocast(options.precision)) return saved;
+  const std::vector<int32_t> width = AutocastWidths(g);
+  for (OpId u = 0; u < g.num_ops(); ++u) {
+    if (!saved.differentiable(g, u) || !RunsInLowPrecision(g.op_type(u))) continue;
+    saved.extra_bytes[u] += AutocastWeightCopyBytes(g, u, options.precision);
+    for (EdgeId e : g.in_edges(u)) {
+      if (!saved.edge_saved[e] || width[g.edge_tensor(e)] != 4) continue;
+      saved.edge_saved[e] = 0;
+      saved.extra_bytes[u] += g.edge(e).bytes / 2;
+    }
+  }
+  return saved;
+}
+
 // The outputs of u its backward reads: those it saves, and every output of an operator nothing reads (a graph
 // output, whose gradient the backward starts from), which also orders the backward after u.
 bool OutputReadByBackward(const Graph& g, OpId u, int32_t k, const SavedTensors& saved) {
@@ -146,7 +165,7 @@ absl::StatusOr<Optimizer> ParseOptimizer(absl::string_view name) {
 }
 
 TrainingGraphSize TrainingGraphSizeOf(const Graph& g, const TrainingOptions& options) {
-  const SavedTensors saved = PlanSavedTensors(g);
+  const SavedTensors saved = PlanSavedTensorsUnder(g, options);
   TrainingGraphSize size;
   size.ops = 2 * int64_t{g.num_ops()};
   size.edges = g.num_edges();
@@ -177,7 +196,7 @@ absl::StatusOr<Graph> BuildTrainingGraph(const Graph& forward, const TrainingOpt
   GroupNamer groups(g);
   std::vector<OpSpec> specs;
   specs.reserve(n);
-  const SavedTensors saved = PlanSavedTensors(g);
+  const SavedTensors saved = PlanSavedTensorsUnder(g, options);
   for (OpId u = 0; u < n; ++u) {
     specs.push_back(SpecOf(g, u));
     if (specs.back().colocation_group.empty()) specs.back().colocation_group = groups.NewGroup(specs.back().name);

@@ -56,6 +56,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "graph/graph.h"
+#include "graph/precision.h"
 
 namespace placement {
 
@@ -76,6 +77,10 @@ struct TrainingOptions {
   // False: no u/wgrad or u/update; u/grad then carries the whole backward_multiplier x forward work, and
   // neither gradient buffers nor optimizer state are modelled (frozen weights, or updates outside the graph).
   bool include_weight_gradients = true;
+  // Under autocast (graph/precision.h) each lower-precision operator keeps its 16-bit weight copy for the backward:
+  // half its parameters' bytes, saved beside its activations. The forward graph's tensors are expected to be
+  // ApplyPrecision's already.
+  Precision precision = Precision::kFp32;
 };
 
 struct TrainingGraphSize {

@@ -20,7 +20,9 @@
 
 namespace placement::server {
 
-inline constexpr uint32_t kCacheFormatVersion = 1;
+// 2: answers of the memory model that keeps what autograd saves, with each device's memory by kind; a version 1
+// answer of the same request holds other memory figures, so it misses.
+inline constexpr uint32_t kCacheFormatVersion = 2;
 
 std::string EncodeCacheEntry(const placement::v1::PlaceResponse& response);
 

@@ -20,6 +20,7 @@
 #include "graph/proto/graph_proto.h"
 #include "graph/tarnawski.h"
 #include "graph/topology_json.h"
+#include "graph/precision.h"
 #include "graph/training.h"
 
 namespace placement::server {
@@ -149,17 +150,23 @@ absl::StatusOr<Imported> Import(const GraphSource& source, const pb::GraphOption
   return absl::InternalError("unhandled graph source");
 }
 
-absl::StatusOr<Graph> ExpandForTraining(Graph forward, const pb::GraphOptions& o, const ServerLimits& limits) {
+// The forward graph in the request's precision, expanded into one training step when it asks for one.
+absl::StatusOr<Graph> StepGraph(const Graph& forward, const pb::GraphOptions& o, const ServerLimits& limits) {
+  absl::StatusOr<Precision> precision = ParsePrecision(o.precision());
+  if (!precision.ok()) return InField("options.precision", precision.status());
+  absl::StatusOr<Graph> graph = ApplyPrecision(forward, *precision, /*inference=*/!o.training());
+  if (!graph.ok() || !o.training()) return graph;
   TrainingOptions training;
+  training.precision = *precision;
   if (!o.optimizer().empty()) {
     absl::StatusOr<Optimizer> optimizer = ParseOptimizer(o.optimizer());
     if (!optimizer.ok()) return InField("options.optimizer", optimizer.status());
     training.optimizer = *optimizer;
   }
   if (o.backward_multiplier() != 0) training.backward_multiplier = o.backward_multiplier();
-  const TrainingGraphSize size = TrainingGraphSizeOf(forward, training);
+  const TrainingGraphSize size = TrainingGraphSizeOf(*graph, training);
   if (absl::Status s = CheckGraphSize("training graph", size.ops, size.edges, limits); !s.ok()) return s;
-  absl::StatusOr<Graph> step = BuildTrainingGraph(forward, training);
+  absl::StatusOr<Graph> step = BuildTrainingGraph(*graph, training);
   if (!step.ok()) return InField("options.training", step.status());
   return step;
 }
@@ -217,8 +224,8 @@ absl::StatusOr<DecodedInput> DecodeInput(const GraphSource& source, const pb::Gr
   }
   std::function<absl::StatusOr<Graph>(const Graph&)> expand;
   // A PipeDream profile times its own backward layers: its importer made the training step already.
-  if (options.training() && imported->format != "pipedream") {
-    expand = [&](const Graph& forward) { return ExpandForTraining(forward, options, limits); };
+  if (imported->format != "pipedream" && (options.training() || !options.precision().empty())) {
+    expand = [&](const Graph& forward) { return StepGraph(forward, options, limits); };
   }
   absl::StatusOr<Graph> graph =
       PrepareGraph(std::move(imported->graph), costs ? &*costs : nullptr, expand, &out.cost_sources);
@@ -304,6 +311,9 @@ std::string CanonicalGraphOptions(const pb::GraphOptions& o) {
   if (!o.costs().empty()) absl::StrAppend(&key, ";costs=", Sha256Hex(o.costs()));
   if (!o.costs().empty() && !o.costs_kind().empty() && o.costs_kind() != "*") {
     absl::StrAppend(&key, ";costs_kind=", o.costs_kind().size(), ":", o.costs_kind());
+  }
+  if (absl::StatusOr<Precision> p = ParsePrecision(o.precision()); !p.ok() || *p != Precision::kFp32) {
+    absl::StrAppend(&key, ";precision=", o.precision().size(), ":", absl::AsciiStrToLower(o.precision()));
   }
   return key;
 }

@@ -89,6 +89,20 @@ TEST(PlacectlMemory, AStepThatOneSampleOverflowsIsGivenADeviceCount) {
   EXPECT_GE(j["devices_needed"].get<int64_t>() * 256 * 1024 * 1024, j["peak_memory"].get<int64_t>());
 }
 
+TEST(PlacectlMemory, AutocastHoldsLessThanFloat32AndAConvertedModelHalvesItsWeights) {
+  const nlohmann::json fp32 = MemoryJson(kResnet + " --training --batch 4");
+  const nlohmann::json amp = MemoryJson(kResnet + " --training --batch 4 --precision amp_bf16");
+  const nlohmann::json bf16 = MemoryJson(kResnet + " --training --batch 4 --precision bf16");
+  EXPECT_EQ(amp["precision"], "amp_bf16");
+  EXPECT_EQ(amp["memory"]["parameters"], fp32["memory"]["parameters"]);  // float32 master weights
+  EXPECT_LT(amp["memory"]["activations"].get<int64_t>(), fp32["memory"]["activations"].get<int64_t>());
+  EXPECT_LT(amp["peak_memory"].get<int64_t>(), fp32["peak_memory"].get<int64_t>());
+  EXPECT_EQ(2 * bf16["memory"]["parameters"].get<int64_t>(), fp32["memory"]["parameters"].get<int64_t>());
+  const auto bad = RunPlacectl("memory " + kResnet + " --precision int4");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("unknown precision 'int4'"));
+}
+
 TEST(PlacectlMemory, BadRequestsAreNamed) {
   const auto two = RunPlacectl("memory " + kResnet + " " + kResnet);
   EXPECT_EQ(two.exit_code, 2);

@@ -2,10 +2,10 @@
 """Predicted peak memory of one step against one H100's measured peaks (../shared/bench/gpu_h100/memory.tsv).
 
 For every ONNX export in the shared folder (both exporters) and every torchvision model of memory.tsv exported
-here in training mode (tests/.../export with BatchNormalization kept, as it runs), `placectl memory` predicts the
-peak of one float32 step on one H100 at the measured batch (32 images, or 32 sequences of 128 tokens), inference
-and a training step with Adam, and the ratio to torch.cuda.max_memory_allocated is printed. bf16 autocast rows are
-listed as not predicted: the model has no precision yet.
+here in training mode (batch normalization kept, as it runs), `placectl memory` predicts the peak of one step on
+one H100 at the measured batch (32 images, or 32 sequences of 128 tokens), float32 and under bf16 autocast
+(--precision amp_bf16), inference and a training step with Adam, and prints the ratio to
+torch.cuda.max_memory_allocated.
 
     /usr/bin/python3 bench/memory/h100_memory.py --placectl build/client/placectl [--shared ../shared] [--out DIR]
 """
@@ -67,8 +67,9 @@ def export_torchvision(work):
     return files
 
 
-def predict(placectl, path, training):
-    command = [placectl, "memory", path, "--batch=32", "--seq=128", "--devices=1xH100", "--output=json"]
+def predict(placectl, path, training, precision):
+    command = [placectl, "memory", path, "--batch=32", "--seq=128", "--devices=1xH100", "--output=json",
+               f"--precision={precision}"]
     if training:
         command.append("--training")
     result = subprocess.run(command, capture_output=True, text=True, timeout=900)
@@ -93,27 +94,29 @@ def main():
     for onnx_file in sorted(files):
         stem = onnx_file[:-len(".onnx")]
         model, export = stem.rsplit("_", 1)
+        for dtype, precision in (("fp32", "fp32"), ("bf16", "amp_bf16")):
+            for mode in ("training", "inference"):
+                if export == "train" and mode != "training":
+                    continue  # a training-mode export is for the training step only
+                answer = predict(args.placectl, os.path.join(work, onnx_file), mode == "training", precision)
+                measured = peaks[(model, dtype, mode)]
+                ratio = answer["peak_memory"] / measured
+                rows.append((model, export, dtype, mode, measured, answer["peak_memory"],
+                             answer["memory"]["activations"], ratio))
+                print(f"{model:18s} {export:7s} {dtype:5s} {mode:9s} measured {measured / 2**30:6.2f} GiB  "
+                      f"predicted {answer['peak_memory'] / 2**30:6.2f} GiB  ratio {ratio:.3f}", flush=True)
+    for dtype in ("fp32", "bf16"):
         for mode in ("training", "inference"):
-            if export == "train" and mode != "training":
-                continue  # a training-mode export is for the training step only
-            answer = predict(args.placectl, os.path.join(work, onnx_file), mode == "training")
-            measured = peaks[(model, "fp32", mode)]
-            ratio = answer["peak_memory"] / measured
-            rows.append((model, export, mode, measured, answer["peak_memory"], answer["memory"]["activations"], ratio))
-            print(f"{model:18s} {export:7s} {mode:9s} measured {measured / 2**30:6.2f} GiB  predicted "
-                  f"{answer['peak_memory'] / 2**30:6.2f} GiB  ratio {ratio:.3f}", flush=True)
-    for mode in ("training", "inference"):
-        errors = [abs(r[6] - 1) for r in rows if r[2] == mode]
-        if errors:
-            print(f"fp32 {mode}: {len(errors)} cases, median error {100 * statistics.median(errors):.1f}%, "
-                  f"worst {100 * max(errors):.1f}%")
-    print("bf16 autocast: not predicted (no precision in the memory model yet)")
+            errors = [abs(r[7] - 1) for r in rows if r[2] == dtype and r[3] == mode]
+            if errors:
+                print(f"{dtype} {mode}: {len(errors)} cases, median error {100 * statistics.median(errors):.1f}%, "
+                      f"worst {100 * max(errors):.1f}%")
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "h100_memory.tsv"), "w") as f:
-            f.write("model\texport\tmode\tmeasured_bytes\tpredicted_bytes\tactivations_bytes\tratio\n")
+            f.write("model\texport\tdtype\tmode\tmeasured_bytes\tpredicted_bytes\tactivations_bytes\tratio\n")
             for r in rows:
-                f.write("\t".join(str(x) for x in r[:6]) + f"\t{r[6]:.4f}\n")
+                f.write("\t".join(str(x) for x in r[:7]) + f"\t{r[7]:.4f}\n")
     return 0
 
 

@@ -1,0 +1,137 @@
+#include "graph/precision.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "graph/saved_tensors.h"
+
+namespace placement {
+namespace {
+
+constexpr std::pair<Precision, absl::string_view> kNames[] = {
+    {Precision::kFp32, "fp32"}, {Precision::kAmpBf16, "amp_bf16"}, {Precision::kAmpFp16, "amp_fp16"},
+    {Precision::kBf16, "bf16"}, {Precision::kFp16, "fp16"},
+};
+
+// Autocast's lower-precision list (torch.amp, CUDA), by the ONNX types its functions export to.
+constexpr absl::string_view kLowPrecision[] = {"Conv", "ConvTranspose", "MatMul", "Gemm", "Einsum",
+                                               "LSTM", "GRU",           "RNN",    "Attention"};
+// Its float32 list.
+constexpr absl::string_view kFloat32[] = {"Softmax",   "LogSoftmax", "LayerNormalization", "GroupNormalization",
+                                          "Exp",       "Log",        "Pow",                "Reciprocal",
+                                          "ReduceSum", "CumSum",     "Softplus",           "ReduceLogSumExp",
+                                          "SimplifiedLayerNormalization"};
+// Operators whose outputs are no floating-point tensors (sizes, indices, comparisons), or whose type the graph
+// does not say (constants, casts): left as they are and no input to type promotion.
+constexpr absl::string_view kNotFloat[] = {
+    "Shape", "Size",   "NonZero",  "ArgMax",      "ArgMin", "Equal",   "Less",     "LessOrEqual", "Greater",
+    "GreaterOrEqual", "Not", "And", "Or", "Xor", "IsNaN", "IsInf", "Range", "Constant", "ConstantOfShape", "Cast",
+};
+
+template <size_t N>
+bool In(const absl::string_view (&list)[N], absl::string_view type) {
+  return std::find(std::begin(list), std::end(list), type) != std::end(list);
+}
+
+// A layout operator over weights only (the Identity, Transpose or Slice an exporter puts between an initializer and
+// its reader): the parameter itself, which stays in float32 under autocast and is cast by the reader.
+bool IsWeightLayout(const Graph& g, OpId u, const std::vector<int32_t>& width, const std::vector<uint8_t>& weight) {
+  if (!IsLayoutOp(g.op_type(u))) return false;
+  bool reads_weight = g.param_bytes(u) > 0;
+  for (EdgeId e : g.in_edges(u)) {
+    const TensorId t = g.edge_tensor(e);
+    if (width[t] > 0) return false;  // an activation
+    reads_weight = reads_weight || weight[t];
+  }
+  return reads_weight;
+}
+
+// Bytes per element of each float tensor under autocast, by operator in topological order; 0 for tensors left as
+// exported.
+std::vector<int32_t> WidthsWithLowAt(const Graph& g, int32_t low_width) {
+  std::vector<int32_t> width(g.num_tensors(), 0);
+  std::vector<uint8_t> weight(g.num_tensors(), 0);  // a weight as the exporter laid it out: no promotion input
+  for (OpId u : g.topo_order()) {
+    const absl::string_view type = g.op_type(u);
+    if (In(kNotFloat, type)) continue;
+    if (IsWeightLayout(g, u, width, weight)) {
+      for (int32_t k = 0; k < g.num_outputs(u); ++k) weight[g.first_output(u) + k] = 1;
+      continue;
+    }
+    int32_t w = 4;
+    if (RunsInLowPrecision(type)) {
+      w = low_width;
+    } else if (!In(kFloat32, type)) {  // promotes: the widest float input, float32 when it reads none
+      int32_t widest = 0;
+      for (EdgeId e : g.in_edges(u)) widest = std::max(widest, width[g.edge_tensor(e)]);
+      w = widest > 0 ? widest : 4;
+    }
+    for (int32_t k = 0; k < g.num_outputs(u); ++k) width[g.first_output(u) + k] = w;
+  }
+  // A dropout's mask (its second output) is one byte per element whatever the data's precision.
+  for (OpId u = 0; u < g.num_ops(); ++u) {
+    if (g.op_type(u) == "Dropout" && g.num_outputs(u) > 1) width[g.first_output(u) + 1] = 0;
+  }
+  return width;
+}
+
+int64_t Scaled(int64_t bytes, int32_t width) { return width == 0 ? bytes : bytes / 4 * width; }
+
+}  // namespace
+
+absl::string_view PrecisionName(Precision p) {
+  for (const auto& [precision, name] : kNames) {
+    if (precision == p) return name;
+  }
+  return "fp32";
+}
+
+absl::StatusOr<Precision> ParsePrecision(absl::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(name);
+  if (lower.empty() || lower == "tf32") return Precision::kFp32;
+  for (const auto& [precision, known] : kNames) {
+    if (known == lower) return precision;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown precision '", name, "' (expected fp32, tf32, amp_bf16, amp_fp16, bf16 or fp16)"));
+}
+
+bool RunsInLowPrecision(absl::string_view op_type) { return In(kLowPrecision, op_type); }
+
+std::vector<int32_t> AutocastWidths(const Graph& g) { return WidthsWithLowAt(g, 2); }
+
+int64_t AutocastWeightCopyBytes(const Graph& g, OpId u, Precision p) {
+  if (!IsAutocast(p) || !RunsInLowPrecision(g.op_type(u))) return 0;
+  return g.param_bytes(u) / 2;
+}
+
+absl::StatusOr<Graph> ApplyPrecision(const Graph& g, Precision p, bool inference) {
+  if (p == Precision::kFp32) return g;
+  std::vector<int32_t> width;
+  if (IsAutocast(p)) {
+    width = WidthsWithLowAt(g, 2);
+  } else {  // the whole model in 16 bits: every float tensor halves
+    width = WidthsWithLowAt(g, 2);
+    std::replace(width.begin(), width.end(), 4, 2);
+  }
+  GraphBuilder builder;
+  for (OpId u = 0; u < g.num_ops(); ++u) {
+    OpSpec spec = SpecOf(g, u);
+    for (int32_t k = 0; k < g.num_outputs(u); ++k) {
+      spec.outputs[k].bytes = Scaled(spec.outputs[k].bytes, width[g.first_output(u) + k]);
+    }
+    if (!IsAutocast(p)) spec.param_bytes /= 2;
+    if (inference) spec.temp_bytes += AutocastWeightCopyBytes(g, u, p);
+    builder.AddOp(std::move(spec));
+  }
+  for (EdgeId e = 0; e < g.num_edges(); ++e) {
+    const Edge& edge = g.edge(e);
+    builder.AddEdge(edge.src, edge.src_output, edge.dst, Scaled(edge.bytes, width[g.edge_tensor(e)]));
+  }
+  return std::move(builder).Build();
+}
+
+}  // namespace placement

@@ -1,0 +1,50 @@
+// The precision a PyTorch job runs in, and what it does to the tensors of an exported (float32) graph.
+//
+// - fp32: PyTorch's defaults (TF32 convolutions, float32 matrix products): every tensor as exported.
+// - amp_bf16, amp_fp16: float32 weights run under torch.autocast. The operators on autocast's lower-precision
+//   list (convolutions, matrix products, linear layers, recurrent cells) run in 16 bits: their outputs take half
+//   the bytes, and each casts its weights to a 16-bit copy, kept for the backward in a training step (half its
+//   parameters' bytes, saved with its activations) and scratch in inference. The operators on autocast's float32
+//   list (softmax, log-softmax, layer and group normalization, exp, log, pow, reductions by sum) run and answer in
+//   float32. Every other operator runs in the widest precision of its inputs, as PyTorch promotes types.
+// - bf16, fp16: the model converted (model.to(torch.bfloat16)): every float tensor, the weights and the
+//   optimizer's state take half the bytes.
+//
+// Only tensor bytes change here (memory and transfers); what a precision does to kernel times is the cost model's.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "graph/graph.h"
+
+namespace placement {
+
+enum class Precision : uint8_t { kFp32, kAmpBf16, kAmpFp16, kBf16, kFp16 };
+
+absl::string_view PrecisionName(Precision p);  // "fp32", "amp_bf16", "amp_fp16", "bf16", "fp16"
+// Also "tf32" (= fp32: TF32 changes kernels, not bytes); an unknown name is an error listing the known ones.
+absl::StatusOr<Precision> ParsePrecision(absl::string_view name);
+
+inline bool IsAutocast(Precision p) { return p == Precision::kAmpBf16 || p == Precision::kAmpFp16; }
+
+// Whether autocast runs operators of this ONNX type in 16 bits (its lower-precision list).
+bool RunsInLowPrecision(absl::string_view op_type);
+
+// The forward graph with its tensors as they are under `p` (the exported graph holds float32 ones): ids, names,
+// costs and edges unchanged, bytes of float tensors scaled (weights too for bf16 and fp16). With `inference`,
+// under autocast, each lower-precision operator holding weights gets its 16-bit weight copy as scratch
+// (`temp_bytes`); a training step keeps it instead (BuildTrainingGraph). Linear in the size of g.
+absl::StatusOr<Graph> ApplyPrecision(const Graph& g, Precision p, bool inference);
+
+// Bytes per element of each tensor of g under autocast: 2 for what runs in 16 bits, 4 for float32, 0 for tensors
+// that are no floats or whose type the graph does not say (sizes, masks, constants, weights).
+std::vector<int32_t> AutocastWidths(const Graph& g);
+
+// Under autocast, the 16-bit weight copy a lower-precision operator keeps for its backward: half its parameters'
+// bytes; 0 otherwise.
+int64_t AutocastWeightCopyBytes(const Graph& g, OpId u, Precision p);
+
+}  // namespace placement
