@@ -106,7 +106,9 @@ using placement::cli::kExitUsage;
 constexpr char kUsage[] =
     "placectl COMMAND [ARGS] [FLAGS]\n\n"
     "GRAPH is an ONNX model, a placement.graph/v1 JSON graph (docs/graph-format.md) or a Tarnawski JSON graph;\n"
-    "with --training it is expanded into one training step, --batch and --seq bind an ONNX model's dimensions.\n"
+    "with --training it is expanded into one training step, --batch and --seq bind an ONNX model's dimensions,\n"
+    "--precision fp32|amp_bf16|amp_fp16|bf16|fp16 sets what its tensors, weights and optimizer state hold\n"
+    "(docs/memory.md).\n"
     "ONNX options (docs/onnx.md): --dim NAME=VALUE (repeatable: a symbol, or TENSOR:AXIS for a size the data\n"
     "decides, as the warnings name them), --allow_unresolved_dims, --num_data_inputs N, --loop_iterations N,\n"
     "--max_unrolled_nodes N.\n"

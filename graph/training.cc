@@ -152,6 +152,36 @@ int64_t SavedEdgeCount(const Graph& g, OpId u, const SavedTensors& saved) {
   return edges;
 }
 
+// The edges into every backward operator: what its forward operator saves (graph/saved_tensors.h) and the gradient
+// of every use of that operator's outputs.
+void AddBackwardInputs(const Graph& g, const SavedTensors& saved, const std::vector<OpId>& grad_of,
+                       const std::vector<OpId>& wgrad_of, GraphBuilder* builder) {
+  // Position of every forward edge among its consumer's in-edges: the output of the consumer's grad operator
+  // that carries the gradient back along it.
+  std::vector<int32_t> grad_output(g.num_edges());
+  for (OpId v = 0; v < g.num_ops(); ++v) {
+    int32_t j = 0;
+    for (EdgeId e : g.in_edges(v)) grad_output[e] = j++;
+  }
+  for (OpId u = 0; u < g.num_ops(); ++u) {
+    for (OpId consumer : {grad_of[u], wgrad_of[u]}) {
+      if (consumer == kNone) continue;
+      for (int32_t k = 0; k < g.num_outputs(u); ++k) {
+        if (OutputReadByBackward(g, u, k, saved)) builder->AddEdge(u, k, consumer);
+      }
+      for (EdgeId e : g.in_edges(u)) {
+        if (!saved.edge_saved[e]) continue;
+        const Edge& in = g.edge(e);
+        builder->AddEdge(in.src, in.src_output, consumer, in.bytes);
+      }
+      if (saved.extra_bytes[u] > 0) builder->AddEdge(u, g.num_outputs(u), consumer);
+      for (EdgeId e = g.out_begin(u); e < g.out_end(u); ++e) {  // gradients of u's outputs, one per use
+        builder->AddEdge(grad_of[g.edge(e).dst], grad_output[e], consumer);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 absl::string_view OptimizerName(Optimizer optimizer) { return ModelOf(optimizer).name; }
@@ -183,14 +213,6 @@ absl::StatusOr<Graph> BuildTrainingGraph(const Graph& forward, const TrainingOpt
   const Graph& g = forward;
   const int32_t n = g.num_ops();
   const OptimizerModel& optimizer = ModelOf(options.optimizer);
-
-  // Position of every forward edge among its consumer's in-edges: the output of the consumer's grad operator
-  // that carries the gradient back along it.
-  std::vector<int32_t> grad_output(g.num_edges());
-  for (OpId v = 0; v < n; ++v) {
-    int32_t j = 0;
-    for (EdgeId e : g.in_edges(v)) grad_output[e] = j++;
-  }
 
   GraphBuilder builder;
   GroupNamer groups(g);
@@ -238,23 +260,7 @@ absl::StatusOr<Graph> BuildTrainingGraph(const Graph& forward, const TrainingOpt
     const Edge& edge = g.edge(e);
     builder.AddEdge(edge.src, edge.src_output, edge.dst, edge.bytes);
   }
-  for (OpId u = 0; u < n; ++u) {
-    for (OpId consumer : {grad_of[u], wgrad_of[u]}) {
-      if (consumer == kNone) continue;
-      for (int32_t k = 0; k < g.num_outputs(u); ++k) {
-        if (OutputReadByBackward(g, u, k, saved)) builder.AddEdge(u, k, consumer);
-      }
-      for (EdgeId e : g.in_edges(u)) {
-        if (!saved.edge_saved[e]) continue;
-        const Edge& in = g.edge(e);
-        builder.AddEdge(in.src, in.src_output, consumer, in.bytes);
-      }
-      if (saved.extra_bytes[u] > 0) builder.AddEdge(u, g.num_outputs(u), consumer);
-      for (EdgeId e = g.out_begin(u); e < g.out_end(u); ++e) {  // gradients of u's outputs, one per use
-        builder.AddEdge(grad_of[g.edge(e).dst], grad_output[e], consumer);
-      }
-    }
-  }
+  AddBackwardInputs(g, saved, grad_of, wgrad_of, &builder);
   return std::move(builder).Build();
 }
 

@@ -6,19 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include "graph/tests/graph_test_util.h"
 #include "graph/training.h"
 
 namespace placement {
 namespace {
 
 OpSpec Op(std::string name, std::string type, int64_t param_bytes, int64_t output_bytes) {
-  OpSpec op;
-  op.name = std::move(name);
-  op.op_type = std::move(type);
-  op.flops = 1000;
-  op.param_bytes = param_bytes;
-  op.outputs.push_back(OutputTensor{output_bytes, -1});
-  return op;
+  return testing::TypedOp(std::move(name), std::move(type), param_bytes, {output_bytes});
 }
 
 // fc1 -> relu -> layer_norm -> fc2 -> softmax, float32 as exported.
@@ -29,13 +24,8 @@ Graph Mlp() {
   b.AddOp(Op("ln", "LayerNormalization", 80, 1000));
   b.AddOp(Op("fc2", "Gemm", 4000, 400));
   b.AddOp(Op("softmax", "Softmax", 0, 400));
-  b.AddEdge("fc1", 0, "relu");
-  b.AddEdge("relu", 0, "ln");
-  b.AddEdge("ln", 0, "fc2");
-  b.AddEdge("fc2", 0, "softmax");
-  absl::StatusOr<Graph> g = std::move(b).Build();
-  EXPECT_TRUE(g.ok()) << g.status();
-  return *std::move(g);
+  testing::AddEdges(b, {{"fc1", "relu"}, {"relu", "ln"}, {"ln", "fc2"}, {"fc2", "softmax"}});
+  return testing::BuildOrFail(std::move(b));
 }
 
 int64_t OutputBytes(const Graph& g, absl::string_view op) { return g.tensor(g.first_output(g.FindOp(op))).bytes; }

@@ -6,27 +6,20 @@
 
 #include <gtest/gtest.h>
 
+#include "graph/tests/graph_test_util.h"
 #include "graph/training.h"
 
 namespace placement {
 namespace {
 
+using testing::AddEdges;
+using testing::TypedOp;
+
 OpSpec Op(std::string name, std::string type, int64_t param_bytes, std::vector<int64_t> outputs) {
-  OpSpec op;
-  op.name = std::move(name);
-  op.op_type = std::move(type);
-  op.flops = 1000;
-  op.bytes_accessed = 100;
-  op.param_bytes = param_bytes;
-  for (int64_t b : outputs) op.outputs.push_back(OutputTensor{b, -1});
-  return op;
+  return TypedOp(std::move(name), std::move(type), param_bytes, std::move(outputs));
 }
 
-Graph Build(GraphBuilder&& b) {
-  absl::StatusOr<Graph> g = std::move(b).Build();
-  EXPECT_TRUE(g.ok()) << g.status();
-  return *std::move(g);
-}
+Graph Build(GraphBuilder&& b) { return testing::BuildOrFail(std::move(b)); }
 
 // conv1 -> bn -> relu -> conv2 -> add(relu) -> pool -> fc: a residual block as torchvision writes it.
 Graph ResidualBlock() {
@@ -91,11 +84,8 @@ TEST(SavedTensors, SpelledOutGeluKeepsOnlyItsInput) {
   b.AddOp(Op("mul", "Mul", 0, {1000}));
   b.AddOp(Op("mul_half", "Mul", 0, {1000}));
   b.AddOp(Op("fc2", "Gemm", 400, {10}));
-  for (auto [src, dst] : std::vector<std::pair<const char*, const char*>>{
-           {"fc1", "div"}, {"sqrt2", "div"}, {"div", "erf"}, {"erf", "add"}, {"one", "add"}, {"fc1", "mul"},
-           {"add", "mul"}, {"mul", "mul_half"}, {"half", "mul_half"}, {"mul_half", "fc2"}}) {
-    b.AddEdge(src, 0, dst);
-  }
+  AddEdges(b, {{"fc1", "div"}, {"sqrt2", "div"}, {"div", "erf"}, {"erf", "add"}, {"one", "add"}, {"fc1", "mul"},
+              {"add", "mul"}, {"mul", "mul_half"}, {"half", "mul_half"}, {"mul_half", "fc2"}});
   const Graph g = Build(std::move(b));
   // Operator by operator the Erf would keep its input, the product both operands and the Div its constant; as the
   // one function gelu is, only x (fc1's output) is kept, and fc2 keeps its own input.
@@ -117,12 +107,9 @@ TEST(SavedTensors, SpelledOutLayerNormKeepsOnlyItsInput) {
   b.AddOp(Op("div", "Div", 0, {1000}));
   b.AddOp(Op("scale", "Mul", 400, {1000}));
   b.AddOp(Op("shift", "Add", 400, {1000}));
-  for (auto [src, dst] : std::vector<std::pair<const char*, const char*>>{
-           {"fc", "mean"}, {"fc", "sub"}, {"mean", "sub"}, {"sub", "pow"}, {"two", "pow"}, {"pow", "var"},
-           {"var", "add_eps"}, {"eps", "add_eps"}, {"add_eps", "sqrt"}, {"sub", "div"}, {"sqrt", "div"},
-           {"div", "scale"}, {"scale", "shift"}}) {
-    b.AddEdge(src, 0, dst);
-  }
+  AddEdges(b, {{"fc", "mean"}, {"fc", "sub"}, {"mean", "sub"}, {"sub", "pow"}, {"two", "pow"}, {"pow", "var"},
+              {"var", "add_eps"}, {"eps", "add_eps"}, {"add_eps", "sqrt"}, {"sub", "div"}, {"sqrt", "div"},
+              {"div", "scale"}, {"scale", "shift"}});
   const Graph g = Build(std::move(b));
   // Operator by operator: pow keeps sub's output, div both operands, scale its input (2 x 1000 + 10 + ...); as
   // layer_norm, only fc's output.

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/canonical.h"
+#include "graph/tests/graph_test_util.h"
 
 namespace placement {
 namespace {
@@ -36,11 +37,7 @@ OpSpec Op(std::string name, double flops, int64_t param_bytes, std::vector<int64
   return op;
 }
 
-Graph Build(GraphBuilder&& b) {
-  absl::StatusOr<Graph> g = std::move(b).Build();
-  EXPECT_TRUE(g.ok()) << g.status();
-  return *std::move(g);
-}
+Graph Build(GraphBuilder&& b) { return testing::BuildOrFail(std::move(b)); }
 
 Graph Training(const Graph& forward, const TrainingOptions& options = {}) {
   absl::StatusOr<Graph> t = BuildTrainingGraph(forward, options);
