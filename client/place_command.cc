@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -80,7 +81,18 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   // The deadline covers the placement only, not reading the graph.
   absl::StatusOr<PlacerResult> result = (*placer)->Place(problem, Budget::For(*deadline));
   if (!result.ok()) {
-    return absl::Status(result.status().code(), absl::StrCat(o.algorithm, ": ", result.status().message()));
+    // Memory refusals name the next step: the command that measures the step and finds the batch that fits.
+    const bool memory = result.status().code() == absl::StatusCode::kFailedPrecondition &&
+                        absl::StrContains(result.status().message(), "memory");
+    return absl::Status(result.status().code(),
+                        absl::StrCat(o.algorithm, ": ", result.status().message(),
+                                     memory ? absl::StrCat("; `placectl memory ", o.graph_path,
+                                                           o.load.training ? " --training" : "", " --batch ",
+                                                           std::max<int64_t>(o.load.batch, 1), " --devices 1x",
+                                                           topology->device(0).kind,
+                                                           "` says what one step holds and the largest batch that "
+                                                           "fits one device")
+                                            : ""));
   }
   if (!o.chart_path.empty()) {
     if (absl::Status s = WriteScheduleChart(o.chart_path, *costs, result->placement, problem.simulator,

@@ -103,6 +103,13 @@ TEST(PlacectlMemory, AutocastHoldsLessThanFloat32AndAConvertedModelHalvesItsWeig
   EXPECT_THAT(bad.err, HasSubstr("unknown precision 'int4'"));
 }
 
+TEST(PlacectlMemory, APlacementRefusedForMemoryNamesTheCommandThatFindsABatch) {
+  const auto r = RunPlacectl("place " + kEncoder + " --training --batch 512 --seq 2048 --devices 2xT4 --deadline 2s");
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("memory"));
+  EXPECT_THAT(r.err, HasSubstr("`placectl memory " + kEncoder + " --training --batch 512 --devices 1xT4`"));
+}
+
 TEST(PlacectlMemory, BadRequestsAreNamed) {
   const auto two = RunPlacectl("memory " + kResnet + " " + kResnet);
   EXPECT_EQ(two.exit_code, 2);
