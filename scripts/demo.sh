@@ -28,5 +28,12 @@ else
 fi
 
 echo
+echo "== what one training step of a Transformer encoder (6 layers, d_model 512) holds on one T4 at batch 64 x 512"
+echo "   tokens, float32 and under bf16 autocast (docs/memory.md: weights, gradients, Adam's state, what autograd keeps)"
+ENCODER="$ROOT/tests/data/corpus/transformer_encoder.onnx"
+"$PLACECTL" memory "$ENCODER" --training --batch 64 --seq 512 --devices 1xT4
+"$PLACECTL" memory "$ENCODER" --training --batch 64 --seq 512 --devices 1xT4 --precision amp_bf16 | tail -n +5
+
+echo
 echo "== the placement service: placement_server with its RocksDB answer cache, driven over gRPC"
 "$ROOT/scripts/demo_server.sh" "$BUILD"
