@@ -118,7 +118,7 @@ class GroupNamer {
 };
 
 // What autograd keeps, under autocast with what a 16-bit operator casts among what is no tensor of the graph: its
-// weights' copy, and the copy of each float32 input it keeps (a matrix product after a layer norm or a softmax
+// weights' copy (held by it or laid out for it), and the copy of each float32 input it keeps (a matrix product after a layer norm or a softmax
 // keeps its 16-bit cast of their output, one per reader, and not the float32 output).
 SavedTensors PlanSavedTensorsUnder(const Graph& g, const TrainingOptions& options) {
   SavedTensors saved = PlanSavedTensors(g);
@@ -128,6 +128,8 @@ SavedTensors PlanSavedTensorsUnder(const Graph& g, const TrainingOptions& option
     if (!saved.differentiable(g, u) || !RunsInLowPrecision(g.op_type(u))) continue;
     saved.extra_bytes[u] += AutocastWeightCopyBytes(g, u, options.precision);
     for (EdgeId e : g.in_edges(u)) {
+      // A weight the exporter laid out (the Transpose before a Linear's MatMul) is cast like one held here.
+      if (saved.weight_view[g.edge_tensor(e)]) saved.extra_bytes[u] += g.edge(e).bytes / 2;
       if (!saved.edge_saved[e] || width[g.edge_tensor(e)] != 4) continue;
       saved.edge_saved[e] = 0;
       saved.extra_bytes[u] += g.edge(e).bytes / 2;

@@ -122,9 +122,9 @@ def export_training(model, args, input_names, dynamic_axes, path):
                       export_params=False, input_names=input_names, dynamic_axes=dynamic_axes, opset_version=14)
 
 
-def predicted_saved_bytes(placectl, path, batch, seq):
+def predicted_saved_bytes(placectl, path, batch, seq, precision):
     result = subprocess.run([placectl, "memory", path, "--training", f"--batch={batch}", f"--seq={seq}",
-                             "--output=json"],
+                             f"--precision={precision}", "--output=json"],
                             capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
         raise RuntimeError(f"placectl memory {path}: exit {result.returncode}: {result.stderr.strip()}")
@@ -136,6 +136,8 @@ def main():
     parser.add_argument("--placectl", required=True)
     parser.add_argument("--models", default=",".join(DEFAULT_MODELS))
     parser.add_argument("--batch", type=int, default=2)
+    parser.add_argument("--precision", default="fp32", choices=["fp32", "amp_bf16"],
+                        help="amp_bf16: the forward runs under torch.autocast('cpu', torch.bfloat16)")
     parser.add_argument("--tolerance", type=float, default=0.02, help="largest relative error accepted")
     parser.add_argument("--out", default="", help="folder for the exports and saved_tensors.tsv (default: a temp one)")
     args = parser.parse_args()
@@ -147,10 +149,10 @@ def main():
         model, inputs, input_names, dynamic_axes = build_case(name, args.batch)
         batch = inputs[0].shape[0]
         seq = inputs[0].shape[1] if inputs[0].dim() >= 2 and "seq" in str(dynamic_axes) else 0
-        measured = measure_saved_bytes(model, inputs)
+        measured = measure_saved_bytes(model, inputs, torch.bfloat16 if args.precision == "amp_bf16" else None)
         path = os.path.join(out, f"{name}.onnx")
         export_training(model, inputs, input_names, dynamic_axes, path)
-        predicted = predicted_saved_bytes(args.placectl, path, batch, seq)
+        predicted = predicted_saved_bytes(args.placectl, path, batch, seq, args.precision)
         ratio = predicted / measured if measured else float("inf")
         worst = max(worst, abs(ratio - 1))
         rows.append((name, batch, measured, predicted, ratio))
