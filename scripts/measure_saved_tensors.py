@@ -10,7 +10,7 @@ model's figure for it. Run with Debian's interpreter:
     /usr/bin/python3 scripts/measure_saved_tensors.py --placectl build/client/placectl [--batch 2] [--out DIR]
 
 Prints one line per model (measured, predicted, ratio) and writes them to DIR/saved_tensors.tsv; exits 1 when a
-model is off by more than --tolerance. The test Memory.SavedTensorsMatchAutograd (tests/CMakeLists.txt) runs it on five models.
+model is off by more than --tolerance. The test Memory.SavedTensorsMatchAutograd (tests/CMakeLists.txt) runs it on six models.
 """
 
 import argparse
