@@ -173,11 +173,19 @@ void GraphBuilder::AddEdge(absl::string_view src, int32_t src_output, absl::stri
 }
 
 absl::StatusOr<Graph> GraphBuilder::Build() && {
-  const int32_t n = static_cast<int32_t>(ops_.size());
-  if (n == 0) return absl::InvalidArgumentError("the graph has no operators");
-
+  if (ops_.empty()) return absl::InvalidArgumentError("the graph has no operators");
   Graph g;
   // Names first: they are how every later error refers to an operator.
+  RETURN_IF_ERROR(IndexNames(g));
+  RETURN_IF_ERROR(TakeOps(g));
+  RETURN_IF_ERROR(TakeEdges(g));
+  IndexEdges(g);
+  RETURN_IF_ERROR(SortTopologically(g));
+  return g;
+}
+
+absl::Status GraphBuilder::IndexNames(Graph& g) const {
+  const int32_t n = static_cast<int32_t>(ops_.size());
   g.by_name_.resize(n);
   std::iota(g.by_name_.begin(), g.by_name_.end(), 0);
   for (const OpSpec& op : ops_) {
@@ -189,7 +197,11 @@ absl::StatusOr<Graph> GraphBuilder::Build() && {
       return absl::InvalidArgumentError(absl::StrCat("duplicate operator name '", ops_[g.by_name_[i]].name, "'"));
     }
   }
+  return absl::OkStatus();
+}
 
+absl::Status GraphBuilder::TakeOps(Graph& g) {
+  const int32_t n = static_cast<int32_t>(ops_.size());
   Interner kinds(&g.device_kinds_), types(&g.op_types_), groups(&g.colocation_groups_), pins(&g.pinned_devices_);
   g.op_name_.reserve(n);
   g.measured_begin_.reserve(n + 1);
@@ -221,37 +233,44 @@ absl::StatusOr<Graph> GraphBuilder::Build() && {
     g.output_begin_.push_back(static_cast<int32_t>(g.outputs_.size()));
   }
   ops_.clear();
+  return absl::OkStatus();
+}
 
-  // Resolve and check edges.
+absl::Status GraphBuilder::ResolveEdge(const Graph& g, size_t i, PendingEdge& pe) {
+  const int32_t n = g.num_ops();
+  if (!pe.src_name.empty() || pe.src == kNone) {
+    pe.src = g.FindOp(pe.src_name);
+    if (pe.src == kNone) {
+      return absl::InvalidArgumentError(absl::StrCat("edge ", i, " comes from unknown operator '", pe.src_name, "'"));
+    }
+  }
+  if (!pe.dst_name.empty() || pe.dst == kNone) {
+    pe.dst = g.FindOp(pe.dst_name);
+    if (pe.dst == kNone) {
+      return absl::InvalidArgumentError(absl::StrCat("edge ", i, " goes to unknown operator '", pe.dst_name, "'"));
+    }
+  }
+  if (pe.src < 0 || pe.src >= n)
+    return absl::InvalidArgumentError(
+        absl::StrCat("edge ", i, " comes from operator id ", pe.src, ", which does not exist"));
+  if (pe.dst < 0 || pe.dst >= n)
+    return absl::InvalidArgumentError(
+        absl::StrCat("edge ", i, " goes to operator id ", pe.dst, ", which does not exist"));
+  const std::string& src_name = g.op_name_[pe.src];
+  if (pe.src_output < 0 || pe.src_output >= g.num_outputs(pe.src)) {
+    return absl::InvalidArgumentError(absl::StrCat("edge '", src_name, "' -> '", g.op_name_[pe.dst], "' uses output ",
+                                                   pe.src_output, " but '", src_name, "' has ", g.num_outputs(pe.src),
+                                                   " output(s)"));
+  }
+  if (pe.src == pe.dst) return absl::InvalidArgumentError(absl::StrCat("operator '", src_name, "' has an edge to itself"));
+  return absl::OkStatus();
+}
+
+absl::Status GraphBuilder::TakeEdges(Graph& g) {
   g.edges_.reserve(edges_.size());
   for (size_t i = 0; i < edges_.size(); ++i) {
     PendingEdge& pe = edges_[i];
-    if (!pe.src_name.empty() || pe.src == kNone) {
-      pe.src = g.FindOp(pe.src_name);
-      if (pe.src == kNone) {
-        return absl::InvalidArgumentError(absl::StrCat("edge ", i, " comes from unknown operator '", pe.src_name, "'"));
-      }
-    }
-    if (!pe.dst_name.empty() || pe.dst == kNone) {
-      pe.dst = g.FindOp(pe.dst_name);
-      if (pe.dst == kNone) {
-        return absl::InvalidArgumentError(absl::StrCat("edge ", i, " goes to unknown operator '", pe.dst_name, "'"));
-      }
-    }
-    if (pe.src < 0 || pe.src >= n)
-      return absl::InvalidArgumentError(
-          absl::StrCat("edge ", i, " comes from operator id ", pe.src, ", which does not exist"));
-    if (pe.dst < 0 || pe.dst >= n)
-      return absl::InvalidArgumentError(
-          absl::StrCat("edge ", i, " goes to operator id ", pe.dst, ", which does not exist"));
-    const std::string& src_name = g.op_name_[pe.src];
-    if (pe.src_output < 0 || pe.src_output >= g.num_outputs(pe.src)) {
-      return absl::InvalidArgumentError(absl::StrCat("edge '", src_name, "' -> '", g.op_name_[pe.dst], "' uses output ",
-                                                     pe.src_output, " but '", src_name, "' has ", g.num_outputs(pe.src),
-                                                     " output(s)"));
-    }
-    if (pe.src == pe.dst)
-      return absl::InvalidArgumentError(absl::StrCat("operator '", src_name, "' has an edge to itself"));
+    RETURN_IF_ERROR(ResolveEdge(g, i, pe));
     int64_t bytes = pe.bytes < 0 ? g.outputs_[g.output_begin_[pe.src] + pe.src_output].bytes : pe.bytes;
     g.edges_.push_back(Edge{pe.src, pe.src_output, pe.dst, bytes});
   }
@@ -267,8 +286,12 @@ absl::StatusOr<Graph> GraphBuilder::Build() && {
           absl::StrCat("duplicate edge '", g.op_name_[a.src], "':", a.src_output, " -> '", g.op_name_[a.dst], "'"));
     }
   }
+  return absl::OkStatus();
+}
 
-  // CSR: out-edges are the sorted edge array; in-edges index into it.
+// CSR: out-edges are the sorted edge array; in-edges index into it.
+void GraphBuilder::IndexEdges(Graph& g) {
+  const int32_t n = g.num_ops();
   g.out_begin_.assign(n + 1, 0);
   g.in_begin_.assign(n + 1, 0);
   for (const Edge& e : g.edges_) {
@@ -280,12 +303,13 @@ absl::StatusOr<Graph> GraphBuilder::Build() && {
     g.in_begin_[v + 1] += g.in_begin_[v];
   }
   g.in_edge_ids_.resize(g.edges_.size());
-  {
-    std::vector<int32_t> fill(g.in_begin_.begin(), g.in_begin_.end() - 1);
-    for (EdgeId e = 0; e < static_cast<EdgeId>(g.edges_.size()); ++e) g.in_edge_ids_[fill[g.edges_[e].dst]++] = e;
-  }
+  std::vector<int32_t> fill(g.in_begin_.begin(), g.in_begin_.end() - 1);
+  for (EdgeId e = 0; e < static_cast<EdgeId>(g.edges_.size()); ++e) g.in_edge_ids_[fill[g.edges_[e].dst]++] = e;
+}
 
-  // Kahn's algorithm with a min-heap on OpId: deterministic and independent of edge insertion order.
+// Kahn's algorithm with a min-heap on OpId: deterministic and independent of edge insertion order.
+absl::Status GraphBuilder::SortTopologically(Graph& g) {
+  const int32_t n = g.num_ops();
   std::vector<int32_t> remaining(n);
   for (OpId v = 0; v < n; ++v) remaining[v] = g.in_degree(v);
   std::priority_queue<OpId, std::vector<OpId>, std::greater<>> ready;
@@ -306,7 +330,7 @@ absl::StatusOr<Graph> GraphBuilder::Build() && {
   }
   g.topo_rank_.resize(n);
   for (int32_t i = 0; i < n; ++i) g.topo_rank_[g.topo_order_[i]] = i;
-  return g;
+  return absl::OkStatus();
 }
 
 }  // namespace placement

@@ -188,6 +188,14 @@ class GraphBuilder {
     std::string src_name;  // set when added by name and not resolved yet
     std::string dst_name;
   };
+  // Build's steps, in order; each fails with the message that names what is wrong.
+  absl::Status IndexNames(Graph& g) const;
+  absl::Status TakeOps(Graph& g);
+  static absl::Status ResolveEdge(const Graph& g, size_t i, PendingEdge& pe);
+  absl::Status TakeEdges(Graph& g);
+  static void IndexEdges(Graph& g);
+  static absl::Status SortTopologically(Graph& g);
+
   std::vector<OpSpec> ops_;
   std::vector<PendingEdge> edges_;
 };
