@@ -79,6 +79,39 @@ absl::StatusOr<LoadedGraph> Import(const std::string& path, const std::string& t
   return loaded;
 }
 
+// An export made in eval mode folds each batch normalization into the convolution before it, and a training step
+// of that graph misses what each normalization keeps for its backward (its input, as large as the convolution's
+// output): a third to a half of a convolutional network's activations. The warning for a convolutional graph with
+// no normalization operator, or none.
+std::optional<std::string> FoldedNormalizationWarning(const Graph& g) {
+  bool convolutions = false;
+  for (OpId u = 0; u < g.num_ops(); ++u) {
+    const absl::string_view type = g.op_type(u);
+    if (absl::StrContains(type, "Normalization")) return std::nullopt;
+    convolutions = convolutions || type == "Conv";
+  }
+  if (!convolutions) return std::nullopt;
+  return "training a convolutional ONNX model without normalization operators: if the model has batch "
+         "normalization, an eval-mode export folded it and this step's memory misses what each keeps for the "
+         "backward; export with torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING) for training";
+}
+
+// The graph a step runs: the forward graph's tensors in the options' precision, expanded into a training step
+// with `options.training`.
+absl::StatusOr<Graph> StepGraph(const Graph& forward, const GraphLoadOptions& options) {
+  absl::StatusOr<Precision> precision = ParsePrecision(options.precision);
+  if (!precision.ok()) return precision.status();
+  absl::StatusOr<Graph> graph = ApplyPrecision(forward, *precision, /*inference=*/!options.training);
+  if (!graph.ok() || !options.training) return graph;
+  TrainingOptions training;
+  training.backward_multiplier = options.backward_multiplier;
+  training.precision = *precision;
+  absl::StatusOr<Optimizer> optimizer = ParseOptimizer(options.optimizer);
+  if (!optimizer.ok()) return optimizer.status();
+  training.optimizer = *optimizer;
+  return BuildTrainingGraph(*graph, training);
+}
+
 }  // namespace
 
 bool SetsOnnxOptions(const GraphLoadOptions& o) {
@@ -99,33 +132,6 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseDims(const std::vector<std::
     dims[item.substr(0, eq)] = value;
   }
   return dims;
-}
-
-std::optional<std::string> FoldedNormalizationWarning(const Graph& g) {
-  bool convolutions = false;
-  for (OpId u = 0; u < g.num_ops(); ++u) {
-    const absl::string_view type = g.op_type(u);
-    if (absl::StrContains(type, "Normalization")) return std::nullopt;
-    convolutions = convolutions || type == "Conv";
-  }
-  if (!convolutions) return std::nullopt;
-  return "training a convolutional ONNX model without normalization operators: if the model has batch "
-         "normalization, an eval-mode export folded it and this step's memory misses what each keeps for the "
-         "backward; export with torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING) for training";
-}
-
-absl::StatusOr<Graph> StepGraph(const Graph& forward, const GraphLoadOptions& options) {
-  absl::StatusOr<Precision> precision = ParsePrecision(options.precision);
-  if (!precision.ok()) return precision.status();
-  absl::StatusOr<Graph> graph = ApplyPrecision(forward, *precision, /*inference=*/!options.training);
-  if (!graph.ok() || !options.training) return graph;
-  TrainingOptions training;
-  training.backward_multiplier = options.backward_multiplier;
-  training.precision = *precision;
-  absl::StatusOr<Optimizer> optimizer = ParseOptimizer(options.optimizer);
-  if (!optimizer.ok()) return optimizer.status();
-  training.optimizer = *optimizer;
-  return BuildTrainingGraph(*graph, training);
 }
 
 absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLoadOptions& options) {

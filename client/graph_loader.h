@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,16 +46,6 @@ bool SetsOnnxOptions(const GraphLoadOptions& options);
 // "NAME=VALUE" items of --dim into a map; an item without '=' or with a value that is not a non-negative
 // integer is an error naming it.
 absl::StatusOr<std::map<std::string, int64_t>> ParseDims(const std::vector<std::string>& items);
-
-// An export made in eval mode folds each batch normalization into the convolution before it, and a training step
-// of that graph misses what each normalization keeps for its backward (its input, as large as the convolution's
-// output): a third to a half of a convolutional network's activations. The warning for a convolutional graph with
-// no normalization operator, or none. LoadGraphFile adds it for a training step of an ONNX model.
-std::optional<std::string> FoldedNormalizationWarning(const Graph& g);
-
-// The graph a step runs: the forward graph's tensors in the options' precision, expanded into a training step
-// with `options.training`. How LoadGraphFile makes it, and `placectl memory` for each batch it tries.
-absl::StatusOr<Graph> StepGraph(const Graph& forward, const GraphLoadOptions& options);
 
 absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLoadOptions& options = {});
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,7 +10,6 @@
 #include "absl/strings/str_format.h"
 #include "graph/cost_model.h"
 #include "graph/placement.h"
-#include "graph/training.h"
 #include "graph/units.h"
 #include "nlohmann/json.hpp"
 #include "simulator/memory_breakdown.h"
@@ -100,29 +98,21 @@ std::string Json(const MemoryOptions& o, const Breakdown& b) {
 
 // One step's memory at `batch` (0: the graph's own, or the importer's default).
 absl::StatusOr<Breakdown> MeasureAt(const MemoryOptions& o, int64_t batch) {
-  GraphLoadOptions forward_load = o.load;
-  forward_load.training = false;
-  forward_load.precision = "fp32";  // StepGraph applies it, with the training step
-  forward_load.batch = batch;
-  absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(o.graph_path, forward_load);
+  GraphLoadOptions load = o.load;
+  load.batch = batch;
+  absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(o.graph_path, load);  // the step, as place would run it
   if (!loaded.ok()) return loaded.status();
   const std::string devices = o.devices.empty() && o.topology_file.empty() ? "1xH100" : o.devices;
   absl::StatusOr<Topology> topology = ResolveTopology(loaded->problem, o.topology_file, devices);
   if (!topology.ok()) return topology.status();
-  const Graph& forward = loaded->problem.graph;
 
   Breakdown b;
   b.warnings = loaded->warnings;
-  if (o.load.training && loaded->format == "onnx") {
-    if (std::optional<std::string> w = FoldedNormalizationWarning(forward)) b.warnings.push_back(*std::move(w));
-  }
   b.batchable = loaded->format == "onnx";
   b.device = topology->devices()[0].name;
   b.kind = topology->devices()[0].kind;
   b.capacity = topology->devices()[0].memory_bytes;
-  absl::StatusOr<Graph> step = StepGraph(forward, o.load);
-  if (!step.ok()) return step.status();
-  if (absl::Status s = MeasureOnOneDevice(*step, *topology, &b); !s.ok()) return s;
+  if (absl::Status s = MeasureOnOneDevice(loaded->problem.graph, *topology, &b); !s.ok()) return s;
   return b;
 }
 

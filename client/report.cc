@@ -78,6 +78,7 @@ std::string ReportJson(const Report& r) {
     out["bytes_moved"] = e.simulation.bytes_moved;
   }
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+  const std::vector<MemoryBreakdown> memory = BreakDownMemory(*r.graph, *r.placement, e.devices);
   for (DeviceId d = 0; d < r.topology->num_devices(); ++d) {
     const DeviceScore& s = e.devices[d];
     devices.push_back({{"name", r.topology->device(d).name},
@@ -85,7 +86,7 @@ std::string ReportJson(const Report& r) {
                        {"busy", s.busy},
                        {"load", s.load},
                        {"peak_memory", s.peak_memory},
-                       {"memory", MemoryJson(s.memory)},
+                       {"memory", MemoryJson(memory[d])},
                        {"capacity", s.capacity},
                        {"oom", s.oom}});
   }
@@ -149,9 +150,10 @@ std::string ReportTable(const Report& r) {
                                           throughput ? Time(s.load, r.time_unit) : "", Memory(s.peak_memory),
                                           s.capacity > 0 ? Memory(s.capacity) : "unlimited", s.oom ? "OOM" : ""));
   }
+  const std::vector<MemoryBreakdown> breakdown = BreakDownMemory(*r.graph, *r.placement, e.devices);
   std::vector<DeviceMemory> memory;
   for (DeviceId d = 0; d < r.topology->num_devices(); ++d) {
-    memory.push_back(DeviceMemory{r.topology->device(d).name, e.devices[d].memory});
+    memory.push_back(DeviceMemory{r.topology->device(d).name, breakdown[d]});
   }
   absl::StrAppend(&out, MemoryBreakdownTable(memory));
   absl::StrAppend(&out, BlocksTable(r));

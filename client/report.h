@@ -11,6 +11,7 @@
 #include "graph/module_map.h"
 #include "graph/placement.h"
 #include "graph/problem.h"
+#include "simulator/memory_breakdown.h"
 #include "simulator/objectives.h"
 
 namespace placement::cli {

@@ -36,34 +36,21 @@ bool In(const absl::string_view (&list)[N], absl::string_view type) {
   return std::find(std::begin(list), std::end(list), type) != std::end(list);
 }
 
-// A layout operator over weights only (the Identity, Transpose or Slice an exporter puts between an initializer and
-// its reader): the parameter itself, which stays in float32 under autocast and is cast by the reader.
-bool IsWeightLayout(const Graph& g, OpId u, const std::vector<int32_t>& width, const std::vector<uint8_t>& weight) {
-  if (!IsLayoutOp(g.op_type(u))) return false;
-  bool reads_weight = g.param_bytes(u) > 0;
-  for (EdgeId e : g.in_edges(u)) {
-    const TensorId t = g.edge_tensor(e);
-    if (width[t] > 0) return false;  // an activation
-    reads_weight = reads_weight || weight[t];
-  }
-  return reads_weight;
-}
+int64_t Scaled(int64_t bytes, int32_t width) { return width == 0 ? bytes : bytes / 4 * width; }
 
-// Bytes per element of each float tensor under autocast, by operator in topological order; 0 for tensors left as
-// exported.
-std::vector<int32_t> WidthsWithLowAt(const Graph& g, int32_t low_width) {
+}  // namespace
+
+std::vector<int32_t> AutocastWidths(const Graph& g) {
   std::vector<int32_t> width(g.num_tensors(), 0);
-  std::vector<uint8_t> weight(g.num_tensors(), 0);  // a weight as the exporter laid it out: no promotion input
+  // A weight as the exporter laid it out (the Identity, Transpose or Slice between an initializer and its reader)
+  // is the parameter itself: float32 under autocast, cast by its reader, and no input to type promotion.
+  const std::vector<uint8_t> weight = WeightViews(g, TensorsRequiringGrad(g));
   for (OpId u : g.topo_order()) {
     const absl::string_view type = g.op_type(u);
-    if (In(kNotFloat, type)) continue;
-    if (IsWeightLayout(g, u, width, weight)) {
-      for (int32_t k = 0; k < g.num_outputs(u); ++k) weight[g.first_output(u) + k] = 1;
-      continue;
-    }
+    if (In(kNotFloat, type) || (g.num_outputs(u) > 0 && weight[g.first_output(u)])) continue;
     int32_t w = 4;
     if (RunsInLowPrecision(type)) {
-      w = low_width;
+      w = 2;
     } else if (!In(kFloat32, type)) {  // promotes: the widest float input, float32 when it reads none
       int32_t widest = 0;
       for (EdgeId e : g.in_edges(u)) widest = std::max(widest, width[g.edge_tensor(e)]);
@@ -77,10 +64,6 @@ std::vector<int32_t> WidthsWithLowAt(const Graph& g, int32_t low_width) {
   }
   return width;
 }
-
-int64_t Scaled(int64_t bytes, int32_t width) { return width == 0 ? bytes : bytes / 4 * width; }
-
-}  // namespace
 
 absl::string_view PrecisionName(Precision p) {
   for (const auto& [precision, name] : kNames) {
@@ -101,8 +84,6 @@ absl::StatusOr<Precision> ParsePrecision(absl::string_view name) {
 
 bool RunsInLowPrecision(absl::string_view op_type) { return In(kLowPrecision, op_type); }
 
-std::vector<int32_t> AutocastWidths(const Graph& g) { return WidthsWithLowAt(g, 2); }
-
 int64_t AutocastWeightCopyBytes(const Graph& g, OpId u, Precision p) {
   if (!IsAutocast(p) || !RunsInLowPrecision(g.op_type(u))) return 0;
   return g.param_bytes(u) / 2;
@@ -110,13 +91,8 @@ int64_t AutocastWeightCopyBytes(const Graph& g, OpId u, Precision p) {
 
 absl::StatusOr<Graph> ApplyPrecision(const Graph& g, Precision p, bool inference) {
   if (p == Precision::kFp32) return g;
-  std::vector<int32_t> width;
-  if (IsAutocast(p)) {
-    width = WidthsWithLowAt(g, 2);
-  } else {  // the whole model in 16 bits: every float tensor halves
-    width = WidthsWithLowAt(g, 2);
-    std::replace(width.begin(), width.end(), 4, 2);
-  }
+  std::vector<int32_t> width = AutocastWidths(g);
+  if (!IsAutocast(p)) std::replace(width.begin(), width.end(), 4, 2);  // the whole model in 16 bits
   GraphBuilder builder;
   for (OpId u = 0; u < g.num_ops(); ++u) {
     OpSpec spec = SpecOf(g, u);

@@ -129,23 +129,6 @@ bool IsLayoutOp(absl::string_view type) {
 
 namespace {
 
-// A layout operator whose inputs are weights, weight views or constants (an embedding's Gather reads token ids,
-// which are no edge of the graph, so it is no layout operator here).
-void MarkWeightViews(const Graph& g, SavedTensors* saved) {
-  for (OpId u : g.topo_order()) {
-    if (!IsLayoutOp(g.op_type(u))) continue;
-    bool from_weights = g.param_bytes(u) > 0;
-    bool only_weights = true;
-    for (EdgeId e : g.in_edges(u)) {
-      const TensorId t = g.edge_tensor(e);
-      from_weights = from_weights || saved->weight_view[t];
-      only_weights = only_weights && (saved->weight_view[t] || !saved->requires_grad[t]);
-    }
-    if (!from_weights || !only_weights) continue;
-    for (int32_t k = 0; k < g.num_outputs(u); ++k) saved->weight_view[g.first_output(u) + k] = 1;
-  }
-}
-
 // The largest input of u (its data; a slice's starts and ends, a reshape's shape are small constants), or kNone.
 EdgeId DataInput(const Graph& g, OpId u) {
   EdgeId data = kNone;
@@ -253,6 +236,29 @@ void SaveFusedPatternInputs(const Graph& g, SavedTensors* saved) {
 
 }  // namespace
 
+std::vector<uint8_t> TensorsRequiringGrad(const Graph& g) {
+  std::vector<uint8_t> requires_grad(g.num_tensors(), 0);
+  MarkRequiringGrad(g, &requires_grad);
+  return requires_grad;
+}
+
+std::vector<uint8_t> WeightViews(const Graph& g, const std::vector<uint8_t>& requires_grad) {
+  std::vector<uint8_t> weight_view(g.num_tensors(), 0);
+  for (OpId u : g.topo_order()) {
+    if (!IsLayoutOp(g.op_type(u))) continue;
+    bool from_weights = g.param_bytes(u) > 0;
+    bool only_weights = true;
+    for (EdgeId e : g.in_edges(u)) {
+      const TensorId t = g.edge_tensor(e);
+      from_weights = from_weights || weight_view[t];
+      only_weights = only_weights && (weight_view[t] || !requires_grad[t]);
+    }
+    if (!from_weights || !only_weights) continue;
+    for (int32_t k = 0; k < g.num_outputs(u); ++k) weight_view[g.first_output(u) + k] = 1;
+  }
+  return weight_view;
+}
+
 const SavedTensorRule* FindSavedTensorRule(absl::string_view op_type) {
   const auto& index = RuleIndex();
   auto it = index.find(op_type);
@@ -261,13 +267,11 @@ const SavedTensorRule* FindSavedTensorRule(absl::string_view op_type) {
 
 SavedTensors PlanSavedTensors(const Graph& g) {
   SavedTensors saved;
-  saved.requires_grad.assign(g.num_tensors(), 0);
+  saved.requires_grad = TensorsRequiringGrad(g);
+  saved.weight_view = WeightViews(g, saved.requires_grad);
   saved.edge_saved.assign(g.num_edges(), 0);
   saved.output_saved.assign(g.num_tensors(), 0);
   saved.extra_bytes.assign(g.num_ops(), 0);
-  saved.weight_view.assign(g.num_tensors(), 0);
-  MarkRequiringGrad(g, &saved.requires_grad);
-  MarkWeightViews(g, &saved);
   for (OpId u = 0; u < g.num_ops(); ++u) {
     if (saved.differentiable(g, u)) MarkSaved(g, u, &saved);
   }

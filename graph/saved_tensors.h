@@ -42,6 +42,12 @@ struct SavedTensorRule {
 // views in PyTorch, or the exporter's rearrangement of a weight.
 bool IsLayoutOp(absl::string_view type);
 
+// Per tensor: it requires a gradient (SavedTensors::requires_grad).
+std::vector<uint8_t> TensorsRequiringGrad(const Graph& g);
+// Per tensor: a weight as laid out for its reader (SavedTensors::weight_view): the output of a layout operator
+// that reads weights, weight views or what needs no gradient, and no activation.
+std::vector<uint8_t> WeightViews(const Graph& g, const std::vector<uint8_t>& requires_grad);
+
 // The rule for an op type, or nullptr for a type the table does not name.
 const SavedTensorRule* FindSavedTensorRule(absl::string_view op_type);
 

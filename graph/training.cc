@@ -95,7 +95,10 @@ absl::Status CheckForward(const Graph& g, const TrainingOptions& options) {
       }
     }
   }
-  const TrainingGraphSize size = TrainingGraphSizeOf(g, options);
+  return absl::OkStatus();
+}
+
+absl::Status CheckSize(const TrainingGraphSize& size) {
   if (size.ops > std::numeric_limits<int32_t>::max() || size.edges > std::numeric_limits<int32_t>::max()) {
     return absl::InvalidArgumentError(absl::StrCat("the training graph would have ", size.ops, " operators and ",
                                                    size.edges, " edges, more than 32-bit ids can number"));
@@ -118,8 +121,8 @@ class GroupNamer {
 };
 
 // What autograd keeps, under autocast with what a 16-bit operator casts among what is no tensor of the graph: its
-// weights' copy (held by it or laid out for it), and the copy of each float32 input it keeps (a matrix product after a layer norm or a softmax
-// keeps its 16-bit cast of their output, one per reader, and not the float32 output).
+// weights' copy (held by it or laid out for it), and the copy of each float32 input it keeps (a matrix product
+// after a layer norm or a softmax keeps its 16-bit cast of their output, one per reader, not the float32 output).
 SavedTensors PlanSavedTensorsUnder(const Graph& g, const TrainingOptions& options) {
   SavedTensors saved = PlanSavedTensors(g);
   if (!IsAutocast(options.precision)) return saved;
@@ -152,6 +155,20 @@ int64_t SavedEdgeCount(const Graph& g, OpId u, const SavedTensors& saved) {
   for (EdgeId e : g.in_edges(u)) edges += saved.edge_saved[e];
   if (saved.extra_bytes[u] > 0) ++edges;
   return edges;
+}
+
+// The size BuildTrainingGraph's result will have, from what the forward operators save.
+TrainingGraphSize SizeWith(const Graph& g, const TrainingOptions& options, const SavedTensors& saved) {
+  TrainingGraphSize size;
+  size.ops = 2 * int64_t{g.num_ops()};
+  size.edges = g.num_edges();
+  for (OpId u = 0; u < g.num_ops(); ++u) {
+    const int consumers = HasWeightGradient(g, u, options) ? 2 : 1;
+    size.ops += 2 * (consumers - 1);
+    size.edges += consumers - 1;  // wgrad -> update
+    size.edges += int64_t{consumers} * SavedEdgeCount(g, u, saved);
+  }
+  return size;
 }
 
 // The edges into every backward operator: what its forward operator saves (graph/saved_tensors.h) and the gradient
@@ -197,18 +214,9 @@ absl::StatusOr<Optimizer> ParseOptimizer(absl::string_view name) {
 }
 
 TrainingGraphSize TrainingGraphSizeOf(const Graph& g, const TrainingOptions& options) {
-  const SavedTensors saved = PlanSavedTensorsUnder(g, options);
-  TrainingGraphSize size;
-  size.ops = 2 * int64_t{g.num_ops()};
-  size.edges = g.num_edges();
-  for (OpId u = 0; u < g.num_ops(); ++u) {
-    const int consumers = HasWeightGradient(g, u, options) ? 2 : 1;
-    size.ops += 2 * (consumers - 1);
-    size.edges += consumers - 1;  // wgrad -> update
-    size.edges += int64_t{consumers} * SavedEdgeCount(g, u, saved);
-  }
-  return size;
+  return SizeWith(g, options, PlanSavedTensorsUnder(g, options));
 }
+
 
 absl::StatusOr<Graph> BuildTrainingGraph(const Graph& forward, const TrainingOptions& options) {
   RETURN_IF_ERROR(CheckForward(forward, options));
@@ -221,6 +229,7 @@ absl::StatusOr<Graph> BuildTrainingGraph(const Graph& forward, const TrainingOpt
   std::vector<OpSpec> specs;
   specs.reserve(n);
   const SavedTensors saved = PlanSavedTensorsUnder(g, options);
+  RETURN_IF_ERROR(CheckSize(SizeWith(g, options, saved)));
   for (OpId u = 0; u < n; ++u) {
     specs.push_back(SpecOf(g, u));
     if (specs.back().colocation_group.empty()) specs.back().colocation_group = groups.NewGroup(specs.back().name);

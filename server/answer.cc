@@ -9,11 +9,13 @@
 #include "graph/placement_json.h"
 #include "server/request_decoder.h"
 #include "simulator/collectives.h"
+#include "simulator/memory_breakdown.h"
 
 namespace placement::server {
 namespace pb = ::placement::v1;
 
-void FillScore(const Evaluation& e, const Topology& topology, absl::string_view time_unit, pb::Score* score) {
+void FillScore(const Evaluation& e, const Graph& graph, const Placement& placement, const Topology& topology,
+               absl::string_view time_unit, pb::Score* score) {
   score->set_objective(ObjectiveToProto(e.objective));
   score->set_value(e.value);
   score->set_lower_bound(e.bound.value);
@@ -25,6 +27,7 @@ void FillScore(const Evaluation& e, const Topology& topology, absl::string_view 
   score->set_largest_unit(e.bound.largest_unit);
   score->set_min_devices_for_memory(e.bound.min_devices_for_memory);
   score->mutable_devices()->Reserve(static_cast<int>(e.devices.size()));
+  const std::vector<MemoryBreakdown> breakdown = BreakDownMemory(graph, placement, e.devices);
   for (size_t d = 0; d < e.devices.size(); ++d) {
     const DeviceScore& in = e.devices[d];
     pb::DeviceScore* out = score->add_devices();
@@ -36,11 +39,11 @@ void FillScore(const Evaluation& e, const Topology& topology, absl::string_view 
     out->set_out_of_memory(in.oom);
     out->set_utilization(e.value > 0 ? in.busy / e.value : 0);
     pb::MemoryBreakdown* memory = out->mutable_memory();
-    memory->set_parameters_bytes(in.memory.parameters);
-    memory->set_gradients_bytes(in.memory.gradients);
-    memory->set_optimizer_bytes(in.memory.optimizer);
-    memory->set_activations_bytes(in.memory.activations);
-    memory->set_workspace_bytes(in.memory.workspace);
+    memory->set_parameters_bytes(breakdown[d].parameters);
+    memory->set_gradients_bytes(breakdown[d].gradients);
+    memory->set_optimizer_bytes(breakdown[d].optimizer);
+    memory->set_activations_bytes(breakdown[d].activations);
+    memory->set_workspace_bytes(breakdown[d].workspace);
   }
 }
 
@@ -53,7 +56,7 @@ pb::PlaceResponse AnswerFromResult(const PlacerResult& result, const Graph& grap
     a->set_op(std::string(graph.name(u)));
     a->set_device(topology.device(result.placement.device[u]).name);
   }
-  FillScore(result.evaluation, topology, time_unit, out.mutable_score());
+  FillScore(result.evaluation, graph, result.placement, topology, time_unit, out.mutable_score());
   out.set_algorithm(result.algorithm);
   out.set_proven_optimal(result.proven_optimal);
   out.set_best_bound(result.best_bound);

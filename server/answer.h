@@ -11,10 +11,10 @@
 
 namespace placement::server {
 
-// Objective, value, bound with its parts, ratio, memory fit and, per device, busy time, load, peak memory,
-// capacity and utilization (busy / value).
-void FillScore(const Evaluation& evaluation, const Topology& topology, absl::string_view time_unit,
-               placement::v1::Score* score);
+// Objective, value, bound with its parts, ratio, memory fit and, per device, busy time, load, peak memory and what
+// it holds by kind (of `placement` of `graph`), capacity and utilization (busy / value).
+void FillScore(const Evaluation& evaluation, const Graph& graph, const Placement& placement, const Topology& topology,
+               absl::string_view time_unit, placement::v1::Score* score);
 
 // Assignment (operator order), score, algorithm, proof and notes. The caller adds what is not the placer's:
 // graph hash, warnings, policy version, request id, cache flag, timing.

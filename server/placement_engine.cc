@@ -402,7 +402,7 @@ absl::StatusOr<pb::SimulateResponse> PlacementEngine::Simulate(const pb::Simulat
   if (!evaluation.ok()) return evaluation.status();
 
   pb::SimulateResponse response;
-  FillScore(*evaluation, input->topology, input->time_unit, response.mutable_score());
+  FillScore(*evaluation, input->graph, *placement, input->topology, input->time_unit, response.mutable_score());
   response.set_graph_hash(GraphHash(input->graph));
   for (const std::string& w : input->warnings) response.add_warnings(w);
   SetCostSources(input->cost_sources, response.mutable_cost_sources());

@@ -25,7 +25,8 @@ void AddKeptActivations(const Graph& g, const Placement& placement, std::vector<
     const TensorId t = g.edge_tensor(e);
     if (counted[t]) continue;
     counted[t] = 1;
-    (*out)[placement.device[edge.src]].activations += g.tensor(t).bytes;
+    const DeviceId d = placement.device[edge.src];
+    if (d < static_cast<DeviceId>(out->size())) (*out)[d].activations += g.tensor(t).bytes;
   }
 }
 
@@ -36,6 +37,7 @@ std::vector<MemoryBreakdown> BreakDownMemory(const Graph& g, const Placement& pl
   std::vector<MemoryBreakdown> out(num_devices);
   bool training = false;
   for (OpId u = 0; u < g.num_ops(); ++u) {
+    if (placement.device[u] >= num_devices) continue;  // a device the caller reports nothing for
     MemoryBreakdown& m = out[placement.device[u]];
     m.workspace = std::max(m.workspace, g.temp_bytes(u));
     if (!g.is_backward(u)) {
@@ -56,6 +58,14 @@ std::vector<MemoryBreakdown> BreakDownMemory(const Graph& g, const Placement& pl
     out[d].activations = std::max<int64_t>(0, peak_memory[d] - out[d].parameters - out[d].workspace);
   }
   return out;
+}
+
+std::vector<MemoryBreakdown> BreakDownMemory(const Graph& g, const Placement& placement,
+                                             const std::vector<DeviceScore>& devices) {
+  std::vector<int64_t> peaks;
+  peaks.reserve(devices.size());
+  for (const DeviceScore& s : devices) peaks.push_back(s.peak_memory);
+  return BreakDownMemory(g, placement, static_cast<int32_t>(devices.size()), peaks);
 }
 
 }  // namespace placement

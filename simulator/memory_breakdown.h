@@ -6,6 +6,7 @@
 
 #include "graph/graph.h"
 #include "graph/placement.h"
+#include "simulator/objectives.h"
 
 namespace placement {
 
@@ -23,5 +24,10 @@ struct MemoryBreakdown {
 // live set of an inference graph, which has no backward. Linear in the size of the graph.
 std::vector<MemoryBreakdown> BreakDownMemory(const Graph& g, const Placement& placement, int32_t num_devices,
                                              const std::vector<int64_t>& peak_memory);
+
+// The same for an evaluated placement, one per device of its evaluation, for the answers that report it (a pass
+// over the graph kept out of Evaluate, which searches and training call many times).
+std::vector<MemoryBreakdown> BreakDownMemory(const Graph& g, const Placement& placement,
+                                             const std::vector<DeviceScore>& devices);
 
 }  // namespace placement

@@ -64,14 +64,6 @@ absl::Status ScoreTarnawski(const CostModel& costs, const Placement& placement, 
   return absl::OkStatus();
 }
 
-void AddMemoryBreakdown(const CostModel& costs, const Placement& placement, Evaluation* ev) {
-  std::vector<int64_t> peaks;
-  for (const DeviceScore& s : ev->devices) peaks.push_back(s.peak_memory);
-  std::vector<MemoryBreakdown> memory =
-      BreakDownMemory(costs.graph(), placement, costs.topology().num_devices(), peaks);
-  for (size_t d = 0; d < ev->devices.size() && d < memory.size(); ++d) ev->devices[d].memory = memory[d];
-}
-
 }  // namespace
 
 absl::string_view ObjectiveName(Objective o) {
@@ -194,7 +186,6 @@ absl::StatusOr<Evaluation> Evaluate(const CostModel& costs, const Placement& pla
     }
   }
   ev.fits_memory = std::none_of(ev.devices.begin(), ev.devices.end(), [](const DeviceScore& s) { return s.oom; });
-  AddMemoryBreakdown(costs, placement, &ev);
   ev.bound = ComputeLowerBound(costs, objective, cost_model);
   ev.ratio = ev.bound.value > 0 ? ev.value / ev.bound.value : 1.0;
   return ev;

@@ -23,7 +23,6 @@
 #include "graph/placement.h"
 #include "simulator/simulator.h"
 #include "simulator/tarnawski_latency.h"
-#include "simulator/memory_breakdown.h"
 
 namespace placement {
 
@@ -64,7 +63,6 @@ struct DeviceScore {
   int64_t peak_memory = 0;
   int64_t capacity = 0;
   bool oom = false;
-  MemoryBreakdown memory;  // what the peak is made of, by kind (simulator/memory_breakdown.h)
 };
 
 struct Evaluation {
