@@ -107,6 +107,35 @@ void GatherTensors(const CostModel& costs, const ParallelPlan& plan, PlanFacts& 
   for (auto& [key, x] : traffic) f.traffic.push_back(x);
 }
 
+// The stage's weight gradients in buckets, by the order of the backward operators (their ids: autograd's order,
+// graph/training.h), each bucket ready when the stage's backward pass, run in that order at the slowest replica's
+// pace, has produced its last gradient.
+void GatherBuckets(const CostModel& costs, const ParallelPlan& plan, PlanFacts& f) {
+  const Graph& g = costs.graph();
+  std::vector<double> elapsed(plan.stages.size(), 0), first_total(plan.stages.size(), 0);
+  for (OpId op = 0; op < g.num_ops(); ++op) {
+    if (g.is_backward(op) && !IsOptimizerUpdate(g, op))
+      first_total[plan.stage_of_op[op]] += costs.op_time(op, plan.stages[plan.stage_of_op[op]].devices.front());
+  }
+  for (OpId op = 0; op < g.num_ops(); ++op) {
+    if (!g.is_backward(op) || IsOptimizerUpdate(g, op)) continue;
+    const int32_t s = plan.stage_of_op[op];
+    StageFacts& x = f.stages[s];
+    elapsed[s] += costs.op_time(op, plan.stages[s].devices.front());
+    int64_t gradient = 0;
+    for (EdgeId e = g.out_begin(op); e < g.out_end(op); ++e) {
+      if (IsOptimizerUpdate(g, g.edge(e).dst)) gradient += g.edge(e).bytes;
+    }
+    if (gradient == 0) continue;
+    const int64_t cap = x.buckets.size() <= 1 ? kFirstBucketBytes : kBucketBytes;
+    if (x.buckets.empty() || x.buckets.back().bytes >= cap) x.buckets.emplace_back();
+    GradientBucket& b = x.buckets.back();
+    b.bytes += gradient;
+    b.producers.push_back(op);
+    b.ready = first_total[s] > 0 ? elapsed[s] / first_total[s] * x.backward : 0;
+  }
+}
+
 }  // namespace
 
 PlanFacts GatherPlanFacts(const CostModel& costs, const ParallelPlan& plan) {
@@ -116,6 +145,7 @@ PlanFacts GatherPlanFacts(const CostModel& costs, const ParallelPlan& plan) {
   f.stages.resize(plan.stages.size());
   GatherTimes(costs, plan, f);
   GatherTensors(costs, plan, f);
+  if (f.training) GatherBuckets(costs, plan, f);
   return f;
 }
 

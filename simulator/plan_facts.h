@@ -10,10 +10,22 @@
 
 namespace placement::plan_internal {
 
+// A bucket of weight gradients all-reduced together, as PyTorch's DistributedDataParallel groups them: in the
+// order the backward produces them, the first bucket closing past 1 MiB and the others past 25 MiB (its defaults),
+// each all-reduced as soon as its last gradient is ready, one after another.
+struct GradientBucket {
+  int64_t bytes = 0;
+  std::vector<OpId> producers;  // the backward operators that produce its gradients
+  double ready = 0;             // seconds into the stage's backward pass when its last gradient is produced
+};
+inline constexpr int64_t kFirstBucketBytes = int64_t{1} << 20;
+inline constexpr int64_t kBucketBytes = int64_t{25} << 20;
+
 struct StageFacts {
   double forward = 0, backward = 0, update = 0;  // per micro-batch on the slowest replica (update: per sync)
   double work = 0;                               // every operator's time on the first replica, summed
   int64_t weight_bytes = 0, optimizer_bytes = 0, stash_bytes = 0, working_bytes = 0;
+  std::vector<GradientBucket> buckets;  // training only
 };
 
 // Tensors stage `from` sends stage `to` per micro-batch, aggregated: those with a measured transfer time, and

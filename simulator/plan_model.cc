@@ -74,6 +74,20 @@ void InFlight(const ParallelPlan& plan, int32_t s, StageScore& score) {
   score.weight_versions = plan.global_batch == 0 ? score.in_flight + 1 : 1;
 }
 
+// The seconds the stage's bucketed all-reduce runs past the end of its backward pass: bucket after bucket, each
+// starting once the backward has produced it and the bucket before it is done.
+// A graph whose gradients no update reads (a profile without the optimizer) has no buckets: its all-reduce
+// follows the backward pass.
+double ExposedAllReduce(const Topology& t, const std::vector<DeviceId>& group, const StageFacts& f, double whole) {
+  if (group.size() < 2) return 0;
+  if (f.buckets.empty()) return whole;
+  double finish = 0;
+  for (const plan_internal::GradientBucket& b : f.buckets) {
+    finish = std::max(finish, b.ready) + PlanAllReduce(t, group, static_cast<double>(b.bytes)).seconds;
+  }
+  return std::max(0.0, finish - f.backward);
+}
+
 StageScore ScoreStage(const CostModel& costs, const ParallelPlan& plan, const PlanFacts& facts, int32_t s,
                       AllReducePlan* allreduce) {
   const StageFacts& f = facts.stages[s];
@@ -88,13 +102,16 @@ StageScore ScoreStage(const CostModel& costs, const ParallelPlan& plan, const Pl
     *allreduce = PlanAllReduce(costs.topology(), plan.stages[s].devices, static_cast<double>(gradient_bytes));
   score.allreduce = allreduce->seconds;
   score.allreduce_kind = allreduce->kind;
+  if (facts.training && plan.global_batch > 0)
+    score.allreduce_exposed = ExposedAllReduce(costs.topology(), plan.stages[s].devices, f, allreduce->seconds);
   score.weight_bytes = f.weight_bytes;
   score.optimizer_bytes = f.optimizer_bytes;
   score.stash_bytes = f.stash_bytes;
   score.working_bytes = f.working_bytes;
   InFlight(plan, s, score);
   if (!facts.training) score.weight_versions = 1;
-  score.memory_bytes = f.weight_bytes * score.weight_versions + gradient_bytes + f.optimizer_bytes +
+  const int64_t bucket_bytes = score.replicas > 1 && plan.global_batch > 0 ? gradient_bytes : 0;
+  score.memory_bytes = f.weight_bytes * score.weight_versions + gradient_bytes + bucket_bytes + f.optimizer_bytes +
                        f.stash_bytes * score.in_flight + f.working_bytes;
   for (DeviceId d : plan.stages[s].devices) {
     const int64_t cap = costs.topology().device(d).memory_bytes;
@@ -118,7 +135,7 @@ double FlushStep(const ParallelPlan& plan, const std::vector<StageScore>& st, co
   }
   double tail = 0, back = 0;  // back: how long before the first stage's last backward stage s finishes its own
   for (int32_t s = 0; s < plan.num_stages(); ++s) {
-    tail = std::max(tail, st[s].update + st[s].allreduce - back);
+    tail = std::max(tail, st[s].update + st[s].allreduce_exposed - back);
     back += st[s].backward + (s + 1 < plan.num_stages() ? hop(s + 1, s) : 0);
   }
   return way + others + tail;
@@ -189,7 +206,7 @@ void ScoreOwn(const CostModel& costs, const ParallelPlan& plan, const PlanFacts&
     // goes on with the next in_flight rounds, which then wait for it: it holds the stage back only when it takes
     // longer than they do.
     const double compute = per_sample_compute * (x.forward + x.backward) + rounds * x.update;
-    x.period = g > 0 ? compute + rounds * x.allreduce : std::max(compute, rounds * x.allreduce / x.in_flight);
+    x.period = g > 0 ? compute + rounds * x.allreduce_exposed : std::max(compute, rounds * x.allreduce / x.in_flight);
     AddLinkBusy(t, allreduce, rounds, traffic.busy);
     syncs[s] = rounds;
     ev.stages.push_back(x);
@@ -289,7 +306,8 @@ absl::Status PlanMemoryStatus(const CostModel& costs, const ParallelPlan& plan, 
       absl::StrCat(DescribeStage(costs, plan, worst), " does not fit memory: it needs ",
                    FormatBytes(static_cast<double>(x.memory_bytes)), " per device (weights ",
                    FormatBytes(static_cast<double>(x.weight_bytes)), " x ", x.weight_versions,
-                   " versions and a gradient, optimizer state ", FormatBytes(static_cast<double>(x.optimizer_bytes)),
+                   x.replicas > 1 ? " versions, a gradient and its bucket copy, optimizer state "
+                                  : " versions and a gradient, optimizer state ", FormatBytes(static_cast<double>(x.optimizer_bytes)),
                    ", activations ", FormatBytes(static_cast<double>(x.stash_bytes)), " x ", x.in_flight,
                    " micro-batches in flight), ", FormatBytes(static_cast<double>(short_by)), " more than its ",
                    FormatBytes(static_cast<double>(x.capacity))));

@@ -18,7 +18,8 @@
 // stage or link resource.
 //
 // With a global batch G the pipeline flushes every step: replica k of stage s runs ceil(G / r_s) micro-batches
-// (fewer for the last replicas), all-reduces once and updates once. The step is one micro-batch's way through
+// (fewer for the last replicas), all-reduces once and updates once, as PyTorch's DistributedDataParallel does:
+// the gradients in buckets, each all-reduced while the backward pass of the last micro-batch goes on. The step is one micro-batch's way through
 // every stage and back, plus the bottleneck stage's other micro-batches, plus what the all-reduces and updates
 // of the stages that finish last add; time per sample is the step over G.
 //
@@ -26,7 +27,8 @@
 // global batch, which stashes them; one with a flush), a gradient buffer as large, the optimizer's state (the
 // parameter bytes of backward operators), the activations each micro-batch in flight keeps for its backward
 // pass (the bytes of forward tensors the stage's backward operators read), and the largest operator's working
-// set (its outputs and temporary bytes), with the micro-batches in flight of InFlightMicroBatches
+// set (its outputs and temporary bytes), and with a global batch, for a group of replicas, DistributedDataParallel's gradient buckets (a
+// second copy of the gradients), with the micro-batches in flight of InFlightMicroBatches
 // (simulator/parallel_plan.h). An inference graph has no gradients: no all-reduce, one weight version.
 //
 // PipeDream's model (CostModelKind::kPipeDream) replaces the times with the formulas of PipeDream's planner
@@ -52,6 +54,10 @@ struct StageScore {
   double backward = 0;   // its backward operators, the optimizer's updates apart
   double update = 0;     // the optimizer's updates, once per all-reduce
   double allreduce = 0;  // one all-reduce of the weight gradients over the group
+  // With a global batch: what of the all-reduce runs after the stage's last backward pass ends. The gradients go in
+  // DistributedDataParallel's buckets (plan_facts.h), each all-reduced once the backward has produced it, so most
+  // of the all-reduce overlaps the backward pass.
+  double allreduce_exposed = 0;
   AllReduceKind allreduce_kind = AllReduceKind::kNone;
   double period = 0;  // time per sample the stage allows on its own
   int64_t weight_bytes = 0;

@@ -1,6 +1,7 @@
 #include "simulator/plan_simulation.h"
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
 #include <utility>
 
@@ -68,9 +69,9 @@ class Unroller {
     in_flight_.assign(s_, 0);
     backward_.assign(s_, 0);
     for (OpId v = 0; v < n_; ++v) backward_[p_.stage_of_op[v]] |= g_.is_backward(v) && !IsOptimizerUpdate(g_, v);
-    const plan_internal::PlanFacts facts = plan_internal::GatherPlanFacts(costs, plan);
+    facts_ = plan_internal::GatherPlanFacts(costs, plan);
     for (int32_t s = 0; s < s_; ++s) {
-      const double grad = facts.training ? static_cast<double>(facts.stages[s].weight_bytes) : 0;
+      const double grad = facts_.training ? static_cast<double>(facts_.stages[s].weight_bytes) : 0;
       allreduce_.push_back(PlanAllReduce(costs.topology(), plan.stages[s].devices, grad));
       in_flight_[s] = plan.schedule == Schedule::kGPipe || !backward_[s] ? 0 : InFlightMicroBatches(plan, s);
     }
@@ -196,31 +197,46 @@ class Unroller {
     pending_[s].clear();
   }
 
+  // With a flush, each stage's gradient buckets are all-reduced one after another, each once the replicas' last
+  // micro-batches have produced its gradients (DistributedDataParallel), then the replicas sync.
   void ListStepEnd() {
     for (int32_t s = 0; s < s_; ++s) {
       if (!backward_[s]) continue;
       std::vector<int32_t> lasts;
       for (int32_t q = 0; q < std::min(p_.replicas(s), m_); ++q) lasts.push_back(LastOf(s, q));
-      ListSync(s, lasts, "step");
+      const std::vector<plan_internal::GradientBucket>& buckets = facts_.stages[s].buckets;
+      if (lasts.size() < 2 || buckets.empty()) {
+        ListSync(s, lasts, "step");
+        continue;
+      }
+      for (size_t k = 0; k < buckets.size(); ++k) {
+        bucket_plans_.push_back(std::make_unique<AllReducePlan>(
+            PlanAllReduce(c_.topology(), p_.stages[s].devices, static_cast<double>(buckets[k].bytes))));
+        ListSync(s, lasts, absl::StrCat("bucket", k), bucket_plans_.back().get(), &buckets[k],
+                 /*sync=*/k + 1 == buckets.size());
+      }
     }
   }
 
-  // The all-reduce among the replicas running `micros` (one each), then a sync per replica after its update.
-  void ListSync(int32_t s, const std::vector<int32_t>& micros, const std::string& tag) {
+  // The all-reduce among the replicas running `micros` (one each), the stage's whole gradient or one bucket of it,
+  // then, with `sync`, a sync per replica after its update.
+  void ListSync(int32_t s, const std::vector<int32_t>& micros, const std::string& tag,
+                const AllReducePlan* bucket_plan = nullptr, const plan_internal::GradientBucket* bucket = nullptr,
+                bool sync = true) {
     std::vector<std::vector<int32_t>> steps;  // [step][replica]
-    const AllReducePlan& ar = allreduce_[s];
+    const AllReducePlan& ar = bucket_plan != nullptr ? *bucket_plan : allreduce_[s];
     if (micros.size() > 1 && ar.kind != AllReduceKind::kNone) {
       int32_t t = 0;
       for (const CollectiveStep& step : ar.steps) {
         for (int32_t k = 0; k < step.repeat; ++k, ++t) steps.push_back(ListStep(s, micros, step, tag, t));
       }
       steps.push_back(ListStep(s, micros, CollectiveStep{}, tag, t));  // receives the last chunk
-      collectives_.push_back(Collective{s, micros, steps, {}});
+      collectives_.push_back(Collective{s, micros, steps, {}, bucket});
       for (const CollectiveStep& step : ar.steps) {
         for (int32_t k = 0; k < step.repeat; ++k) collectives_.back().sends.push_back(&step);
       }
     }
-    if (flush_) {
+    if (flush_ && sync) {
       for (int32_t micro : micros) {
         sync_[Slot(micro, s)] =
             Add(Control(absl::StrCat("stage", s + 1, "/sync", tag, "#", micro)), Replica(s, micro), micro);
@@ -266,6 +282,7 @@ class Unroller {
     std::vector<int32_t> micros;
     std::vector<std::vector<int32_t>> steps;   // ids [step][member]
     std::vector<const CollectiveStep*> sends;  // what step t sends
+    const plan_internal::GradientBucket* bucket = nullptr;  // the bucket it all-reduces; null: the stage's gradients
   };
 
   const CostModel& c_;
@@ -278,6 +295,8 @@ class Unroller {
   std::vector<uint8_t> backward_;
   std::vector<AllReducePlan> allreduce_;
   std::vector<Collective> collectives_;
+  plan_internal::PlanFacts facts_;
+  std::vector<std::unique_ptr<AllReducePlan>> bucket_plans_;  // stable: collectives point at their steps
   std::vector<std::vector<int32_t>> pending_;  // per stage: the members of its round whose updates are not listed
 };
 
@@ -310,13 +329,24 @@ void Unroller::Edges(GraphBuilder& b) {
 // Each step's chunk goes to the peer's next step; a device's steps follow one another; the first step waits for
 // the backward passes of its micro-batches, the updates and the syncs for the last step.
 void Unroller::CollectiveEdges(GraphBuilder& b) {
-  for (const Collective& c : collectives_) {
+  for (size_t i = 0; i < collectives_.size(); ++i) {
+    const Collective& c = collectives_[i];
+    // A stage's buckets go one after another on its devices' collective engines.
+    const Collective* previous =
+        c.bucket != nullptr && i > 0 && collectives_[i - 1].bucket != nullptr && collectives_[i - 1].stage == c.stage
+            ? &collectives_[i - 1]
+            : nullptr;
     const int32_t r = p_.replicas(c.stage);
     std::vector<int32_t> member_of(c.micros.size());
     for (size_t k = 0; k < c.micros.size(); ++k) {
       for (int32_t micro = c.micros[k] % r; micro <= c.micros[k]; micro += r) {
-        if (flush_ || micro == c.micros[k]) Order(b, done_[Slot(micro, c.stage)], c.steps[0][k]);
+        if (c.bucket != nullptr && micro == c.micros[k]) {
+          for (OpId v : c.bucket->producers) Order(b, copy_[static_cast<size_t>(micro) * n_ + v], c.steps[0][k]);
+        } else if (flush_ || micro == c.micros[k]) {
+          Order(b, done_[Slot(micro, c.stage)], c.steps[0][k]);
+        }
       }
+      if (previous != nullptr) Order(b, previous->steps.back()[k], c.steps[0][k]);
       Order(b, c.steps.back()[k], sync_[Slot(c.micros[k], c.stage)]);
       for (OpId v = 0; v < n_; ++v) {
         if (p_.stage_of_op[v] == c.stage && IsOptimizerUpdate(g_, v)) {

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "graph/training.h"
 #include "simulator/plan_model.h"
 #include "simulator/tests/test_support.h"
 
@@ -92,6 +93,40 @@ TEST_F(TwoGpus, FlushedStepMatchesTheModel) {
   // Two micro-batches of 6 s a replica, then the all-reduce of 2,000 bytes: 2 steps of 1,000 at 10,000 B/s.
   EXPECT_NEAR((*sim)->step_time, 12.2, 1e-9);
   EXPECT_NEAR(model->step_time, 12.2, 1e-9);
+}
+
+// A training step of six layers of 30 MiB of weights each (forward 1 s, backward 2 s a layer) as
+// BuildTrainingGraph makes it, data-parallel on two GPUs whose link all-reduces the 180 MiB in 6 s: the gradients
+// go in buckets (1 MiB first, then 25 MiB), each all-reduced once the backward has produced it, so all but the last
+// layers' buckets run under the backward pass, in the model and in the simulation alike.
+TEST(PlanSimulation, BucketedAllReduceOverlapsTheBackwardAsDistributedDataParallel) {
+  constexpr int64_t kWeights = int64_t{30} << 20;
+  GraphBuilder b;
+  for (int i = 0; i < 6; ++i) {
+    OpSpec layer = Op("l" + std::to_string(i), 1.0, {1000});
+    layer.param_bytes = kWeights;
+    b.AddOp(std::move(layer));
+    if (i > 0) b.AddEdge("l" + std::to_string(i - 1), 0, "l" + std::to_string(i));
+  }
+  absl::StatusOr<Graph> step = BuildTrainingGraph(Build(std::move(b)));
+  ASSERT_TRUE(step.ok()) << step.status();
+  const double bytes = 6.0 * kWeights;
+  const Topology t = Matrix(Gpus(2), bytes / 6.0);  // a ring of two: 2 steps of half the bytes, 6 s
+  const CostModel c = Costs(*step, t);
+  ParallelPlan plan;
+  plan.stage_of_op.assign(step->num_ops(), 0);
+  plan.stages.push_back(PlanStage{{0, 1}});
+  plan.global_batch = 2;
+  absl::StatusOr<PlanEvaluation> model = EvaluatePlan(c, plan);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const StageScore& x = model->stages[0];
+  EXPECT_NEAR(x.allreduce, 6.0, 0.01);
+  EXPECT_LT(x.allreduce_exposed, 0.5 * x.allreduce);  // the last layer's gradients and what queues behind them
+  EXPECT_GT(x.allreduce_exposed, 0.0);
+  EXPECT_LT(model->step_time, x.forward + x.backward + x.update + x.allreduce - 2.0);
+  absl::StatusOr<std::unique_ptr<PlanSimulation>> sim = SimulatePlan(c, plan);
+  ASSERT_TRUE(sim.ok()) << sim.status();
+  EXPECT_NEAR((*sim)->step_time, model->step_time, 0.02 * model->step_time);
 }
 
 TEST_F(TwoGpus, AllReduceStepsUseTheLinksNotTheDevicesQueues) {
