@@ -49,7 +49,7 @@ int Finish(const std::string& command, const absl::StatusOr<std::string>& out) {
   return kExitOk;
 }
 
-int UsageError(const std::string& why) {
+int ExitWithUsage(const std::string& why) {
   std::cerr << "placectl: " << why << " (placectl help)\n";
   return kExitUsage;
 }
@@ -87,15 +87,15 @@ TrainOptions TrainOptionsFromFlags(const std::vector<std::string>& operands, con
 std::optional<int> RunLifecycleCommand(const std::string& command, const std::vector<std::string>& operands,
                                        const GraphLoadOptions& load, char** argv) {
   if (command == "train") {
-    if (operands.empty()) return UsageError("train takes one or more GRAPHs or folders of them");
+    if (operands.empty()) return ExitWithUsage("train takes one or more GRAPHs or folders of them");
     return Finish(command, RunTrainCommand(TrainOptionsFromFlags(operands, load, argv), argv));
   }
   if (command == "curve") {
-    if (operands.size() != 2) return UsageError("curve takes a TSV and the SVG to write");
+    if (operands.size() != 2) return ExitWithUsage("curve takes a TSV and the SVG to write");
     return Finish(command, RunCurve(operands[0], operands[1]));
   }
   if (command == "reload") {
-    if (!operands.empty()) return UsageError("reload takes no arguments (--policy NAME, --weights FILE)");
+    if (!operands.empty()) return ExitWithUsage("reload takes no arguments (--policy NAME, --weights FILE)");
     ReloadOptions o;
     o.server = absl::GetFlag(FLAGS_server).empty() ? kDefaultServer : absl::GetFlag(FLAGS_server);
     o.policy = absl::GetFlag(FLAGS_policy);

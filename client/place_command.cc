@@ -1,6 +1,7 @@
 #include "client/place_command.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -11,8 +12,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "client/chart_file.h"
+#include "client/exit_codes.h"
 #include "client/report.h"
 #include "graph/canonical.h"
+#include "graph/status_macros.h"
 #include "policy/parallel/hybrid_placer.h"
 #include "policy/placer.h"
 #include "policy/placer_families.h"
@@ -35,71 +38,177 @@ std::string ObjectiveList(const Placer& p) {
 absl::StatusOr<absl::Duration> ParseDeadline(const std::string& text) {
   absl::Duration d;
   if (!absl::ParseDuration(text, &d) || d <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--deadline '", text, "' is not a positive duration such as 500ms, 2s or 1m"));
+    return UsageError(absl::StrCat("--deadline '", text, "' is not a positive duration such as 500ms, 2s or 1m"));
   }
   return d;
 }
 
 }  // namespace
 
-absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
-  if (o.output != "table" && o.output != "json") {
-    return absl::InvalidArgumentError(absl::StrCat("--output '", o.output, "' is not one of table, json"));
+absl::StatusOr<BatchSplit> SplitGlobalBatch(int64_t samples, int64_t micro_batch, int32_t devices) {
+  if (samples < 1) return UsageError(absl::StrCat("--batch ", samples, " is not a positive batch"));
+  BatchSplit split;
+  split.global_samples = samples;
+  if (micro_batch > 0) {
+    if (samples % micro_batch != 0) {
+      int64_t below = micro_batch;
+      while (samples % below != 0) --below;
+      return UsageError(absl::StrCat("--micro_batch ", micro_batch, " does not divide --batch ", samples,
+                                     ": try --micro_batch ", below));
+    }
+    split.micro_batch = micro_batch;
+  } else {
+    split.micro_batch = std::max<int64_t>(1, samples / std::max(devices, 1));
+    while (samples % split.micro_batch != 0) --split.micro_batch;
   }
-  absl::StatusOr<Objective> objective = ParseObjective(o.objective);
-  if (!objective.ok()) return objective.status();
-  absl::StatusOr<CostModelKind> cost_model = ParseCostModel(o.cost_model);
-  if (!cost_model.ok()) return cost_model.status();
-  if (absl::Status s = CheckCostModel(*cost_model, *objective); !s.ok()) return s;
-  if (absl::Status s = CheckChartApplies(o.chart_path, o.cost_model); !s.ok()) return s;
-  absl::StatusOr<absl::Duration> deadline = ParseDeadline(o.deadline);
-  if (!deadline.ok()) return deadline.status();
-  const PlacerRegistry& registry = o.registry != nullptr ? *o.registry : DefaultPlacerRegistry();
-  absl::StatusOr<const Placer*> placer = registry.Find(o.algorithm);
-  if (!placer.ok()) return placer.status();
-  if (absl::Status s = CheckPlacerFits(**placer, *objective, *cost_model); !s.ok()) return s;
+  split.micro_batches = samples / split.micro_batch;
+  return split;
+}
 
-  absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(o.graph_path, o.load);
-  if (!loaded.ok()) return loaded.status();
+namespace {
+
+// What the command settled on from the options and the cluster.
+struct Mode {
+  std::string parallelism;
+  std::string objective;
+  std::optional<BatchSplit> split;  // parallelism auto
+  std::vector<std::string> notes;
+};
+
+bool LeavesPlanToUs(const PlaceOptions& o) {
+  return o.plan.parallelism.empty() && o.load.training && o.objective.empty() && o.algorithm == "auto" &&
+         o.cost_model == "default" && o.plan.global_batch == 0 && o.plan.schedule == "1f1b";
+}
+
+absl::Status CheckAutoOptions(const PlaceOptions& o) {
+  if (!o.objective.empty() && o.objective != "throughput")
+    return UsageError(absl::StrCat("--parallelism auto answers the fastest training step at the global batch; "
+                                   "--objective ",
+                                   o.objective, " goes with --parallelism operator"));
+  if (o.algorithm != "auto" || o.cost_model != "default" || o.plan.global_batch != 0)
+    return UsageError(
+        "--parallelism auto takes the global batch in samples from --batch (and --micro_batch), with the default "
+        "algorithm and cost model; --global_batch, --algorithm and --cost_model go with --parallelism data, "
+        "pipeline, hybrid or operator");
+  if (!o.load.training)
+    return UsageError("--parallelism auto plans a training step: add --training");
+  return absl::OkStatus();
+}
+
+int32_t Accelerators(const Topology& t) {
+  int32_t n = 0;
+  for (DeviceId d = 0; d < t.num_devices(); ++d) n += t.device(d).type == DeviceType::kAccelerator;
+  return n > 0 ? n : t.num_devices();
+}
+
+// The graph and cluster of the request, and the mode: auto splits the global batch over the devices and binds the
+// graph to the micro-batch, reading the graph again where that is not the batch it was read at.
+absl::Status LoadRequest(const PlaceOptions& o, std::optional<LoadedGraph>& loaded, std::optional<Topology>& topology,
+                         Mode& mode) {
+  const bool asked = o.plan.parallelism == "auto";
+  if (asked) RETURN_IF_ERROR(CheckAutoOptions(o));
+  GraphLoadOptions load = o.load;
+  absl::StatusOr<LoadedGraph> graph = LoadGraphFile(o.graph_path, load);
+  if (!graph.ok()) return graph.status();
+  absl::StatusOr<Topology> cluster = ResolveTopology(graph->problem, o.topology_file, o.devices);
+  if (!cluster.ok()) return cluster.status();
+  const int32_t devices = Accelerators(*cluster);
+  const bool onnx = graph->format == "onnx";
+  mode.parallelism = o.plan.parallelism.empty() ? "operator" : o.plan.parallelism;
+  mode.objective = o.objective.empty() ? "step_time" : o.objective;
+  if (asked || (LeavesPlanToUs(o) && onnx && devices > 1)) {
+    const int64_t samples = onnx && o.load.batch > 0 ? o.load.batch : devices;
+    absl::StatusOr<BatchSplit> split = SplitGlobalBatch(samples, o.plan.micro_batch, devices);
+    if (!split.ok()) return split.status();
+    if (!onnx || o.load.batch <= 0)
+      mode.notes.push_back(absl::StrCat("global batch ", samples, " samples, one per device",
+                                        onnx ? ": --batch sets it" : " (a sample is one run of this graph)"));
+    if (onnx && split->micro_batch != std::max<int64_t>(o.load.batch, 1)) {
+      load.batch = split->micro_batch;
+      graph = LoadGraphFile(o.graph_path, load);
+      if (!graph.ok()) return graph.status();
+      cluster = ResolveTopology(graph->problem, o.topology_file, o.devices);
+      if (!cluster.ok()) return cluster.status();
+    }
+    mode.parallelism = "auto";
+    mode.objective = "throughput";
+    mode.split = *split;
+  }
+  loaded = *std::move(graph);
+  topology = *std::move(cluster);
+  return absl::OkStatus();
+}
+
+// A memory refusal names the next step: the command that measures the step and finds the batch that fits.
+absl::Status PlacerError(const PlaceOptions& o, const Mode& mode, const Topology& topology, const absl::Status& s) {
+  const bool memory = s.code() == absl::StatusCode::kFailedPrecondition && absl::StrContains(s.message(), "memory");
+  const int64_t batch = mode.split.has_value() ? mode.split->micro_batch : std::max<int64_t>(o.load.batch, 1);
+  return absl::Status(
+      s.code(), absl::StrCat(o.algorithm, ": ", s.message(),
+                             memory ? absl::StrCat("; `placectl memory ", o.graph_path,
+                                                   o.load.training ? " --training" : "", " --batch ", batch,
+                                                   " --devices 1x", topology.device(0).kind,
+                                                   "` says what one step holds and the largest batch that fits one "
+                                                   "device",
+                                                   mode.split.has_value()
+                                                       ? absl::StrCat(" (each micro-batch of the global batch ",
+                                                                      mode.split->global_samples,
+                                                                      "; give that as --micro_batch)")
+                                                       : "")
+                                    : ""));
+}
+
+
+// The options that need no graph, checked before reading it: usage errors naming the flag.
+absl::Status CheckFlags(const PlaceOptions& o) {
+  if (o.output != "table" && o.output != "json")
+    return UsageError(absl::StrCat("--output '", o.output, "' is not one of table, json"));
+  if (!o.objective.empty()) RETURN_IF_ERROR(AsUsageError(ParseObjective(o.objective).status()));
+  RETURN_IF_ERROR(AsUsageError(ParseCostModel(o.cost_model).status()));
+  if (!o.plan.parallelism.empty() && o.plan.parallelism != "auto")
+    RETURN_IF_ERROR(AsUsageError(ParseParallelism(o.plan.parallelism).status()));
+  if (o.plan.micro_batch < 0) return UsageError(absl::StrCat("--micro_batch ", o.plan.micro_batch, " is negative"));
+  RETURN_IF_ERROR(AsUsageError(ParseDeadline(o.deadline).status()));
+  const PlacerRegistry& registry = o.registry != nullptr ? *o.registry : DefaultPlacerRegistry();
+  return AsUsageError(registry.Find(o.algorithm).status());
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
+  RETURN_IF_ERROR(CheckFlags(o));
+  std::optional<LoadedGraph> loaded;
+  std::optional<Topology> topology;
+  Mode mode;
+  RETURN_IF_ERROR(LoadRequest(o, loaded, topology, mode));
+  const absl::StatusOr<Objective> objective = ParseObjective(mode.objective);
+  const absl::StatusOr<CostModelKind> cost_model = ParseCostModel(o.cost_model);
+  if (!objective.ok() || !cost_model.ok()) return AsUsageError(objective.ok() ? cost_model.status() : objective.status());
+  RETURN_IF_ERROR(AsUsageError(CheckCostModel(*cost_model, *objective)));
+  RETURN_IF_ERROR(AsUsageError(CheckChartApplies(o.chart_path, o.cost_model)));
+  const absl::Duration deadline = *ParseDeadline(o.deadline);
+  const PlacerRegistry& registry = o.registry != nullptr ? *o.registry : DefaultPlacerRegistry();
+  const Placer* placer = *registry.Find(o.algorithm);
+  RETURN_IF_ERROR(AsUsageError(CheckPlacerFits(*placer, *objective, *cost_model)));
+
   const Problem& input = loaded->problem;
-  absl::StatusOr<Topology> topology = ResolveTopology(input, o.topology_file, o.devices);
-  if (!topology.ok()) return topology.status();
   absl::StatusOr<CostModel> costs = CostModel::Create(input.graph, *topology);
   if (!costs.ok()) return costs.status();
-
   PlacementProblem problem;
   problem.costs = &*costs;
   problem.objective = *objective;
   problem.cost_model = *cost_model;
   problem.seed = o.seed;
-  if (absl::Status s =
-          SetPlanOptions(o.plan.parallelism, o.cost_model, o.plan.schedule, o.plan.global_batch, o.algorithm, problem);
-      !s.ok()) {
-    return s;
-  }
+  const bool plans_auto = mode.split.has_value();
+  RETURN_IF_ERROR(AsUsageError(SetPlanOptions(plans_auto ? "hybrid" : mode.parallelism, o.cost_model,
+                                              o.plan.schedule, plans_auto ? mode.split->micro_batches : o.plan.global_batch,
+                                              o.algorithm, problem)));
   // The deadline covers the placement only, not reading the graph.
-  absl::StatusOr<PlacerResult> result = (*placer)->Place(problem, Budget::For(*deadline));
-  if (!result.ok()) {
-    // Memory refusals name the next step: the command that measures the step and finds the batch that fits.
-    const bool memory = result.status().code() == absl::StatusCode::kFailedPrecondition &&
-                        absl::StrContains(result.status().message(), "memory");
-    return absl::Status(result.status().code(),
-                        absl::StrCat(o.algorithm, ": ", result.status().message(),
-                                     memory ? absl::StrCat("; `placectl memory ", o.graph_path,
-                                                           o.load.training ? " --training" : "", " --batch ",
-                                                           std::max<int64_t>(o.load.batch, 1), " --devices 1x",
-                                                           topology->device(0).kind,
-                                                           "` says what one step holds and the largest batch that "
-                                                           "fits one device")
-                                            : ""));
-  }
+  absl::StatusOr<PlacerResult> result = placer->Place(problem, Budget::For(deadline));
+  if (!result.ok()) return PlacerError(o, mode, *topology, result.status());
   if (!o.chart_path.empty()) {
-    if (absl::Status s = WriteScheduleChart(o.chart_path, *costs, result->placement, problem.simulator,
-                                            ChartFor(o.graph_path, result->algorithm, input.time_unit, *objective));
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(WriteScheduleChart(o.chart_path, *costs, result->placement, problem.simulator,
+                                       ChartFor(o.graph_path, result->algorithm, input.time_unit, *objective)));
   }
 
   Report report;
@@ -114,10 +223,14 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   report.algorithm = result->algorithm;
   report.proven_optimal = result->proven_optimal;
   report.best_bound = result->best_bound;
-  report.notes = result->notes;
+  report.notes = std::move(mode.notes);
+  report.notes.insert(report.notes.end(), result->notes.begin(), result->notes.end());
   PlanSummary plan;
   if (result->plan.has_value()) {
     plan = SummarizePlan(*result->plan, input.graph, *topology);
+    plan.micro_batch_size = plans_auto                   ? mode.split->micro_batch
+                            : loaded->format == "onnx" ? std::max<int64_t>(o.load.batch, 1)
+                                                       : 1;
     report.plan = &plan;
   }
   return o.output == "json" ? ReportJson(report) : ReportTable(report);

@@ -17,11 +17,27 @@ namespace placement::cli {
 // What plans of data-parallel stages take (--parallelism, --schedule, --global_batch; their cost model is the
 // command's --cost_model): names as
 // policy/parallel/hybrid_placer.h's SetPlanOptions reads them.
+// "" chooses: auto for a training step on more than one device, operator otherwise. auto compares data,
+// pipeline and hybrid plans and operator placement at the global batch (GraphLoadOptions.batch, in samples; the
+// graph is bound to the micro-batch) and answers the fastest that fits; the others take global_batch micro-batches.
 struct PlanOptions {
-  std::string parallelism = "operator";
+  std::string parallelism;
   std::string schedule = "1f1b";
   int64_t global_batch = 0;
+  int64_t micro_batch = 0;  // auto: samples per micro-batch, a divisor of the global batch; 0: batch / devices
 };
+
+// A training step's global batch split into micro-batches (a sample is one run of the graph where the graph's batch
+// is fixed).
+struct BatchSplit {
+  int64_t global_samples = 0;
+  int64_t micro_batch = 1;  // samples per micro-batch: the batch the graph is bound to
+  int64_t micro_batches = 0;
+};
+
+// The split of `samples` over `devices`: the given micro-batch (INVALID_ARGUMENT unless it divides the samples),
+// or the largest divisor of the samples no larger than samples / devices (at least 1).
+absl::StatusOr<BatchSplit> SplitGlobalBatch(int64_t samples, int64_t micro_batch, int32_t devices);
 
 struct PlaceOptions {
   std::string graph_path;
@@ -29,7 +45,7 @@ struct PlaceOptions {
   std::string topology_file;
   std::string devices;
   std::string algorithm = "auto";
-  std::string objective = "step_time";
+  std::string objective;  // "": step_time, or throughput for parallelism auto
   // default | tarnawski (LATENCY as Tarnawski et al. define it) | pipedream (plans, PipeDream's formulas)
   std::string cost_model = "default";
   std::string deadline = "10s";  // absl::ParseDuration syntax: 500ms, 2s, 1m

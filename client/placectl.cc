@@ -33,7 +33,8 @@ ABSL_FLAG(std::string, placement, "", "placement file: {\"assignment\": {op: dev
 ABSL_FLAG(std::string, topology, "",
           "cluster description file (JSON, see docs/topology.md); train: a comma list of them");
 ABSL_FLAG(std::string, devices, "", "cluster shorthand, e.g. 4xA100 or 2x8xH100; train: a comma list of them");
-ABSL_FLAG(std::string, objective, "step_time", "step_time | throughput | latency");
+ABSL_FLAG(std::string, objective, "",
+          "step_time | throughput | latency (default: step_time; throughput for place's parallelism auto)");
 ABSL_FLAG(std::string, cost_model, "default",
           "default | tarnawski | pipedream: how the objective is computed (tarnawski: latency as Tarnawski et al. "
           "define it; pipedream: plans scored by PipeDream's planner's formulas)");
@@ -41,7 +42,9 @@ ABSL_FLAG(std::string, output, "table", "table | json");
 ABSL_FLAG(std::string, priority, "topological", "simulator queue priority: topological | upward_rank");
 ABSL_FLAG(std::string, simulator, "default", "simulator constants: default | placeto");
 ABSL_FLAG(bool, local, true, "simulate, place, algorithms: run in this process (unless --server is given)");
-ABSL_FLAG(int64_t, batch, 0, "ONNX: batch size bound to the batch dimension (default 1)");
+ABSL_FLAG(int64_t, batch, 0,
+          "ONNX: batch size bound to the batch dimension (default 1); with place --parallelism auto (a training step "
+          "on several devices) the global batch in samples, the graph bound to the micro-batch");
 ABSL_FLAG(int64_t, seq, 0, "ONNX: length bound to dimensions named like a sequence (default 128)");
 ABSL_FLAG(std::vector<std::string>, dim, {},
           "ONNX: NAME=VALUE, repeatable: a dimension's symbol, or TENSOR:AXIS for a size the data decides");
@@ -75,9 +78,13 @@ ABSL_FLAG(int32_t, ops, 1000, "generate: about this many operators");
 ABSL_FLAG(uint64_t, seed, 1, "generate and place: the seed");
 ABSL_FLAG(std::string, algorithm, "auto", "place: a placer from `placectl algorithms`, or auto");
 ABSL_FLAG(std::string, deadline, "10s", "place: time the placer may take, e.g. 500ms, 2s, 1m");
-ABSL_FLAG(
-    std::string, parallelism, "operator",
-    "place, submit (throughput): operator | data | pipeline | hybrid (stages run data-parallel on device groups)");
+ABSL_FLAG(std::string, parallelism, "",
+          "place: auto (the default for a training step of an ONNX model on more than one device: data, pipeline, "
+          "hybrid plans and operator placement compared at the global batch --batch, the fastest that fits) | "
+          "operator (the default otherwise) | data | pipeline | hybrid (stages run data-parallel on device groups; "
+          "--global_batch micro-batches); submit: operator | data | pipeline | hybrid");
+ABSL_FLAG(int64_t, micro_batch, 0,
+          "place --parallelism auto: samples per micro-batch (a divisor of --batch); 0: --batch over the devices");
 ABSL_FLAG(std::string, schedule, "1f1b", "plans: 1f1b (PipeDream's) | gpipe (needs --global_batch)");
 ABSL_FLAG(int64_t, global_batch, 0, "plans: micro-batches (runs of the graph) per optimizer step; 0: none");
 ABSL_FLAG(std::string, policy_weights, "", "place, algorithms: the learned policy's weights (empty: the shipped ones)");
@@ -235,6 +242,12 @@ placement::cli::GraphLoadOptions LoadOptions(const std::map<std::string, int64_t
   return o;
 }
 
+// --objective, step_time where not given (place leaves it to the plan it makes).
+std::string ObjectiveFlag() {
+  const std::string given = absl::GetFlag(FLAGS_objective);
+  return given.empty() ? "step_time" : given;
+}
+
 // The flags every placing command (place, submit, bench) shares.
 template <typename Options>
 void SetPlacingFlags(const std::map<std::string, int64_t>& dims, const std::string& costs, Options* o) {
@@ -242,7 +255,7 @@ void SetPlacingFlags(const std::map<std::string, int64_t>& dims, const std::stri
   o->topology_file = absl::GetFlag(FLAGS_topology);
   o->devices = absl::GetFlag(FLAGS_devices);
   o->algorithm = absl::GetFlag(FLAGS_algorithm);
-  o->objective = absl::GetFlag(FLAGS_objective);
+  o->objective = ObjectiveFlag();
   o->cost_model = absl::GetFlag(FLAGS_cost_model);
   o->deadline = absl::GetFlag(FLAGS_deadline);
   o->output = absl::GetFlag(FLAGS_output);
@@ -250,6 +263,8 @@ void SetPlacingFlags(const std::map<std::string, int64_t>& dims, const std::stri
   o->plan.schedule = absl::GetFlag(FLAGS_schedule);
   o->plan.global_batch = absl::GetFlag(FLAGS_global_batch);
 }
+
+
 
 int Fail(const std::string& command, const absl::Status& status) {
   std::cerr << "placectl " << command << ": " << status.message() << "\n";
@@ -298,7 +313,7 @@ int SimulateCommand(const Invocation& in) {
   o.placement_path = absl::GetFlag(FLAGS_placement);
   o.topology_file = absl::GetFlag(FLAGS_topology);
   o.devices = absl::GetFlag(FLAGS_devices);
-  o.objective = absl::GetFlag(FLAGS_objective);
+  o.objective = ObjectiveFlag();
   o.cost_model = absl::GetFlag(FLAGS_cost_model);
   o.output = absl::GetFlag(FLAGS_output);
   o.priority = absl::GetFlag(FLAGS_priority);
@@ -332,6 +347,9 @@ int PlaceCommand(const Invocation& in) {
   SetPlacingFlags(in.dims, in.costs, &o);
   o.seed = absl::GetFlag(FLAGS_seed);
   o.chart_path = absl::GetFlag(FLAGS_chart);
+  // Left to the command where not given: what a training step on several devices defaults to differs.
+  o.objective = absl::GetFlag(FLAGS_objective);
+  o.plan.micro_batch = absl::GetFlag(FLAGS_micro_batch);
   // The policy's weights load only for the placers that use them.
   std::unique_ptr<placement::PlacerRegistry> holder;
   absl::StatusOr<const placement::PlacerRegistry*> registry = placement::learned::RunsLearnedPolicy(o.algorithm)

@@ -9,6 +9,13 @@
 namespace placement::cli {
 namespace {
 
+// Each device's memory by kind: a plan's as its model counts it per stage (every replica holds its stage's), a
+// placement's from the graph.
+std::vector<MemoryBreakdown> DeviceMemoryOf(const Report& r) {
+  if (r.plan != nullptr && !r.plan->device_memory.empty()) return r.plan->device_memory;
+  return BreakDownMemory(*r.graph, *r.placement, r.evaluation->devices);
+}
+
 // Times in seconds read best with a unit; times in an input's own unit are printed as plain numbers.
 std::string Time(double t, const std::string& unit) {
   if (unit == "s") return FormatSeconds(t);
@@ -78,7 +85,7 @@ std::string ReportJson(const Report& r) {
     out["bytes_moved"] = e.simulation.bytes_moved;
   }
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
-  const std::vector<MemoryBreakdown> memory = BreakDownMemory(*r.graph, *r.placement, e.devices);
+  const std::vector<MemoryBreakdown> memory = DeviceMemoryOf(r);
   for (DeviceId d = 0; d < r.topology->num_devices(); ++d) {
     const DeviceScore& s = e.devices[d];
     devices.push_back({{"name", r.topology->device(d).name},
@@ -122,8 +129,14 @@ std::string ReportTable(const Report& r) {
                         : "",
                     "\n");
   }
-  absl::StrAppend(&out, "value        ", Time(e.value, r.time_unit), r.time_unit == "s" ? "" : " (input time units)",
-                  "\n");
+  // A plan's value is its time per micro-batch; the plan lines below give its step and samples per second.
+  const std::string per =
+      r.plan == nullptr ? ""
+      : r.plan->micro_batch_size > 1
+          ? absl::StrCat(" per micro-batch of ", r.plan->micro_batch_size, " samples")
+          : " per micro-batch";
+  absl::StrAppend(&out, "value        ", Time(e.value, r.time_unit), per,
+                  r.time_unit == "s" ? "" : " (input time units)", "\n");
   absl::StrAppend(&out, "lower bound  ", Time(e.bound.value, r.time_unit), "  (ratio ",
                   absl::StrFormat("%.3f", e.ratio), ")\n");
   if (!r.algorithm.empty() && r.best_bound > e.bound.value) {
@@ -143,6 +156,14 @@ std::string ReportTable(const Report& r) {
                                         throughput ? "load" : "", "peak mem", "capacity", ""));
   std::vector<int32_t> ops_on(r.topology->num_devices(), 0);
   for (DeviceId d : r.placement->device) ++ops_on[d];
+  if (r.plan != nullptr) {  // every replica of a stage runs its operators
+    for (const StageRow& stage : r.plan->stages) {
+      for (const std::string& name : stage.devices) {
+        const DeviceId d = r.topology->FindDevice(name);
+        if (d >= 0) ops_on[d] = static_cast<int32_t>(stage.operators.size());
+      }
+    }
+  }
   for (DeviceId d = 0; d < r.topology->num_devices(); ++d) {
     const DeviceScore& s = e.devices[d];
     absl::StrAppend(&out, absl::StrFormat("%-14s %-8s %6d %12s %12s %12s %12s  %s\n", r.topology->device(d).name,
@@ -150,7 +171,7 @@ std::string ReportTable(const Report& r) {
                                           throughput ? Time(s.load, r.time_unit) : "", Memory(s.peak_memory),
                                           s.capacity > 0 ? Memory(s.capacity) : "unlimited", s.oom ? "OOM" : ""));
   }
-  const std::vector<MemoryBreakdown> breakdown = BreakDownMemory(*r.graph, *r.placement, e.devices);
+  const std::vector<MemoryBreakdown> breakdown = DeviceMemoryOf(r);
   std::vector<DeviceMemory> memory;
   for (DeviceId d = 0; d < r.topology->num_devices(); ++d) {
     memory.push_back(DeviceMemory{r.topology->device(d).name, breakdown[d]});

@@ -31,6 +31,7 @@ PlanSummary SummarizePlan(const PlanAnswer& answer, const Graph& graph, const To
   out.step_time = ev.step_time;
   out.simulated_value = answer.simulated_time_per_sample > 0 ? answer.simulated_time_per_sample : 0;
   out.bottleneck = ev.bottleneck;
+  out.device_memory = BreakDownPlanMemory(plan, ev, topology.num_devices());
   out.stages.resize(plan.num_stages());
   for (OpId op : graph.topo_order()) out.stages[plan.stage_of_op[op]].operators.emplace_back(graph.name(op));
   std::vector<std::vector<std::string>> modules = StageModules(graph, plan.stage_of_op, plan.num_stages());
@@ -51,10 +52,17 @@ PlanSummary SummarizePlan(const PlanAnswer& answer, const Graph& graph, const To
 }
 
 std::string PlanTable(const PlanSummary& plan, const std::string& unit) {
+  std::string batch;
+  if (plan.global_batch > 0) {
+    batch = absl::StrCat(", global batch ", plan.global_batch * plan.micro_batch_size, " samples (",
+                         plan.global_batch, " micro-batches of ", plan.micro_batch_size, ")");
+  }
   std::string out = absl::StrCat("plan         ", plan.stages.size(), plan.stages.size() == 1 ? " stage" : " stages",
-                                 ", ", plan.schedule, " schedule, ", plan.cost_model, " cost model",
-                                 plan.global_batch > 0 ? absl::StrCat(", global batch ", plan.global_batch) : "", "\n");
-  if (plan.step_time > 0) absl::StrAppend(&out, "step         ", Time(plan.step_time, unit), "\n");
+                                 ", ", plan.schedule, " schedule, ", plan.cost_model, " cost model", batch, "\n");
+  if (plan.step_time > 0) {
+    absl::StrAppend(&out, "step         ", Time(plan.step_time, unit),
+                    unit == "s" ? absl::StrFormat(" (%.4g samples/s)", SamplesPerSecond(plan)) : "", "\n");
+  }
   if (!plan.bottleneck.empty()) absl::StrAppend(&out, "bottleneck   ", plan.bottleneck, "\n");
   if (plan.simulated_value > 0)
     absl::StrAppend(&out, "simulated    ", Time(plan.simulated_value, unit), " per sample\n");
@@ -77,9 +85,16 @@ std::string PlanTable(const PlanSummary& plan, const std::string& unit) {
   return out;
 }
 
+double SamplesPerSecond(const PlanSummary& plan) {
+  return plan.step_time > 0 ? static_cast<double>(plan.global_batch * plan.micro_batch_size) / plan.step_time : 0;
+}
+
 void AddPlanJson(const PlanSummary& plan, nlohmann::ordered_json* out) {
   (*out)["schedule"] = plan.schedule;
-  (*out)["global_batch"] = plan.global_batch;
+  (*out)["global_batch"] = plan.global_batch * plan.micro_batch_size;
+  (*out)["micro_batch_size"] = plan.micro_batch_size;
+  (*out)["micro_batches"] = plan.global_batch;
+  (*out)["samples_per_second"] = SamplesPerSecond(plan);
   (*out)["cost_model"] = plan.cost_model;
   (*out)["step_time"] = plan.step_time;
   (*out)["simulated_value"] = plan.simulated_value;

@@ -68,4 +68,20 @@ std::vector<MemoryBreakdown> BreakDownMemory(const Graph& g, const Placement& pl
   return BreakDownMemory(g, placement, static_cast<int32_t>(devices.size()), peaks);
 }
 
+std::vector<MemoryBreakdown> BreakDownPlanMemory(const ParallelPlan& plan, const PlanEvaluation& evaluation,
+                                                 int32_t num_devices) {
+  std::vector<MemoryBreakdown> out(num_devices);
+  for (int32_t s = 0; s < plan.num_stages() && s < static_cast<int32_t>(evaluation.stages.size()); ++s) {
+    const StageScore& x = evaluation.stages[s];
+    MemoryBreakdown m;
+    m.parameters = x.weight_bytes * x.weight_versions;
+    m.optimizer = x.optimizer_bytes;
+    m.activations = x.stash_bytes * x.in_flight;
+    m.workspace = x.working_bytes;
+    m.gradients = x.memory_bytes - m.parameters - m.optimizer - m.activations - m.workspace;
+    for (DeviceId d : plan.stages[s].devices) out[d] = m;
+  }
+  return out;
+}
+
 }  // namespace placement

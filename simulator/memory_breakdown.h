@@ -7,6 +7,7 @@
 #include "graph/graph.h"
 #include "graph/placement.h"
 #include "simulator/objectives.h"
+#include "simulator/plan_model.h"
 
 namespace placement {
 
@@ -29,5 +30,11 @@ std::vector<MemoryBreakdown> BreakDownMemory(const Graph& g, const Placement& pl
 // over the graph kept out of Evaluate, which searches and training call many times).
 std::vector<MemoryBreakdown> BreakDownMemory(const Graph& g, const Placement& placement,
                                              const std::vector<DeviceScore>& devices);
+
+// For a parallel plan, per device of the topology: each device of a stage holds what the plan model counts for
+// the stage (plan_model.h): its weight versions, gradients (and DistributedDataParallel's bucket copy), optimizer
+// state, the activations of its micro-batches in flight and the largest operator's working set.
+std::vector<MemoryBreakdown> BreakDownPlanMemory(const ParallelPlan& plan, const PlanEvaluation& evaluation,
+                                                 int32_t num_devices);
 
 }  // namespace placement

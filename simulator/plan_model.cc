@@ -247,9 +247,13 @@ absl::Status ScorePipeDreamPlan(const CostModel& costs, const ParallelPlan& plan
   return absl::OkStatus();
 }
 
-double WorkBound(const CostModel& costs) {
+// Every operator's fastest time over the devices, per sample. With a global batch of G micro-batches the optimizer
+// updates run once a step on each replica, at least once: a G-th of them per sample.
+double WorkBound(const CostModel& costs, int64_t global_batch) {
   double total = 0;
-  for (OpId v = 0; v < costs.graph().num_ops(); ++v) total += costs.fastest_time(v);
+  const double update_share = global_batch > 0 ? 1.0 / static_cast<double>(global_batch) : 1.0;
+  for (OpId v = 0; v < costs.graph().num_ops(); ++v)
+    total += costs.fastest_time(v) * (IsOptimizerUpdate(costs.graph(), v) ? update_share : 1.0);
   const double rounding = 4.0 * (costs.graph().num_ops() + costs.topology().num_devices()) * DBL_EPSILON;
   return total / costs.topology().num_devices() * std::max(0.0, 1.0 - rounding);
 }
@@ -284,7 +288,7 @@ absl::StatusOr<PlanEvaluation> EvaluatePlan(const CostModel& costs, const Parall
     ev.fits_memory = true;
     for (DeviceScore& d : ev.devices) d.oom = false;
   }
-  ev.lower_bound = WorkBound(costs);
+  ev.lower_bound = WorkBound(costs, plan.global_batch);
   return ev;
 }
 

@@ -74,7 +74,7 @@ struct PlanEvaluation {
   CostModelKind cost_model = CostModelKind::kDefault;
   double time_per_sample = 0;  // the graph's time unit per run of the graph (one micro-batch)
   double step_time = 0;        // one optimizer step of the global batch; 0 without one
-  double lower_bound = 0;      // every operator's fastest time, summed, over the devices
+  double lower_bound = 0;      // every operator's fastest time over the devices (updates once a step), per sample
   std::string bottleneck;      // what sets time_per_sample: "stage 2", "link host0/nic", ...
   std::vector<StageScore> stages;
   // Per topology device: busy = its compute per sample, load = its stage's period, memory as above.

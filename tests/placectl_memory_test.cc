@@ -107,7 +107,14 @@ TEST(PlacectlMemory, APlacementRefusedForMemoryNamesTheCommandThatFindsABatch) {
   const auto r = RunPlacectl("place " + kEncoder + " --training --batch 512 --seq 2048 --devices 2xT4 --deadline 2s");
   EXPECT_EQ(r.exit_code, 4) << r.out;
   EXPECT_THAT(r.err, HasSubstr("memory"));
-  EXPECT_THAT(r.err, HasSubstr("`placectl memory " + kEncoder + " --training --batch 512 --devices 1xT4`"));
+  // The global batch of 512 samples over two devices: micro-batches of 256, each what one device must hold.
+  EXPECT_THAT(r.err, HasSubstr("`placectl memory " + kEncoder + " --training --batch 256 --devices 1xT4`"));
+  EXPECT_THAT(r.err, HasSubstr("--micro_batch"));
+  const auto operators =
+      RunPlacectl("place " + kEncoder + " --training --batch 512 --seq 2048 --devices 2xT4 --deadline 2s "
+                  "--parallelism operator");
+  EXPECT_EQ(operators.exit_code, 4) << operators.out;
+  EXPECT_THAT(operators.err, HasSubstr("`placectl memory " + kEncoder + " --training --batch 512 --devices 1xT4`"));
 }
 
 TEST(PlacectlMemory, BadRequestsAreNamed) {

@@ -57,15 +57,15 @@ TEST(PlacectlPlan, PipeDreamsCostModelIsAnOption) {
   EXPECT_GT(j["value"].get<double>(), 0);
 }
 
-TEST(PlacectlPlan, OptionsThatDoNotGoTogetherAreBadInput) {
+TEST(PlacectlPlan, OptionsThatDoNotGoTogetherAreUsageErrors) {
   auto r = RunPlacectl("place " + kProfile + " --training --devices 4xV100 --parallelism hybrid --policy_device none");
-  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("throughput"));
   r = RunPlacectl("place " + kProfile + kPlan + " --parallelism sideways");
-  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("sideways"));
   r = RunPlacectl("place " + kProfile + kPlan + " --cost_model pipedream");
-  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("parallelism"));
   r = RunPlacectl("place " + kProfile + kPlan + " --parallelism data --global_batch 4");
   EXPECT_EQ(r.exit_code, 3);

@@ -373,9 +373,9 @@ TEST(Placectl, AlgorithmsListsTheRegistry) {
   EXPECT_THAT(r.out, HasSubstr("throughput"));
 }
 
-TEST(Placectl, UnknownAlgorithmIsABadInputNamingTheKnownOnes) {
+TEST(Placectl, UnknownAlgorithmIsAUsageErrorNamingTheKnownOnes) {
   Result r = RunPlacectl("place " + kTiny + " --algorithm simulated_guessing");
-  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("simulated_guessing"));
   EXPECT_THAT(r.err, HasSubstr("local_search"));
   EXPECT_THAT(r.err, HasSubstr("auto"));
@@ -390,10 +390,10 @@ TEST(Placectl, ImpossibleDeadlineIsInfeasible) {
 
 TEST(Placectl, PlaceOptionErrorsAreNamed) {
   Result r = RunPlacectl("place " + kTiny + " --deadline soon");
-  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("soon"));
   r = RunPlacectl("place " + kTiny + " --algorithm pipeline_dp --objective step_time");
-  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("pipeline_dp"));
   EXPECT_EQ(RunPlacectl("place").exit_code, 2);
 }
@@ -442,22 +442,22 @@ TEST(Placectl, PlaceUnderTheTarnawskiCostModelIsNoWorseThanTheirGreedy) {
   EXPECT_EQ(nlohmann::json::parse(scored.out)["value"], j["value"]);
 }
 
-TEST(Placectl, CostModelErrorsAreBadInputsNamingTheProblem) {
+TEST(Placectl, CostModelErrorsAreUsageErrorsNamingTheProblem) {
   Result r =
       RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --objective latency --cost_model roofline");
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_THAT(r.err, HasSubstr("roofline"));
   EXPECT_THAT(r.err, HasSubstr("tarnawski"));
   r = RunPlacectl("place " + kTiny + " --objective throughput --cost_model tarnawski --policy_device none");
-  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("latency"));
   r = RunPlacectl("place " + kTiny +
                   " --objective latency --cost_model tarnawski --algorithm heft --policy_device none");
-  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("'heft'"));
   EXPECT_THAT(r.err, HasSubstr("tarnawski"));
   r = RunPlacectl("place " + kTiny + " --objective latency --algorithm tarnawski_greedy --policy_device none");
-  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("under the tarnawski cost model"));
 }
 

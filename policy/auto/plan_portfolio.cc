@@ -23,16 +23,25 @@ struct Candidate {
 
 bool Fits(const Candidate& c) { return c.result.ok() && c.result->evaluation.fits_memory; }
 
-std::string Describe(const Candidate& c) {
+// One line per candidate: its time (a step's, with a global batch; a micro-batch's otherwise), the simulated one,
+// and why it lost to the winner, whose confirmed time is `best` (0: none).
+std::string Describe(const Candidate& c, int64_t global_batch, double confirmed, double best) {
   const std::string ms = absl::StrFormat("%.0f ms", absl::ToDoubleMilliseconds(c.took));
   if (!c.result.ok()) {
     return absl::StrCat(c.name, ": ", absl::StatusCodeToString(c.result.status().code()), " after ", ms, " (",
                         c.result.status().message(), ")");
   }
   const double simulated = c.result->plan.has_value() ? c.result->plan->simulated_time_per_sample : 0;
-  return absl::StrFormat("%s: %.6g per sample%s in %s%s", c.name, c.result->evaluation.value,
-                         simulated > 0 ? absl::StrFormat(" (simulated %.6g)", simulated) : "", ms,
-                         c.result->evaluation.fits_memory ? "" : " (does not fit memory)");
+  const double scale = global_batch > 0 ? static_cast<double>(global_batch) : 1.0;
+  std::string verdict;
+  if (!c.result->evaluation.fits_memory) {
+    verdict = " (does not fit memory)";
+  } else if (best > 0 && confirmed > best * (1 + 1e-9)) {
+    verdict = absl::StrFormat(" (%.2fx the answer's time)", confirmed / best);
+  }
+  return absl::StrFormat("%s: %.6g %s%s in %s%s", c.name, c.result->evaluation.value * scale,
+                         global_batch > 0 ? "per step" : "per micro-batch",
+                         simulated > 0 ? absl::StrFormat(" (simulated %.6g)", simulated * scale) : "", ms, verdict);
 }
 
 Candidate Plan(const PlacementProblem& problem, const Budget& budget, Parallelism parallelism) {
@@ -97,9 +106,10 @@ absl::StatusOr<PlacerResult> RunPlanPortfolio(const PlacementProblem& problem, c
   std::vector<std::string> notes;
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (Fits(candidates[i])) confirmed[i] = ConfirmedTimePerSample(problem, *candidates[i].result);
-    notes.push_back(Describe(candidates[i]));
     if (Fits(candidates[i]) && (!best || confirmed[i] < confirmed[*best])) best = i;
   }
+  for (size_t i = 0; i < candidates.size(); ++i)
+    notes.push_back(Describe(candidates[i], problem.global_batch, confirmed[i], best ? confirmed[*best] : 0));
   if (!best) return NoAnswer(candidates, budget);
   PlacerResult result = *std::move(candidates[*best].result);
   notes.push_back(absl::StrCat("winner: ", candidates[*best].name));

@@ -1,0 +1,97 @@
+// placectl place for a training step on several devices: the default compares data, pipeline and hybrid plans and
+// operator placement at the global batch in samples, and answers the fastest that fits, in units people use.
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/placectl_run.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+using placement::testing::RunPlacectl;
+
+const std::string kResnet = std::string(PLACEMENT_SOURCE_DIR) + "/tests/data/corpus/resnet50.onnx";
+
+nlohmann::json PlaceJson(const std::string& args) {
+  const auto r = RunPlacectl("place " + args + " --deadline 3s --output json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+}
+
+TEST(PlacectlTrainingPlan, DefaultStatesTheGlobalBatchInSamplesAndItsSplit) {
+  const nlohmann::json j = PlaceJson(kResnet + " --training --batch 32 --devices 8xH100");
+  ASSERT_TRUE(j.contains("global_batch"));
+  EXPECT_EQ(j["global_batch"], 32);
+  EXPECT_EQ(j["micro_batch_size"], 4);
+  EXPECT_EQ(j["micro_batches"], 8);
+  const double step = j["step_time"].get<double>();
+  ASSERT_GT(step, 0);
+  EXPECT_NEAR(j["samples_per_second"].get<double>(), 32 / step, 1e-6 * 32 / step);
+  EXPECT_NEAR(j["value"].get<double>() * 8, step, 1e-9 * step);  // the value is a micro-batch's share of the step
+  EXPECT_GE(j["value"].get<double>(), j["lower_bound"].get<double>());
+}
+
+// The answer is never slower than synchronous data parallelism at the same global batch, nor than the operator
+// placement of the whole batch.
+TEST(PlacectlTrainingPlan, DefaultIsNoSlowerThanDataParallelismOrOperatorPlacement) {
+  const nlohmann::json chosen = PlaceJson(kResnet + " --training --batch 32 --devices 8xH100");
+  const nlohmann::json data = PlaceJson(kResnet +
+                                        " --training --batch 4 --devices 8xH100 --parallelism data "
+                                        "--objective throughput --global_batch 8");
+  const nlohmann::json operators = PlaceJson(kResnet + " --training --batch 32 --devices 8xH100 --parallelism operator");
+  ASSERT_TRUE(chosen.contains("step_time") && data.contains("step_time") && operators.contains("value"));
+  EXPECT_EQ(data["global_batch"], 32);  // 8 micro-batches of the graph's batch of 4
+  EXPECT_LE(chosen["step_time"].get<double>(), data["step_time"].get<double>() * (1 + 1e-9));
+  EXPECT_EQ(operators["objective"], "step_time");
+  EXPECT_LT(chosen["step_time"].get<double>(), operators["value"].get<double>());
+}
+
+// Every replica holds its stage's memory, and the breakdown adds up to each device's peak.
+TEST(PlacectlTrainingPlan, EveryReplicaReportsTheMemoryItHolds) {
+  const nlohmann::json j = PlaceJson(kResnet + " --training --batch 32 --devices 8xH100");
+  ASSERT_TRUE(j.contains("devices"));
+  for (const nlohmann::json& d : j["devices"]) {
+    const nlohmann::json& m = d["memory"];
+    const int64_t sum = m["parameters"].get<int64_t>() + m["gradients"].get<int64_t>() +
+                        m["optimizer"].get<int64_t>() + m["activations"].get<int64_t>() +
+                        m["workspace"].get<int64_t>();
+    EXPECT_GT(m["activations"].get<int64_t>(), 0) << d["name"];
+    EXPECT_EQ(sum, d["peak_memory"].get<int64_t>()) << d["name"];
+  }
+}
+
+TEST(PlacectlTrainingPlan, OneDeviceAndInferenceKeepOperatorPlacement) {
+  const nlohmann::json one = PlaceJson(kResnet + " --training --batch 8 --devices 1xH100");
+  EXPECT_EQ(one["objective"], "step_time");
+  EXPECT_FALSE(one.contains("stages"));
+  const nlohmann::json inference = PlaceJson(kResnet + " --batch 8 --devices 4xH100");
+  EXPECT_EQ(inference["objective"], "step_time");
+  EXPECT_FALSE(inference.contains("stages"));
+}
+
+TEST(PlacectlTrainingPlan, TheTableSaysStepAndSamplesPerSecond) {
+  const auto r = RunPlacectl("place " + kResnet + " --training --batch 32 --devices 8xH100 --deadline 3s");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("global batch 32 samples (8 micro-batches of 4)"));
+  EXPECT_THAT(r.out, HasSubstr("samples/s"));
+  EXPECT_THAT(r.out, HasSubstr("per micro-batch of 4 samples"));
+  EXPECT_THAT(r.out, HasSubstr("the answer's time"));  // why the others lost
+}
+
+TEST(PlacectlTrainingPlan, BadSplitsAreUsageErrorsNamingTheFix) {
+  const auto split = RunPlacectl("place " + kResnet + " --training --batch 32 --micro_batch 5 --devices 8xH100");
+  EXPECT_EQ(split.exit_code, 2) << split.out;
+  EXPECT_THAT(split.err, HasSubstr("--micro_batch 4"));
+  const auto inference = RunPlacectl("place " + kResnet + " --parallelism auto --devices 8xH100");
+  EXPECT_EQ(inference.exit_code, 2) << inference.out;
+  EXPECT_THAT(inference.err, HasSubstr("--training"));
+  const auto latency =
+      RunPlacectl("place " + kResnet + " --training --parallelism auto --objective latency --devices 8xH100");
+  EXPECT_EQ(latency.exit_code, 2) << latency.out;
+  EXPECT_THAT(latency.err, HasSubstr("--parallelism operator"));
+}
+
+}  // namespace
