@@ -71,21 +71,11 @@ absl::StatusOr<ParallelPlan> PlanOfAnswer(const pb::PlaceResponse& answer, const
   return plan;
 }
 
-// A few micro-batches of the plan, simulated with the timeline: a round of every stage, at least four.
 absl::StatusOr<std::string> RenderPlanChart(const CostModel& costs, const pb::PlaceResponse& answer,
                                             ChartOptions options) {
   absl::StatusOr<ParallelPlan> plan = PlanOfAnswer(answer, costs.graph(), costs.topology());
   if (!plan.ok()) return plan.status();
-  int32_t cycle = 1;
-  for (int32_t s = 0; s < plan->num_stages(); ++s) cycle = std::lcm(cycle, plan->replicas(s));
-  PlanSimulationOptions o;
-  o.micro_batches = std::max(4, std::min(cycle, 64));
-  if (plan->global_batch > o.micro_batches) plan->global_batch = o.micro_batches;  // one short step
-  absl::StatusOr<std::unique_ptr<PlanSimulation>> sim = SimulatePlan(costs, *plan, o);
-  if (!sim.ok()) return sim.status();
-  options.title = absl::StrCat(options.title, ", ", (*sim)->micro_batches, " micro-batches of the plan");
-  options.objective = Objective::kStepTime;
-  return RenderScheduleHtml(*(*sim)->costs, (*sim)->placement, (*sim)->result, options);
+  return RenderPlanChartHtml(costs, *std::move(plan), std::move(options));
 }
 
 Objective ObjectiveOf(pb::Objective o) {

@@ -7,6 +7,7 @@
 #include "client/chart/schedule_chart.h"
 #include "graph/cost_model.h"
 #include "graph/placement.h"
+#include "simulator/parallel_plan.h"
 #include "simulator/simulator.h"
 
 namespace placement::cli {
@@ -26,5 +27,13 @@ absl::Status WriteChartFile(const std::string& path, const std::string& html);
 
 absl::Status WriteScheduleChart(const std::string& path, const CostModel& costs, const Placement& placement,
                                 SimulatorConfig config, const ChartOptions& options);
+
+// A parallel plan's chart: its step simulated micro-batch by micro-batch (simulator/plan_simulation.h) on every
+// replica and collective engine, so that the chart shows the step the answer reports; a plan without a step, or
+// with more than 64 micro-batches in one, is drawn over a short run (the title says how many).
+absl::StatusOr<std::string> RenderPlanChartHtml(const CostModel& costs, ParallelPlan plan, ChartOptions options);
+
+absl::Status WritePlanChart(const std::string& path, const CostModel& costs, const ParallelPlan& plan,
+                            const ChartOptions& options);
 
 }  // namespace placement::cli

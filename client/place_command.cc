@@ -207,8 +207,10 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   absl::StatusOr<PlacerResult> result = placer->Place(problem, Budget::For(deadline));
   if (!result.ok()) return PlacerError(o, mode, *topology, result.status());
   if (!o.chart_path.empty()) {
-    RETURN_IF_ERROR(WriteScheduleChart(o.chart_path, *costs, result->placement, problem.simulator,
-                                       ChartFor(o.graph_path, result->algorithm, input.time_unit, *objective)));
+    const ChartOptions chart = ChartFor(o.graph_path, result->algorithm, input.time_unit, *objective);
+    RETURN_IF_ERROR(result->plan.has_value()
+                        ? WritePlanChart(o.chart_path, *costs, result->plan->plan, chart)
+                        : WriteScheduleChart(o.chart_path, *costs, result->placement, problem.simulator, chart));
   }
 
   Report report;

@@ -1,5 +1,7 @@
 // placectl place for a training step on several devices: the default compares data, pipeline and hybrid plans and
 // operator placement at the global batch in samples, and answers the fastest that fits, in units people use.
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -79,6 +81,19 @@ TEST(PlacectlTrainingPlan, TheTableSaysStepAndSamplesPerSecond) {
   EXPECT_THAT(r.out, HasSubstr("samples/s"));
   EXPECT_THAT(r.out, HasSubstr("per micro-batch of 4 samples"));
   EXPECT_THAT(r.out, HasSubstr("the answer's time"));  // why the others lost
+}
+
+// The chart draws the plan's step, every replica and its collectives, not the first replica's placement.
+TEST(PlacectlTrainingPlan, TheChartDrawsThePlansStep) {
+  const std::string chart = ::testing::TempDir() + "/plan_chart.html";
+  const auto r = RunPlacectl("place " + kResnet + " --training --batch 32 --devices 8xH100 --deadline 3s --chart " +
+                             chart);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(chart);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(html, HasSubstr("one step of 8 micro-batches of the plan"));
+  EXPECT_THAT(html, HasSubstr("gpu7/collectives"));
+  EXPECT_THAT(html, HasSubstr("allreducebucket"));
 }
 
 TEST(PlacectlTrainingPlan, BadSplitsAreUsageErrorsNamingTheFix) {
