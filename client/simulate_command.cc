@@ -1,13 +1,18 @@
 #include "client/simulate_command.h"
 
+#include <optional>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "client/chart_file.h"
+#include "client/exit_codes.h"
 #include "client/graph_loader.h"
+#include "client/plan_json.h"
 #include "client/report.h"
 #include "graph/canonical.h"
 #include "graph/placement_json.h"
 #include "simulator/objectives.h"
+#include "policy/parallel/hybrid_placer.h"
 #include "simulator/plan_model.h"
 
 namespace placement::cli {
@@ -31,6 +36,49 @@ absl::StatusOr<SimulatorConfig> MakeConfig(const SimulateOptions& o) {
   return config;
 }
 
+// A plan file binds an ONNX graph to its micro-batch: --batch may be left out, or give the micro-batch or the
+// global batch in samples; another batch is a usage error naming the plan's.
+absl::StatusOr<GraphLoadOptions> LoadOptionsFor(const SimulateOptions& o, absl::string_view placement_text) {
+  GraphLoadOptions load = o.load;
+  const std::optional<PlanBatch> batch = PlanBatchOf(placement_text);
+  if (!batch.has_value() || batch->micro_batch_size <= 1) return load;
+  if (load.batch != 0 && load.batch != batch->micro_batch_size && load.batch != batch->global_batch) {
+    return UsageError(absl::StrCat("--batch ", load.batch, ": the plan's micro-batches hold ",
+                                   batch->micro_batch_size, " samples (", batch->global_batch,
+                                   " a step); leave out --batch"));
+  }
+  load.batch = batch->micro_batch_size;
+  return load;
+}
+
+// The plan a file gives, scored by the plan model and checked by simulating its step, reported as `place` reports
+// a plan, so that simulating an answer gives the answer's figures.
+absl::StatusOr<std::string> ReportPlan(const SimulateOptions& o, const CostModel& costs, const PlanFile& file,
+                                       CostModelKind cost_model, Report& report) {
+  PlacementProblem problem;
+  problem.costs = &costs;
+  problem.objective = Objective::kThroughput;
+  problem.cost_model = cost_model;
+  problem.global_batch = file.plan.global_batch;
+  problem.schedule = file.plan.schedule;
+  absl::StatusOr<PlacerResult> result = PlanResult(problem, file.plan, "");
+  if (!result.ok()) return absl::Status(result.status().code(), absl::StrCat(o.placement_path, ": ", result.status().message()));
+  CheckBySimulation(problem, *result);
+  if (!o.chart_path.empty()) {
+    if (absl::Status s = WritePlanChart(o.chart_path, costs, file.plan,
+                                        ChartFor(o.graph_path, "", report.time_unit, Objective::kThroughput));
+        !s.ok()) {
+      return s;
+    }
+  }
+  PlanSummary plan = SummarizePlan(*result->plan, costs.graph(), costs.topology());
+  plan.micro_batch_size = file.micro_batch_size;
+  report.placement = &result->placement;
+  report.evaluation = &result->evaluation;
+  report.plan = &plan;
+  return o.output == "json" ? ReportJson(report) : ReportTable(report);
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
@@ -47,15 +95,29 @@ absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
   absl::StatusOr<SimulatorConfig> config = MakeConfig(o);
   if (!config.ok()) return config.status();
 
-  absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(o.graph_path, o.load);
+  absl::StatusOr<std::string> placement_text = ReadWholeFile(o.placement_path);
+  if (!placement_text.ok()) return placement_text.status();
+  absl::StatusOr<GraphLoadOptions> load = LoadOptionsFor(o, *placement_text);
+  if (!load.ok()) return load.status();
+  absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(o.graph_path, *load);
   if (!loaded.ok()) return loaded.status();
   const Problem* problem = &loaded->problem;
   absl::StatusOr<Topology> topology = ResolveTopology(*problem, o.topology_file, o.devices);
   if (!topology.ok()) return topology.status();
   absl::StatusOr<CostModel> costs = CostModel::Create(problem->graph, *topology);
   if (!costs.ok()) return costs.status();
-  absl::StatusOr<std::string> placement_text = ReadWholeFile(o.placement_path);
-  if (!placement_text.ok()) return placement_text.status();
+  absl::StatusOr<std::optional<PlanFile>> plan = ParsePlanJson(*placement_text, problem->graph, *topology);
+  if (!plan.ok()) return absl::Status(plan.status().code(), absl::StrCat(o.placement_path, ": ", plan.status().message()));
+
+  Report report;
+  report.graph = &problem->graph;
+  report.topology = &*topology;
+  report.time_unit = problem->time_unit;
+  report.graph_hash = GraphHash(problem->graph);
+  report.warnings = loaded->warnings;
+  report.cost_sources = loaded->cost_sources;
+  if (plan->has_value()) return ReportPlan(o, *costs, **plan, *cost_model, report);
+
   absl::StatusOr<Placement> placement = ParsePlacementJson(*placement_text, problem->graph, *topology);
   if (!placement.ok()) {
     return absl::Status(placement.status().code(), absl::StrCat(o.placement_path, ": ", placement.status().message()));
@@ -69,16 +131,8 @@ absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
       return s;
     }
   }
-
-  Report report;
-  report.graph = &problem->graph;
-  report.topology = &*topology;
   report.placement = &*placement;
   report.evaluation = &*evaluation;
-  report.time_unit = problem->time_unit;
-  report.graph_hash = GraphHash(problem->graph);
-  report.warnings = loaded->warnings;
-  report.cost_sources = loaded->cost_sources;
   return o.output == "json" ? ReportJson(report) : ReportTable(report);
 }
 

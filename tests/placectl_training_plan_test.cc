@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -94,6 +95,49 @@ TEST(PlacectlTrainingPlan, TheChartDrawsThePlansStep) {
   EXPECT_THAT(html, HasSubstr("one step of 8 micro-batches of the plan"));
   EXPECT_THAT(html, HasSubstr("gpu7/collectives"));
   EXPECT_THAT(html, HasSubstr("allreducebucket"));
+}
+
+// One truth per answer: `simulate` of an answer's JSON gives its figures, for plans and placements alike, and no
+// answer's value falls under its lower bound.
+TEST(PlacectlTrainingPlan, SimulatingAnAnswerReproducesItsFigures) {
+  const std::string file = ::testing::TempDir() + "/answer.json";
+  struct Request {
+    std::string graph, devices, plan;  // the graph's options, the cluster, the rest
+  };
+  const std::vector<Request> requests = {
+      {"--training --batch 32", "8xH100", ""},
+      {"--training --batch 64", "2x8xH100", ""},
+      {"--training --batch 8", "4xH100", "--objective throughput --parallelism hybrid --global_batch 4"},
+      {"--training --batch 8", "2xH100", "--parallelism operator"},
+  };
+  for (const Request& r : requests) {
+    const std::string request = r.graph + " --devices " + r.devices + " " + r.plan;
+    const auto placed = RunPlacectl("place " + kResnet + " " + request + " --deadline 2s --output json");
+    ASSERT_EQ(placed.exit_code, 0) << request << ": " << placed.err;
+    std::ofstream(file) << placed.out;
+    const nlohmann::json answer = nlohmann::json::parse(placed.out);
+    // A plan's file binds the graph to its micro-batch itself.
+    const std::string graph = answer.contains("micro_batch_size") ? "--training" : r.graph;
+    const auto simulated =
+        RunPlacectl("simulate " + kResnet + " " + graph + " --devices " + r.devices + " --placement " + file +
+                    " --output json" + (answer["objective"] == "throughput" ? " --objective throughput" : ""));
+    ASSERT_EQ(simulated.exit_code, 0) << request << ": " << simulated.err;
+    const nlohmann::json again = nlohmann::json::parse(simulated.out);
+    EXPECT_NEAR(again["value"].get<double>(), answer["value"].get<double>(), 0.01 * answer["value"].get<double>())
+        << request;
+    EXPECT_GE(answer["value"].get<double>(), answer["lower_bound"].get<double>()) << request;
+    EXPECT_EQ(again["fits_memory"], answer["fits_memory"]) << request;
+    if (answer.contains("step_time")) {
+      EXPECT_NEAR(again["step_time"].get<double>(), answer["step_time"].get<double>(),
+                  0.01 * answer["step_time"].get<double>())
+          << request;
+      EXPECT_EQ(again["global_batch"], answer["global_batch"]) << request;
+    }
+    for (size_t d = 0; d < answer["devices"].size(); ++d) {
+      EXPECT_EQ(again["devices"][d]["peak_memory"], answer["devices"][d]["peak_memory"]) << request << " device " << d;
+      EXPECT_EQ(again["devices"][d]["memory"], answer["devices"][d]["memory"]) << request << " device " << d;
+    }
+  }
 }
 
 TEST(PlacectlTrainingPlan, BadSplitsAreUsageErrorsNamingTheFix) {

@@ -1,0 +1,68 @@
+#!/usr/bin/python3
+"""The default answer for a training step on several GPUs against the plans a person would otherwise run.
+
+For each model and cluster, at one global batch in samples: the default `placectl place --training --batch B`
+answer, synchronous data parallelism at the same global batch (`--parallelism data`, micro-batches of B / devices),
+and the operator placement of the whole batch (`--parallelism operator`). Prints each step time and the default's
+samples per second over the others' (>= 1.00 means the default is no slower).
+
+    bench/plans/default_plan.py [--placectl build/client/placectl] [--batch 256] [--deadline 5s]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODELS = ["resnet50", "vgg16", "inception_v3", "mobilenet_v3_large", "transformer_encoder", "transformer_decoder"]
+CLUSTERS = {"8xH100": 8, "2x8xH100": 16}
+
+
+def place(placectl, model, args):
+    cmd = [placectl, "place", os.path.join(ROOT, "tests/data/corpus", model + ".onnx"), "--training",
+           "--output", "json"] + args
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        return None, out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "exit %d" % out.returncode
+    return json.loads(out.stdout), ""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--placectl", default=os.path.join(ROOT, "build/client/placectl"))
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--deadline", default="5s")
+    a = ap.parse_args()
+    print("%-20s %-9s %-16s %10s %10s %10s %8s %8s" % ("model", "cluster", "answer", "default", "data", "operator",
+                                                    "vs data", "vs op"))
+    worst = float("inf")
+    for model in MODELS:
+        for cluster, n in CLUSTERS.items():
+            common = ["--devices", cluster, "--deadline", a.deadline]
+            chosen, err = place(a.placectl, model, common + ["--batch", str(a.batch)])
+            if chosen is None:
+                print("%-20s %-9s error: %s" % (model, cluster, err))
+                continue
+            m = chosen["micro_batch_size"]
+            data, _ = place(a.placectl, model, common + ["--batch", str(m), "--parallelism", "data", "--objective",
+                                                          "throughput", "--global_batch", str(a.batch // m)])
+            op, _ = place(a.placectl, model, common + ["--batch", str(a.batch), "--parallelism", "operator"])
+            step = chosen["step_time"]
+            d = data["step_time"] if data and data["fits_memory"] else None
+            o = op["value"] if op and op["fits_memory"] else None
+            vs_d = d / step if d else None
+            vs_o = o / step if o else None
+            for v in (vs_d, vs_o):
+                if v:
+                    worst = min(worst, v)
+            answer = chosen["notes"][[i for i, s in enumerate(chosen["notes"]) if s.startswith("winner")][0]][8:]
+            fmt = lambda x: "%10.2f" % (x * 1e3) if x else "%10s" % "no fit"
+            print("%-20s %-9s %-16s %s %s %s %8s %8s" % (model, cluster, answer[:16], fmt(step), fmt(d), fmt(o),
+                                                        "%.2f" % vs_d if vs_d else "-", "%.2f" % vs_o if vs_o else "-"))
+    print("step times in ms at a global batch of %d samples; worst ratio %.3f" % (a.batch, worst))
+    return 0 if worst >= 1 - 1e-6 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
