@@ -51,6 +51,10 @@ def main():
             step = chosen["step_time"]
             d = data["step_time"] if data and data["fits_memory"] else None
             o = op["value"] if op and op["fits_memory"] else None
+            if not step:
+                print("%-20s %-9s error: the answer states no step time" % (model, cluster))
+                worst = 0
+                continue
             vs_d = d / step if d else None
             vs_o = o / step if o else None
             for v in (vs_d, vs_o):

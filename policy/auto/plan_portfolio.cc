@@ -62,7 +62,11 @@ Candidate OperatorPlacement(const PlacementProblem& problem, const Budget& budge
     c.result = placed.status();
   } else {
     c.name = absl::StrCat("operator placement (", placed->algorithm, ")");
-    c.result = PlanResult(problem, PlanFromPlacement(problem.graph(), placed->placement), placed->algorithm);
+    // Scored on the same footing as the other plans: the problem's schedule and global batch.
+    ParallelPlan plan = PlanFromPlacement(problem.graph(), placed->placement);
+    plan.schedule = problem.schedule;
+    plan.global_batch = problem.global_batch;
+    c.result = PlanResult(problem, std::move(plan), placed->algorithm);
     if (c.result.ok() && !PlanMemoryStatus(*problem.costs, c.result->plan->plan, c.result->plan->evaluation).ok()) {
       c.result->evaluation.fits_memory = false;
     }
