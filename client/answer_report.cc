@@ -1,5 +1,7 @@
 #include "client/answer_report.h"
 
+#include <algorithm>
+
 #include "client/report.h"
 #include "client/stage_report.h"
 
@@ -135,6 +137,7 @@ PlanSummary PlanFromAnswer(const pb::PlaceResponse& a) {
   PlanSummary plan;
   plan.schedule = a.schedule();
   plan.global_batch = a.global_batch();
+  plan.micro_batch_size = std::max<int64_t>(a.micro_batch_size(), 1);
   plan.cost_model = a.cost_model();
   plan.step_time = a.step_time();
   plan.simulated_value = a.simulated_value();

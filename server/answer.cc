@@ -14,7 +14,18 @@
 namespace placement::server {
 namespace pb = ::placement::v1;
 
+std::vector<MemoryBreakdown> AnswerMemory(const PlacerResult& result, const Graph& graph, const Topology& topology) {
+  if (result.plan.has_value())
+    return BreakDownPlanMemory(result.plan->plan, result.plan->evaluation, topology.num_devices());
+  return BreakDownMemory(graph, result.placement, result.evaluation.devices);
+}
+
 void FillScore(const Evaluation& e, const Graph& graph, const Placement& placement, const Topology& topology,
+               absl::string_view time_unit, pb::Score* score) {
+  FillScore(e, BreakDownMemory(graph, placement, e.devices), topology, time_unit, score);
+}
+
+void FillScore(const Evaluation& e, const std::vector<MemoryBreakdown>& breakdown, const Topology& topology,
                absl::string_view time_unit, pb::Score* score) {
   score->set_objective(ObjectiveToProto(e.objective));
   score->set_value(e.value);
@@ -27,7 +38,6 @@ void FillScore(const Evaluation& e, const Graph& graph, const Placement& placeme
   score->set_largest_unit(e.bound.largest_unit);
   score->set_min_devices_for_memory(e.bound.min_devices_for_memory);
   score->mutable_devices()->Reserve(static_cast<int>(e.devices.size()));
-  const std::vector<MemoryBreakdown> breakdown = BreakDownMemory(graph, placement, e.devices);
   for (size_t d = 0; d < e.devices.size(); ++d) {
     const DeviceScore& in = e.devices[d];
     pb::DeviceScore* out = score->add_devices();
@@ -56,7 +66,7 @@ pb::PlaceResponse AnswerFromResult(const PlacerResult& result, const Graph& grap
     a->set_op(std::string(graph.name(u)));
     a->set_device(topology.device(result.placement.device[u]).name);
   }
-  FillScore(result.evaluation, graph, result.placement, topology, time_unit, out.mutable_score());
+  FillScore(result.evaluation, AnswerMemory(result, graph, topology), topology, time_unit, out.mutable_score());
   out.set_algorithm(result.algorithm);
   out.set_proven_optimal(result.proven_optimal);
   out.set_best_bound(result.best_bound);

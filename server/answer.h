@@ -7,12 +7,18 @@
 #include "graph/placement.h"
 #include "placement/v1/placement.pb.h"
 #include "policy/placer.h"
+#include "simulator/memory_breakdown.h"
 #include "simulator/objectives.h"
 
 namespace placement::server {
 
 // Objective, value, bound with its parts, ratio, memory fit and, per device, busy time, load, peak memory and what
 // it holds by kind (of `placement` of `graph`), capacity and utilization (busy / value).
+// Each device's memory by kind: a plan's as the plan model counts it per stage, a placement's from the graph.
+std::vector<MemoryBreakdown> AnswerMemory(const PlacerResult& result, const Graph& graph, const Topology& topology);
+
+void FillScore(const Evaluation& evaluation, const std::vector<MemoryBreakdown>& breakdown, const Topology& topology,
+               absl::string_view time_unit, placement::v1::Score* score);
 void FillScore(const Evaluation& evaluation, const Graph& graph, const Placement& placement, const Topology& topology,
                absl::string_view time_unit, placement::v1::Score* score);
 

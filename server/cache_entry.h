@@ -21,8 +21,9 @@
 namespace placement::server {
 
 // 2: answers of the memory model that keeps what autograd saves, with each device's memory by kind; a version 1
-// answer of the same request holds other memory figures, so it misses.
-inline constexpr uint32_t kCacheFormatVersion = 2;
+// answer of the same request holds other memory figures, so it misses. 3: plans with DistributedDataParallel's
+// bucketed all-reduce, their memory by kind per replica and their micro-batch size.
+inline constexpr uint32_t kCacheFormatVersion = 3;
 
 std::string EncodeCacheEntry(const placement::v1::PlaceResponse& response);
 

@@ -131,6 +131,12 @@ pb::PlaceResponse Answer(const PlacerResult& result, const DecodedInput& input, 
   if (!plan.warning.empty()) response.add_warnings(plan.warning);
   SetCostSources(input.cost_sources, response.mutable_cost_sources());
   response.set_compute_seconds(took);
+  if (result.plan.has_value()) {
+    response.set_micro_batch_size(input.samples_per_run);
+    if (response.step_time() > 0)
+      response.set_samples_per_second(static_cast<double>(response.global_batch() * input.samples_per_run) /
+                                      response.step_time());
+  }
   return response;
 }
 

@@ -1,5 +1,7 @@
 #include "server/request_decoder.h"
 
+#include <algorithm>
+
 #include "policy/parallel/hybrid_placer.h"
 
 #include <functional>
@@ -51,6 +53,7 @@ struct Imported {
   std::optional<Topology> topology;
   std::string time_unit = "s";
   std::string format;
+  int64_t samples_per_run = 1;
   std::vector<std::string> warnings;
 };
 
@@ -124,6 +127,7 @@ absl::StatusOr<Imported> Import(const GraphSource& source, const pb::GraphOption
       out.time_unit = r->problem.time_unit;
       out.warnings = std::move(r->warnings);
       out.format = "onnx";
+      out.samples_per_run = std::max<int64_t>(o.batch_size(), 1);
       return out;
     }
     case GraphSource::Kind::kJson: {
@@ -211,6 +215,7 @@ absl::StatusOr<DecodedInput> DecodeInput(const GraphSource& source, const pb::Gr
   DecodedInput out;
   out.time_unit = imported->time_unit;
   out.format = imported->format;
+  out.samples_per_run = imported->samples_per_run;
   out.warnings = std::move(imported->warnings);
   if (absl::Status s = CheckGraphSize("graph", imported->graph.num_ops(), imported->graph.num_edges(), limits);
       !s.ok()) {

@@ -38,6 +38,7 @@ struct DecodedInput {
   Topology topology;
   std::string time_unit = "s";
   std::string format;                 // "proto", "onnx", "placement.graph/v1" or "tarnawski"
+  int64_t samples_per_run = 1;        // the batch an ONNX graph is bound to; 1 (a run is a sample) otherwise
   std::vector<std::string> warnings;  // what the importer assumed
   CostSources cost_sources;           // which operators' costs are measured, which modelled
 };

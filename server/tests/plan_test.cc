@@ -72,6 +72,17 @@ TEST(PlacePlan, AnswerListsTheStagesAndTheOptionsKeyTheCache) {
   ASSERT_TRUE(step.ok()) << step.status();
   EXPECT_FALSE(step->cache_hit());
   EXPECT_GT(step->step_time(), 0);
+  // A run of a graph with fixed costs is one sample: 8 samples a step.
+  EXPECT_EQ(step->micro_batch_size(), 1);
+  EXPECT_NEAR(step->samples_per_second(), 8 / step->step_time(), 1e-9 * 8 / step->step_time());
+  // Every replica holds its stage's memory, by kind, adding up to its peak.
+  for (const pb::DeviceScore& d : step->score().devices()) {
+    const pb::MemoryBreakdown& m = d.memory();
+    EXPECT_EQ(m.parameters_bytes() + m.gradients_bytes() + m.optimizer_bytes() + m.activations_bytes() +
+                  m.workspace_bytes(),
+              d.peak_memory_bytes())
+        << d.device();
+  }
 }
 
 TEST(PlacePlan, BadPlanOptionsAreInvalidArgumentsNamingWhatIsWrong) {
