@@ -227,6 +227,12 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   report.best_bound = result->best_bound;
   report.notes = std::move(mode.notes);
   report.notes.insert(report.notes.end(), result->notes.begin(), result->notes.end());
+  if (*objective == Objective::kThroughput && !result->plan.has_value() && o.load.training) {
+    report.warnings.push_back(
+        "--objective throughput scores an operator placement's memory as each device's parameters alone, as "
+        "Tarnawski et al. do; the activations a training step keeps are counted by plans: leave out --objective "
+        "for --parallelism auto, or use --parallelism data|pipeline|hybrid with --global_batch");
+  }
   PlanSummary plan;
   if (result->plan.has_value()) {
     plan = SummarizePlan(*result->plan, input.graph, *topology);
