@@ -59,6 +59,7 @@ absl::StatusOr<LoadedGraph> Import(const std::string& path, const std::string& t
       if (!imported.ok()) return WithPath(path, imported.status());
       loaded.problem = std::move(imported->problem);
       loaded.warnings = std::move(imported->warnings);
+      loaded.fixed_batch = imported->fixed_batch;
       loaded.format = "onnx";
       return loaded;
     }

@@ -37,6 +37,7 @@ struct LoadedGraph {
   Problem problem;
   std::string format;                 // "onnx", "placement.graph/v1" or "tarnawski"
   std::vector<std::string> warnings;  // what the importer assumed
+  int64_t fixed_batch = 0;            // ONNX exported with a fixed batch: that batch (OnnxImportResult)
   CostSources cost_sources;           // how many operators' costs are measured, how many modelled
 };
 

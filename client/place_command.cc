@@ -67,6 +67,24 @@ absl::StatusOr<BatchSplit> SplitGlobalBatch(int64_t samples, int64_t micro_batch
 
 namespace {
 
+// A model exported with its batch fixed at `fixed` runs micro-batches of that batch: the global batch is a whole
+// number of them.
+absl::StatusOr<BatchSplit> SplitFixedBatch(int64_t samples, int64_t micro_batch, int64_t fixed) {
+  if (micro_batch > 0 && micro_batch != fixed)
+    return UsageError(absl::StrCat("--micro_batch ", micro_batch, ": the model was exported with its batch fixed at ",
+                                   fixed, " (export it with a dynamic batch axis to choose another)"));
+  if (samples % fixed != 0)
+    return UsageError(absl::StrCat("--batch ", samples, ": the model was exported with its batch fixed at ", fixed,
+                                   ", so a step is a whole number of its runs: try --batch ",
+                                   std::max<int64_t>(fixed, samples / fixed * fixed),
+                                   " (or export it with a dynamic batch axis)"));
+  BatchSplit split;
+  split.global_samples = samples;
+  split.micro_batch = fixed;
+  split.micro_batches = samples / fixed;
+  return split;
+}
+
 // What the command settled on from the options and the cluster.
 struct Mode {
   std::string parallelism;
@@ -117,13 +135,18 @@ absl::Status LoadRequest(const PlaceOptions& o, std::optional<LoadedGraph>& load
   mode.parallelism = o.plan.parallelism.empty() ? "operator" : o.plan.parallelism;
   mode.objective = o.objective.empty() ? "step_time" : o.objective;
   if (asked || (LeavesPlanToUs(o) && onnx && devices > 1)) {
-    const int64_t samples = onnx && o.load.batch > 0 ? o.load.batch : devices;
-    absl::StatusOr<BatchSplit> split = SplitGlobalBatch(samples, o.plan.micro_batch, devices);
+    const int64_t fixed = onnx ? graph->fixed_batch : 0;
+    const int64_t samples = onnx && o.load.batch > 0 ? o.load.batch : devices * std::max<int64_t>(fixed, 1);
+    absl::StatusOr<BatchSplit> split = fixed > 0 ? SplitFixedBatch(samples, o.plan.micro_batch, fixed)
+                                                 : SplitGlobalBatch(samples, o.plan.micro_batch, devices);
     if (!split.ok()) return split.status();
     if (!onnx || o.load.batch <= 0)
-      mode.notes.push_back(absl::StrCat("global batch ", samples, " samples, one per device",
-                                        onnx ? ": --batch sets it" : " (a sample is one run of this graph)"));
-    if (onnx && split->micro_batch != std::max<int64_t>(o.load.batch, 1)) {
+      mode.notes.push_back(absl::StrCat("global batch ", samples, " samples, ", fixed > 1 ? "a run" : "one",
+                                        " per device", onnx ? ": --batch sets it" : " (a sample is one run of this graph)"));
+    if (fixed > 0)
+      mode.notes.push_back(absl::StrCat("the model's batch is fixed at ", fixed, " by its export: micro-batches of ",
+                                        fixed, fixed == 1 ? " sample" : " samples"));
+    if (onnx && fixed == 0 && split->micro_batch != std::max<int64_t>(o.load.batch, 1)) {
       load.batch = split->micro_batch;
       graph = LoadGraphFile(o.graph_path, load);
       if (!graph.ok()) return graph.status();

@@ -140,6 +140,18 @@ TEST(PlacectlTrainingPlan, SimulatingAnAnswerReproducesItsFigures) {
   }
 }
 
+// A model exported with its batch fixed runs micro-batches of that batch: the global batch is a number of them.
+TEST(PlacectlTrainingPlan, AFixedBatchExportSplitsIntoRunsOfItsBatch) {
+  const std::string fixed = std::string(PLACEMENT_SOURCE_DIR) + "/tests/data/torch_trace/resnet18_b1.onnx";
+  const nlohmann::json j = PlaceJson(fixed + " --training --batch 8 --devices 4xH100");
+  EXPECT_EQ(j["global_batch"], 8);
+  EXPECT_EQ(j["micro_batch_size"], 1);
+  EXPECT_EQ(j["micro_batches"], 8);
+  const auto other = RunPlacectl("place " + fixed + " --training --batch 8 --micro_batch 2 --devices 4xH100");
+  EXPECT_EQ(other.exit_code, 2) << other.out;
+  EXPECT_THAT(other.err, HasSubstr("fixed at 1"));
+}
+
 TEST(PlacectlTrainingPlan, BadSplitsAreUsageErrorsNamingTheFix) {
   const auto split = RunPlacectl("place " + kResnet + " --training --batch 32 --micro_batch 5 --devices 8xH100");
   EXPECT_EQ(split.exit_code, 2) << split.out;

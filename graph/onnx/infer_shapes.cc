@@ -66,6 +66,7 @@ absl::Status ShapeInferer::AddInput(const onnx::ValueInfoProto& input) {
   for (const auto& [symbol, value] : bound->symbols) symbols_[symbol] = value;
   for (const std::string& part : bound->unresolved) Unresolved(input.name(), part);
   batch_bound_ = batch_bound_ || bound->used_batch;
+  if (first_input_batch_ == 0) first_input_batch_ = bound->info.dims.empty() ? 1 : std::max<int64_t>(bound->info.dims[0], 1);
   sequence_bound_ = sequence_bound_ || bound->used_sequence;
   result_.tensors[input.name()] = bound->info;
   SetType(input.name(), std::move(bound->type));
@@ -353,6 +354,7 @@ InferredShapes ShapeInferer::Finish() && {
                                             " read input types the schema does not list; imported as written ",
                                             "(first: ", warning.first, ")"));
   }
+  if (!batch_bound_) result_.fixed_batch = std::max<int64_t>(first_input_batch_, 1);
   if (options_.batch_size.has_value() && !batch_bound_) {
     result_.warnings.push_back(absl::StrCat("batch size ", *options_.batch_size,
                                             " binds no dimension: every graph "

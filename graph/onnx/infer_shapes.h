@@ -35,6 +35,9 @@ struct InferredShapes {
   // derives from constants alone. No runtime computes them per step.
   std::unordered_set<std::string> folded;
   std::vector<std::string> warnings;
+  // No graph input has a batch axis to bind (every one fixed at export): the first input's first dimension, the
+  // batch the model was exported at (1 for a scalar input); 0 when an input's batch axis was bound.
+  int64_t fixed_batch = 0;
 };
 
 // `name` with every "/iterN/" of an unrolled Loop or Scan as "/iter*/": how one --dim names a tensor in every
@@ -114,6 +117,7 @@ class ShapeInferer {
   std::string first_unresolved_;
   bool batch_bound_ = false;
   bool sequence_bound_ = false;
+  int64_t first_input_batch_ = 0;  // the first graph input's first dimension (1 for a scalar), 0 before one
   InferredShapes result_;
 };
 

@@ -168,6 +168,7 @@ absl::StatusOr<OnnxImportResult> ImportModel(onnx::ModelProto& model, const Onnx
   absl::StatusOr<OnnxImportResult> result =
       ProblemBuilder(expanded->graph, expanded->index, expanded->shapes, *std::move(weights)).Build();
   if (!result.ok()) return result.status();
+  result->fixed_batch = expanded->shapes.fixed_batch;
   for (std::vector<std::string>* more : {&warnings, &expanded->shapes.warnings}) {
     result->warnings.insert(result->warnings.end(), more->begin(), more->end());
   }

@@ -60,6 +60,9 @@ struct OnnxImportResult {
   double macs = 0;
   // What the import assumed, e.g. "3 nodes of op type Foo use the default cost (...)". Sorted.
   std::vector<std::string> warnings;
+  // The batch every graph input was exported at when none has a batch axis to bind (--batch changes nothing);
+  // 0 when the batch was bound.
+  int64_t fixed_batch = 0;
 };
 
 // Reads the model at `path`. Files over 2 GiB are refused: protobuf cannot represent them, so such models
