@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "client/chart_file.h"
 #include "client/exit_codes.h"
@@ -198,7 +199,16 @@ absl::Status CheckFlags(const PlaceOptions& o) {
 
 }  // namespace
 
+// What is left of the deadline for the search: the deadline counts from the command's start, and the checks
+// and the report after the search get a twentieth of it. A search left with no time still gets a moment, so that
+// an answer exists to report.
+absl::Duration SearchTime(absl::Duration deadline, absl::Time started) {
+  const absl::Duration left = deadline * 0.95 - (absl::Now() - started);
+  return std::max(left, std::min(deadline, absl::Milliseconds(50)));
+}
+
 absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
+  const absl::Time started = o.started == absl::InfinitePast() ? absl::Now() : o.started;
   RETURN_IF_ERROR(CheckFlags(o));
   std::optional<LoadedGraph> loaded;
   std::optional<Topology> topology;
@@ -226,8 +236,7 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   RETURN_IF_ERROR(AsUsageError(SetPlanOptions(plans_auto ? "hybrid" : mode.parallelism, o.cost_model,
                                               o.plan.schedule, plans_auto ? mode.split->micro_batches : o.plan.global_batch,
                                               o.algorithm, problem)));
-  // The deadline covers the placement only, not reading the graph.
-  absl::StatusOr<PlacerResult> result = placer->Place(problem, Budget::For(deadline));
+  absl::StatusOr<PlacerResult> result = placer->Place(problem, Budget::For(SearchTime(deadline, started)));
   if (!result.ok()) return PlacerError(o, mode, *topology, result.status());
   if (!o.chart_path.empty()) {
     const ChartOptions chart = ChartFor(o.graph_path, result->algorithm, input.time_unit, *objective);

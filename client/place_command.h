@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "client/graph_loader.h"
 
 namespace placement {
@@ -53,6 +54,9 @@ struct PlaceOptions {
   uint64_t seed = 1;
   std::string chart_path;  // when set, the answer's schedule chart (HTML) is written there
   PlanOptions plan;
+  // When the command began (before loading a policy or a graph): the deadline counts from here. InfinitePast:
+  // from RunPlace's start.
+  absl::Time started = absl::InfinitePast();
   const PlacerRegistry* registry = nullptr;  // DefaultPlacerRegistry() when null (placectl adds the learned policy)
 };
 

@@ -11,6 +11,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/time/clock.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "client/bench_command.h"
@@ -343,6 +344,7 @@ int MemoryCommand(const Invocation& in) {
 int PlaceCommand(const Invocation& in) {
   if (in.operands.size() != 1) return Usage("place takes exactly one GRAPH");
   placement::cli::PlaceOptions o;
+  o.started = absl::Now();
   o.graph_path = in.operands[0];
   SetPlacingFlags(in.dims, in.costs, &o);
   o.seed = absl::GetFlag(FLAGS_seed);

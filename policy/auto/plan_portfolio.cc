@@ -1,5 +1,6 @@
 #include "policy/auto/plan_portfolio.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -75,6 +76,22 @@ Candidate OperatorPlacement(const PlacementProblem& problem, const Budget& budge
   return c;
 }
 
+// An earlier candidate in `order` (before i) with the same plan, already simulated.
+std::optional<size_t> SamePlan(const std::vector<Candidate>& candidates, const std::vector<size_t>& order, size_t i) {
+  const PlacerResult& r = *candidates[i].result;
+  for (size_t j : order) {
+    if (j == i) break;
+    const PlacerResult& o = *candidates[j].result;
+    if (!r.plan.has_value() || !o.plan.has_value() || o.plan->simulated_time_per_sample < 0) continue;
+    const ParallelPlan &a = r.plan->plan, &b = o.plan->plan;
+    bool equal = a.stage_of_op == b.stage_of_op && a.schedule == b.schedule && a.global_batch == b.global_batch &&
+                 a.num_stages() == b.num_stages();
+    for (int32_t s = 0; equal && s < a.num_stages(); ++s) equal = a.stages[s].devices == b.stages[s].devices;
+    if (equal) return j;
+  }
+  return std::nullopt;
+}
+
 absl::Status NoAnswer(const std::vector<Candidate>& candidates, const Budget& budget) {
   for (const Candidate& c : candidates) {
     if (!c.result.ok() && absl::IsFailedPrecondition(c.result.status())) return c.result.status();
@@ -105,13 +122,31 @@ absl::StatusOr<PlacerResult> RunPlanPortfolio(const PlacementProblem& problem, c
   }
   // Ranked by the time the simulator confirms (our model; PipeDream's is not simulated): a plan the model finds
   // faster but the simulation does not is not chosen over one it confirms.
+  // The simulation only ever adds to the model's time, so a candidate the model already puts behind the best
+  // confirmed time is not simulated (it cannot win), nor is a plan equal to one simulated before: simulations run
+  // after the search and would otherwise take the deadline's time again.
   std::optional<size_t> best;
   std::vector<double> confirmed(candidates.size(), 0);
-  std::vector<std::string> notes;
+  std::vector<size_t> order;
   for (size_t i = 0; i < candidates.size(); ++i) {
-    if (Fits(candidates[i])) confirmed[i] = ConfirmedTimePerSample(problem, *candidates[i].result);
-    if (Fits(candidates[i]) && (!best || confirmed[i] < confirmed[*best])) best = i;
+    if (Fits(candidates[i])) order.push_back(i);
   }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return candidates[a].result->evaluation.value < candidates[b].result->evaluation.value;
+  });
+  for (size_t i : order) {
+    PlacerResult& r = *candidates[i].result;
+    confirmed[i] = r.evaluation.value;
+    const std::optional<size_t> same = SamePlan(candidates, order, i);
+    if (same.has_value()) {
+      r.plan->simulated_time_per_sample = candidates[*same].result->plan->simulated_time_per_sample;
+      confirmed[i] = confirmed[*same];
+    } else if (!best || r.evaluation.value < confirmed[*best]) {
+      confirmed[i] = ConfirmedTimePerSample(problem, r);
+    }
+    if (!best || confirmed[i] < confirmed[*best]) best = i;
+  }
+  std::vector<std::string> notes;
   for (size_t i = 0; i < candidates.size(); ++i)
     notes.push_back(Describe(candidates[i], problem.global_batch, confirmed[i], best ? confirmed[*best] : 0));
   if (!best) return NoAnswer(candidates, budget);
