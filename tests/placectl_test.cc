@@ -518,3 +518,19 @@ TEST(Placectl, LibTorchLoadsOnlyForTheCommandsThatRunThePolicy) {
 }
 
 }  // namespace
+
+namespace {
+
+// A library never prints on standard output: METIS, asked for nearly as many parts as the graph has units, prints
+// its complaints there, so it is not asked (the LSTM's 60 units over 16 devices).
+TEST(Placectl, JsonOutputStaysJsonWhenAGraphHasFewUnitsPerDevice) {
+  const Result r = RunPlacectl("place " + kSource + "/tests/data/corpus/lstm_seq2seq.onnx --devices 16xV100 "
+                               "--algorithm metis --output json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded()) << r.out.substr(0, 200);
+  EXPECT_EQ(r.out.find("***"), std::string::npos);
+  EXPECT_GT(j["value"].get<double>(), 0);
+}
+
+}  // namespace

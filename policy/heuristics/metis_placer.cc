@@ -19,6 +19,28 @@ namespace {
 
 static_assert(sizeof(idx_t) == sizeof(int32_t), "Debian's METIS uses 32-bit indices");
 
+// METIS is asked for parts only when the graph has this many units per part.
+constexpr int32_t kUnitsPerPart = 4;
+
+// Each unit, heaviest first, on the device where it would end soonest given the work already there and its speed.
+std::vector<int32_t> LargestFirst(const std::vector<double>& weight, const std::vector<double>& speed) {
+  std::vector<int32_t> order(weight.size());
+  for (size_t u = 0; u < order.size(); ++u) order[u] = static_cast<int32_t>(u);
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return weight[a] > weight[b]; });
+  std::vector<double> load(speed.size(), 0);
+  std::vector<int32_t> part(weight.size(), 0);
+  for (int32_t u : order) {
+    size_t best = 0;
+    for (size_t d = 1; d < speed.size(); ++d) {
+      const auto finish = [&](size_t e) { return (load[e] + weight[u]) / std::max(speed[e], 1e-30); };
+      if (finish(d) < finish(best)) best = d;
+    }
+    load[best] += weight[u];
+    part[u] = static_cast<int32_t>(best);
+  }
+  return part;
+}
+
 class MetisPlacer final : public HeuristicPlacer {
  public:
   MetisPlacer()
@@ -34,7 +56,14 @@ class MetisPlacer final : public HeuristicPlacer {
     MemoryLedger ledger = NewLedger(problem, units);
     std::vector<int32_t> part(nu, 0);
     std::vector<std::string> notes;
-    if (nd > 1 && nu > 1) {
+    if (nd > 1 && nu > 1 && nu < kUnitsPerPart * nd) {
+      // METIS cannot split a graph into about as many parts as it has vertices (it prints "too many parts" or
+      // "cannot bisect a graph with 0 vertices" and fails): the few units go, largest first, to the device they
+      // would finish on first.
+      const UnitGraph ug = ContractUnits(*problem.costs, units);
+      part = LargestFirst(ug.vertex_weight, DeviceSpeeds(*problem.costs));
+      notes.push_back(absl::StrCat(nu, " units on ", nd, " devices: largest first, not partitioned"));
+    } else if (nd > 1 && nu > 1) {
       const UnitGraph ug = ContractUnits(*problem.costs, units);
       const std::vector<double> speed = DeviceSpeeds(*problem.costs);
 
