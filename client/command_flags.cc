@@ -6,6 +6,7 @@
 
 #include "absl/flags/reflection.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
@@ -103,6 +104,23 @@ absl::Status CheckFlagsApply(absl::string_view command, int argc, char** argv) {
     return absl::InvalidArgumentError(
         absl::StrCat("--", name, " does not apply to ", command, "; ", command, " takes ",
                      allowed.empty() ? "no flags" : absl::StrCat("--", absl::StrJoin(allowed, ", --"))));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckCountsGiven(int argc, char** argv) {
+  // 0 stands for "not given" in these flags' defaults, so a 0 or a negative count given would be silently ignored.
+  static const std::set<std::string> kPositive = {"batch", "seq", "micro_batch"};
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (arg == "--") break;
+    const std::string name = FlagName(arg);
+    if (kPositive.count(name) == 0) continue;
+    const std::string value = absl::FindCommandLineFlag(name)->CurrentValue();
+    int64_t count = 0;
+    if (absl::SimpleAtoi(value, &count) && count > 0) continue;
+    return absl::InvalidArgumentError(absl::StrCat("--", name, " ", value, " is not a positive count",
+                                                   name == "batch" ? " of samples" : ""));
   }
   return absl::OkStatus();
 }

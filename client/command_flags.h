@@ -18,4 +18,7 @@ std::vector<std::string> FlagsOf(absl::string_view command);
 // take, with the flags it does take. absl's own flags (--help, --flagfile, ...) apply to every command.
 absl::Status CheckFlagsApply(absl::string_view command, int argc, char** argv);
 
+// INVALID_ARGUMENT naming the flag when --batch, --seq or --micro_batch is given a count that is not positive.
+absl::Status CheckCountsGiven(int argc, char** argv);
+
 }  // namespace placement::cli

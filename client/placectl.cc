@@ -495,7 +495,9 @@ int main(int argc, char** argv) {
   absl::StatusOr<std::map<std::string, int64_t>> dims = placement::cli::ParseDims(absl::GetFlag(FLAGS_dim));
   if (!dims.ok()) return Usage(std::string(dims.status().message()));
   Invocation in{args[1], std::vector<std::string>(args.begin() + 2, args.end()), *std::move(dims), "", argv};
-  if (absl::Status s = placement::cli::CheckFlagsApply(in.command, argc, argv); !s.ok()) {
+  absl::Status s = placement::cli::CheckFlagsApply(in.command, argc, argv);
+  if (s.ok()) s = placement::cli::CheckCountsGiven(argc, argv);
+  if (!s.ok()) {
     std::cerr << "placectl " << in.command << ": " << s.message() << "\n";
     return kExitUsage;
   }

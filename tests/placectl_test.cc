@@ -534,3 +534,19 @@ TEST(Placectl, JsonOutputStaysJsonWhenAGraphHasFewUnitsPerDevice) {
 }
 
 }  // namespace
+
+namespace {
+
+// A count given as 0 or less is refused, not read as "not given".
+TEST(Placectl, CountsThatAreNotPositiveAreUsageErrors) {
+  const std::string resnet = kSource + "/tests/data/corpus/resnet50.onnx";
+  for (const std::string& flag : {"--batch 0", "--batch -4", "--seq=0", "--micro_batch -1"}) {
+    const Result r = RunPlacectl("place " + resnet + " --devices 2xH100 --training " + flag);
+    EXPECT_EQ(r.exit_code, 2) << flag << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("is not a positive count")) << flag;
+    EXPECT_TRUE(r.out.empty()) << flag;
+  }
+  EXPECT_EQ(RunPlacectl("memory " + resnet + " --batch 0").exit_code, 2);
+}
+
+}  // namespace
