@@ -549,4 +549,14 @@ TEST(Placectl, CountsThatAreNotPositiveAreUsageErrors) {
   EXPECT_EQ(RunPlacectl("memory " + resnet + " --batch 0").exit_code, 2);
 }
 
+// A --dim for a symbol the model does not have is refused, naming those it has.
+TEST(Placectl, DimForASymbolTheModelLacksNamesItsSymbols) {
+  const Result r =
+      RunPlacectl("import " + kSource + "/tests/data/corpus/transformer_encoder.onnx --dim foo=3");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("'foo'"));
+  EXPECT_THAT(r.err, HasSubstr("batch, seq"));
+  EXPECT_TRUE(r.out.empty());
+}
+
 }  // namespace

@@ -11,6 +11,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "graph/onnx/control_flow.h"
 #include "graph/onnx/functions.h"
 #include "graph/onnx/graph_index.h"
@@ -43,6 +44,27 @@ absl::Status CheckOptions(const OnnxImportOptions& options) {
   }
   if (options.max_unrolled_nodes < 1 || options.max_nodes < 1) {
     return absl::InvalidArgumentError("max_unrolled_nodes and max_nodes must be positive");
+  }
+  return absl::OkStatus();
+}
+
+// A --dim for a symbol no graph input has would bind nothing: the error names the symbols the model has.
+// (TENSOR:AXIS keys name inferred tensors, checked as inference reaches them.)
+absl::Status CheckDimSymbols(const onnx::GraphProto& graph, const OnnxImportOptions& options) {
+  std::set<std::string> symbols;
+  for (const onnx::ValueInfoProto& input : graph.input()) {
+    if (!input.type().has_tensor_type() || !input.type().tensor_type().has_shape()) continue;
+    for (const auto& dim : input.type().tensor_type().shape().dim()) {
+      if (dim.has_dim_param() && !dim.dim_param().empty()) symbols.insert(dim.dim_param());
+    }
+  }
+  for (const auto& [name, value] : options.dims) {
+    if (name.find(':') != std::string::npos || symbols.count(name) > 0) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--dim '", name, "': the model's inputs have no dimension named '", name, "'; ",
+        symbols.empty() ? "they have no named dimensions"
+                        : absl::StrCat("their named dimensions: ", absl::StrJoin(symbols, ", ")),
+        " (a tensor's axis is set as TENSOR:AXIS=VALUE)"));
   }
   return absl::OkStatus();
 }
@@ -152,6 +174,7 @@ absl::StatusOr<OnnxImportResult> ImportModel(onnx::ModelProto& model, const Onnx
   status = onnx_import::InlineFunctions(&model, options.max_nodes, &*opsets, &warnings);
   if (!status.ok()) return status;
   onnx::GraphProto& graph = *model.mutable_graph();
+  if (absl::Status s = CheckDimSymbols(graph, options); !s.ok()) return s;
   absl::StatusOr<onnx_import::GraphIndex> index = onnx_import::IndexGraph(graph);
   if (!index.ok()) return index.status();
   std::unordered_map<std::string, TensorInfo> initializers;
