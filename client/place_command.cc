@@ -1,6 +1,11 @@
 #include "client/place_command.h"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <atomic>
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -199,6 +204,56 @@ absl::Status CheckFlags(const PlaceOptions& o) {
 
 }  // namespace
 
+// SIGINT or SIGTERM during the search ends it like its deadline (the placers answer with their best so far); a
+// second one, while the answer is written, ends the program as usual.
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void OnInterrupt(int) { g_interrupted.store(true, std::memory_order_relaxed); }
+
+class InterruptScope {
+ public:
+  InterruptScope() {
+    struct sigaction on = {};
+    on.sa_handler = OnInterrupt;
+    on.sa_flags = SA_RESETHAND;
+    sigemptyset(&on.sa_mask);
+    sigaction(SIGINT, &on, &old_int_);
+    sigaction(SIGTERM, &on, &old_term_);
+  }
+  ~InterruptScope() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+
+ private:
+  struct sigaction old_int_ = {}, old_term_ = {};
+};
+
+// The search under the deadline and the interrupt, with the best answer it offered kept for an interrupt that
+// comes before it returns one.
+absl::StatusOr<PlacerResult> Search(const Placer& placer, const PlacementProblem& problem, absl::Duration time) {
+  std::mutex mu;
+  std::optional<PlacerResult> best;
+  const std::function<void(const PlacerResult&)> keep = [&](const PlacerResult& r) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (r.evaluation.fits_memory && (!best || r.evaluation.value < best->evaluation.value)) best = r;
+  };
+  Budget budget = Budget::For(time);
+  budget.cancelled = &g_interrupted;
+  budget.on_improved = &keep;
+  absl::StatusOr<PlacerResult> result;
+  {
+    InterruptScope scope;
+    result = placer.Place(problem, budget);
+  }
+  if (!g_interrupted.load()) return result;
+  if (!result.ok() && best.has_value()) result = *std::move(best);
+  if (result.ok()) result->notes.push_back("interrupted (SIGINT or SIGTERM): the best answer found before it");
+  return result;
+}
+
 // What is left of the deadline for the search: the deadline counts from the command's start, and the checks
 // and the report after the search get a twentieth of it. A search left with no time still gets a moment, so that
 // an answer exists to report.
@@ -236,7 +291,7 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   RETURN_IF_ERROR(AsUsageError(SetPlanOptions(plans_auto ? "hybrid" : mode.parallelism, o.cost_model,
                                               o.plan.schedule, plans_auto ? mode.split->micro_batches : o.plan.global_batch,
                                               o.algorithm, problem)));
-  absl::StatusOr<PlacerResult> result = placer->Place(problem, Budget::For(SearchTime(deadline, started)));
+  absl::StatusOr<PlacerResult> result = Search(*placer, problem, SearchTime(deadline, started));
   if (!result.ok()) return PlacerError(o, mode, *topology, result.status());
   if (!o.chart_path.empty()) {
     const ChartOptions chart = ChartFor(o.graph_path, result->algorithm, input.time_unit, *objective);
@@ -257,6 +312,7 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   report.algorithm = result->algorithm;
   report.proven_optimal = result->proven_optimal;
   report.best_bound = result->best_bound;
+  if (g_interrupted.load()) report.warnings.push_back("interrupted: the answer is the best found before the signal");
   report.notes = std::move(mode.notes);
   report.notes.insert(report.notes.end(), result->notes.begin(), result->notes.end());
   if (*objective == Objective::kThroughput && !result->plan.has_value() && o.load.training) {

@@ -123,7 +123,8 @@ def export_training(model, args, input_names, dynamic_axes, path):
 
 
 def predicted_saved_bytes(placectl, path, batch, seq, precision):
-    result = subprocess.run([placectl, "memory", path, "--training", f"--batch={batch}", f"--seq={seq}",
+    sequence = [f"--seq={seq}"] if seq > 0 else []  # the image models have no sequence to bind
+    result = subprocess.run([placectl, "memory", path, "--training", f"--batch={batch}", *sequence,
                              f"--precision={precision}", "--output=json"],
                             capture_output=True, text=True, timeout=600)
     if result.returncode != 0:

@@ -2,6 +2,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <chrono>
+#include <thread>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -557,6 +561,46 @@ TEST(Placectl, DimForASymbolTheModelLacksNamesItsSymbols) {
   EXPECT_THAT(r.err, HasSubstr("'foo'"));
   EXPECT_THAT(r.err, HasSubstr("batch, seq"));
   EXPECT_TRUE(r.out.empty());
+}
+
+}  // namespace
+
+namespace {
+
+// SIGINT during a long search ends it: the answer is the best found before the signal, marked interrupted, and
+// comes long before the deadline.
+TEST(Placectl, InterruptedSearchPrintsTheBestAnswerSoFar) {
+  const std::string graph = kSource + "/tests/data/corpus/transformer_decoder.onnx";
+  int out[2];
+  ASSERT_EQ(::pipe(out), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    ::close(out[0]);
+    ::execl(PLACECTL_PATH, "placectl", "place", graph.c_str(), "--training", "--batch", "8", "--devices", "4xH100",
+            "--parallelism", "operator", "--deadline", "300s", "--policy_device", "none", "--output", "json",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  const auto begin = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  ::kill(pid, SIGINT);
+  std::string text;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(out[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  ::close(out[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(150));  // half the deadline
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded()) << text.substr(0, 200);
+  EXPECT_GT(j["value"].get<double>(), 0);
+  EXPECT_THAT(j["warnings"].dump(), HasSubstr("interrupted"));
 }
 
 }  // namespace

@@ -216,8 +216,10 @@ class Session {
       return;
     }
     if (left < kMinFinetune || budget_.Expired()) {
-      notes_.push_back(
-          absl::StrCat(kFinetunePlacer, ": not run, ", absl::FormatDuration(left), " left after the searches"));
+      notes_.push_back(absl::StrCat(kFinetunePlacer, ": not run, ",
+                                    left > absl::ZeroDuration() ? absl::StrCat(absl::FormatDuration(left), " left")
+                                                                : "no time left",
+                                    " after the searches"));
       return;
     }
     const double before = best_ ? outcomes_[*best_].result->evaluation.value : std::numeric_limits<double>::infinity();
