@@ -112,7 +112,7 @@ def test_place_cache_and_routing_header(address):
             sent = [m for name, m in recorder.calls if name.endswith(method)]
             check(sent and sent[-1].get("x-graph-hash") == expected, f"{method} did not carry x-graph-hash")
         sized = client.place(place_request(model(), devices="2xA100", algorithm="m_topo", budget_ms=2000,
-                                           batch_size=2, dims={"unused_symbol": 3}))
+                                           batch_size=2, dims={"batch": 2}))
         check(not sized.cache_hit and sized.graph_hash != repeat.graph_hash, "another batch size hit the cache")
 
 
