@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "client/exit_codes.h"
 #include "graph/cost_model.h"
 #include "graph/placement.h"
 #include "graph/units.h"
@@ -144,7 +145,7 @@ absl::Status SuggestAFit(const MemoryOptions& o, Breakdown* b) {
 
 absl::StatusOr<std::string> RunMemory(const MemoryOptions& o) {
   if (o.output != "table" && o.output != "json") {
-    return absl::InvalidArgumentError(absl::StrCat("--output '", o.output, "' is not one of table, json"));
+    return UsageError(absl::StrCat("--output '", o.output, "' is not one of table, json"));
   }
   absl::StatusOr<Breakdown> b = MeasureAt(o, o.load.batch);
   if (!b.ok()) return b.status();

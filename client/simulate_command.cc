@@ -11,6 +11,7 @@
 #include "client/report.h"
 #include "graph/canonical.h"
 #include "graph/placement_json.h"
+#include "graph/status_macros.h"
 #include "simulator/objectives.h"
 #include "policy/parallel/hybrid_placer.h"
 #include "simulator/plan_model.h"
@@ -79,21 +80,27 @@ absl::StatusOr<std::string> ReportPlan(const SimulateOptions& o, const CostModel
   return o.output == "json" ? ReportJson(report) : ReportTable(report);
 }
 
+// The options that need no file: usage errors naming the flag.
+absl::Status CheckSimulateFlags(const SimulateOptions& o) {
+  if (o.output != "table" && o.output != "json")
+    return UsageError(absl::StrCat("--output '", o.output, "' is not one of table, json"));
+  if (o.placement_path.empty()) return UsageError("simulate needs --placement FILE");
+  const absl::StatusOr<Objective> objective = ParseObjective(o.objective);
+  const absl::StatusOr<CostModelKind> cost_model = ParseCostModel(o.cost_model);
+  if (!objective.ok() || !cost_model.ok()) return AsUsageError(objective.ok() ? cost_model.status() : objective.status());
+  RETURN_IF_ERROR(AsUsageError(CheckCostModel(*cost_model, *objective)));
+  RETURN_IF_ERROR(AsUsageError(CheckChartApplies(o.chart_path, o.cost_model)));
+  return AsUsageError(MakeConfig(o).status());
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
-  if (o.output != "table" && o.output != "json") {
-    return absl::InvalidArgumentError(absl::StrCat("--output '", o.output, "' is not one of table, json"));
-  }
-  if (o.placement_path.empty()) return absl::InvalidArgumentError("simulate needs --placement FILE");
-  absl::StatusOr<Objective> objective = ParseObjective(o.objective);
-  if (!objective.ok()) return objective.status();
-  absl::StatusOr<CostModelKind> cost_model = ParseCostModel(o.cost_model);
-  if (!cost_model.ok()) return cost_model.status();
-  if (absl::Status s = CheckCostModel(*cost_model, *objective); !s.ok()) return s;
-  if (absl::Status s = CheckChartApplies(o.chart_path, o.cost_model); !s.ok()) return s;
-  absl::StatusOr<SimulatorConfig> config = MakeConfig(o);
-  if (!config.ok()) return config.status();
+  RETURN_IF_ERROR(CheckSimulateFlags(o));
+  // Checked above: these parse.
+  const absl::StatusOr<Objective> objective = ParseObjective(o.objective);
+  const absl::StatusOr<CostModelKind> cost_model = ParseCostModel(o.cost_model);
+  const absl::StatusOr<SimulatorConfig> config = MakeConfig(o);
 
   absl::StatusOr<std::string> placement_text = ReadWholeFile(o.placement_path);
   if (!placement_text.ok()) return placement_text.status();

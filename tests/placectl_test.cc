@@ -449,7 +449,7 @@ TEST(Placectl, PlaceUnderTheTarnawskiCostModelIsNoWorseThanTheirGreedy) {
 TEST(Placectl, CostModelErrorsAreUsageErrorsNamingTheProblem) {
   Result r =
       RunPlacectl("simulate " + kTiny + " --placement " + kTinySplit + " --objective latency --cost_model roofline");
-  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("roofline"));
   EXPECT_THAT(r.err, HasSubstr("tarnawski"));
   r = RunPlacectl("place " + kTiny + " --objective throughput --cost_model tarnawski --policy_device none");
