@@ -1,14 +1,13 @@
 #include "client/answer_chart.h"
 
-#include <algorithm>
-#include <numeric>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "client/chart/schedule_chart.h"
 #include "client/chart_file.h"
+#include "client/plan_json.h"
 #include "graph/cost_model.h"
-#include "simulator/plan_simulation.h"
 #include "simulator/simulator.h"
 
 namespace placement::cli {
@@ -40,34 +39,18 @@ absl::StatusOr<Placement> PlacementFromAnswer(const pb::PlaceResponse& answer, c
 // The plan an answer's stages describe, on the graph and cluster loaded here.
 absl::StatusOr<ParallelPlan> PlanOfAnswer(const pb::PlaceResponse& answer, const Graph& graph,
                                           const Topology& topology) {
-  ParallelPlan plan;
-  plan.stage_of_op.assign(graph.num_ops(), -1);
+  std::vector<NamedStage> stages;
   for (const pb::Stage& stage : answer.stages()) {
-    const int32_t s = plan.num_stages();
-    plan.stages.emplace_back();
-    for (const std::string& name : stage.devices()) {
-      const DeviceId d = topology.FindDevice(name);
-      if (d == kNone)
-        return absl::FailedPreconditionError(absl::StrCat("the answer's stage ", s + 1, " runs on '", name,
-                                                          "', which the cluster loaded here does not have"));
-      plan.stages.back().devices.push_back(d);
-    }
-    for (const std::string& name : stage.operators()) {
-      const OpId op = graph.FindOp(name);
-      if (op == kNone)
-        return absl::FailedPreconditionError(absl::StrCat("the answer's stage ", s + 1, " holds '", name,
-                                                          "', which the graph loaded here does not have"));
-      plan.stage_of_op[op] = s;
-    }
+    stages.push_back(NamedStage{{stage.devices().begin(), stage.devices().end()},
+                                {stage.operators().begin(), stage.operators().end()}});
   }
-  for (OpId op = 0; op < graph.num_ops(); ++op) {
-    if (plan.stage_of_op[op] < 0)
-      return absl::FailedPreconditionError(absl::StrCat("the answer's stages leave out '", graph.name(op), "'"));
-  }
+  absl::StatusOr<ParallelPlan> plan = PlanFromNamedStages(stages, graph, topology);
+  // What the server answered does not match what is loaded here: a precondition of drawing it, not a bad request.
+  if (!plan.ok()) return absl::FailedPreconditionError(absl::StrCat("the answer's ", plan.status().message()));
   absl::StatusOr<Schedule> schedule = ParseSchedule(answer.schedule());
   if (!schedule.ok()) return schedule.status();
-  plan.schedule = *schedule;
-  plan.global_batch = answer.global_batch();
+  plan->schedule = *schedule;
+  plan->global_batch = answer.global_batch();
   return plan;
 }
 

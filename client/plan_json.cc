@@ -1,9 +1,6 @@
 #include "client/plan_json.h"
 
-#include <string>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -11,74 +8,85 @@
 namespace placement::cli {
 namespace {
 
-nlohmann::json ParseOrNull(absl::string_view text) {
-  return nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-}
-
-bool IsPlan(const nlohmann::json& j) { return j.is_object() && j.contains("stages") && j["stages"].is_array(); }
-
 int64_t IntOr(const nlohmann::json& j, const char* key, int64_t fallback) {
   return j.contains(key) && j[key].is_number_integer() ? j[key].get<int64_t>() : fallback;
 }
 
-absl::Status AddStage(const nlohmann::json& stage, const Graph& graph, const Topology& topology, ParallelPlan& plan) {
-  const int32_t s = plan.num_stages();
-  if (!stage.is_object() || !stage.contains("devices") || !stage.contains("operators") ||
-      !stage["devices"].is_array() || !stage["operators"].is_array()) {
-    return absl::InvalidArgumentError(absl::StrCat("stage ", s + 1, " needs 'devices' and 'operators' arrays"));
+// A JSON array of names; false when it is no array or holds something other than strings.
+bool Names(const nlohmann::json& stage, const char* key, std::vector<std::string>& out) {
+  if (!stage.contains(key) || !stage[key].is_array()) return false;
+  for (const nlohmann::json& name : stage[key]) {
+    if (!name.is_string()) return false;
+    out.push_back(name.get<std::string>());
   }
-  plan.stages.emplace_back();
-  for (const nlohmann::json& name : stage["devices"]) {
-    const DeviceId d = name.is_string() ? topology.FindDevice(name.get<std::string>()) : kNone;
-    if (d == kNone)
-      return absl::InvalidArgumentError(
-          absl::StrCat("stage ", s + 1, " runs on ", name.dump(), ", which the cluster loaded here does not have"));
-    plan.stages.back().devices.push_back(d);
-  }
-  for (const nlohmann::json& name : stage["operators"]) {
-    const OpId op = name.is_string() ? graph.FindOp(name.get<std::string>()) : kNone;
-    if (op == kNone)
-      return absl::InvalidArgumentError(
-          absl::StrCat("stage ", s + 1, " holds ", name.dump(), ", which the graph loaded here does not have"));
-    plan.stage_of_op[op] = s;
-  }
-  return absl::OkStatus();
+  return true;
 }
 
 }  // namespace
 
-std::optional<PlanBatch> PlanBatchOf(absl::string_view text) {
-  const nlohmann::json j = ParseOrNull(text);
-  if (!IsPlan(j)) return std::nullopt;
-  PlanBatch b;
-  b.micro_batch_size = IntOr(j, "micro_batch_size", 1);
-  b.global_batch = IntOr(j, "global_batch", 0);
-  return b;
-}
-
-absl::StatusOr<std::optional<PlanFile>> ParsePlanJson(absl::string_view text, const Graph& graph,
-                                                      const Topology& topology) {
-  const nlohmann::json j = ParseOrNull(text);
-  if (!IsPlan(j)) return std::optional<PlanFile>();
-  PlanFile file;
-  file.plan.stage_of_op.assign(graph.num_ops(), -1);
-  for (const nlohmann::json& stage : j["stages"]) {
-    if (absl::Status s = AddStage(stage, graph, topology, file.plan); !s.ok()) return s;
+absl::StatusOr<ParallelPlan> PlanFromNamedStages(const std::vector<NamedStage>& stages, const Graph& graph,
+                                                 const Topology& topology) {
+  ParallelPlan plan;
+  plan.stage_of_op.assign(graph.num_ops(), -1);
+  for (const NamedStage& stage : stages) {
+    const int32_t s = plan.num_stages();
+    plan.stages.emplace_back();
+    for (const std::string& name : stage.devices) {
+      const DeviceId d = topology.FindDevice(name);
+      if (d == kNone)
+        return absl::InvalidArgumentError(
+            absl::StrCat("stage ", s + 1, " runs on '", name, "', which the cluster loaded here does not have"));
+      plan.stages.back().devices.push_back(d);
+    }
+    for (const std::string& name : stage.operators) {
+      const OpId op = graph.FindOp(name);
+      if (op == kNone)
+        return absl::InvalidArgumentError(
+            absl::StrCat("stage ", s + 1, " holds '", name, "', which the graph loaded here does not have"));
+      plan.stage_of_op[op] = s;
+    }
   }
   for (OpId op = 0; op < graph.num_ops(); ++op) {
-    if (file.plan.stage_of_op[op] < 0)
-      return absl::InvalidArgumentError(absl::StrCat("no stage holds operator '", graph.name(op), "'"));
+    if (plan.stage_of_op[op] < 0)
+      return absl::InvalidArgumentError(absl::StrCat("stages leave out '", graph.name(op), "'"));
   }
+  return plan;
+}
+
+std::optional<nlohmann::json> PlanDocument(absl::string_view text) {
+  nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("stages") || !j["stages"].is_array()) return std::nullopt;
+  return j;
+}
+
+int64_t MicroBatchSizeOf(const nlohmann::json& plan) { return IntOr(plan, "micro_batch_size", 1); }
+
+int64_t GlobalSamplesOf(const nlohmann::json& plan) { return IntOr(plan, "global_batch", 0); }
+
+absl::StatusOr<PlanFile> ParsePlanDocument(const nlohmann::json& j, const Graph& graph, const Topology& topology) {
+  std::vector<NamedStage> stages;
+  for (const nlohmann::json& stage : j["stages"]) {
+    stages.emplace_back();
+    if (!stage.is_object() || !Names(stage, "devices", stages.back().devices) ||
+        !Names(stage, "operators", stages.back().operators)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("stage ", stages.size(), " needs 'devices' and 'operators' arrays of names"));
+    }
+  }
+  absl::StatusOr<ParallelPlan> plan = PlanFromNamedStages(stages, graph, topology);
+  if (!plan.ok()) return plan.status();
+  PlanFile file;
+  file.plan = *std::move(plan);
   absl::StatusOr<Schedule> schedule =
       ParseSchedule(j.contains("schedule") && j["schedule"].is_string() ? j["schedule"].get<std::string>() : "");
   if (!schedule.ok()) return schedule.status();
   file.plan.schedule = *schedule;
-  file.micro_batch_size = IntOr(j, "micro_batch_size", 1);
+  file.micro_batch_size = MicroBatchSizeOf(j);
   // Files written before micro_batches was: global_batch counted micro-batches.
-  file.plan.global_batch = j.contains("micro_batches") ? IntOr(j, "micro_batches", 0) : IntOr(j, "global_batch", 0);
+  file.plan.global_batch = j.contains("micro_batches") ? IntOr(j, "micro_batches", 0) : GlobalSamplesOf(j);
   if (file.micro_batch_size < 1 || file.plan.global_batch < 0)
     return absl::InvalidArgumentError("micro_batch_size must be positive and micro_batches not negative");
-  return std::optional<PlanFile>(std::move(file));
+  return file;
 }
 
 }  // namespace placement::cli

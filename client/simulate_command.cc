@@ -12,8 +12,8 @@
 #include "graph/canonical.h"
 #include "graph/placement_json.h"
 #include "graph/status_macros.h"
-#include "simulator/objectives.h"
 #include "policy/parallel/hybrid_placer.h"
+#include "simulator/objectives.h"
 #include "simulator/plan_model.h"
 
 namespace placement::cli {
@@ -39,16 +39,15 @@ absl::StatusOr<SimulatorConfig> MakeConfig(const SimulateOptions& o) {
 
 // A plan file binds an ONNX graph to its micro-batch: --batch may be left out, or give the micro-batch or the
 // global batch in samples; another batch is a usage error naming the plan's.
-absl::StatusOr<GraphLoadOptions> LoadOptionsFor(const SimulateOptions& o, absl::string_view placement_text) {
+absl::StatusOr<GraphLoadOptions> LoadOptionsFor(const SimulateOptions& o, const std::optional<nlohmann::json>& plan) {
   GraphLoadOptions load = o.load;
-  const std::optional<PlanBatch> batch = PlanBatchOf(placement_text);
-  if (!batch.has_value() || batch->micro_batch_size <= 1) return load;
-  if (load.batch != 0 && load.batch != batch->micro_batch_size && load.batch != batch->global_batch) {
-    return UsageError(absl::StrCat("--batch ", load.batch, ": the plan's micro-batches hold ",
-                                   batch->micro_batch_size, " samples (", batch->global_batch,
-                                   " a step); leave out --batch"));
+  if (!plan.has_value() || MicroBatchSizeOf(*plan) <= 1) return load;
+  const int64_t micro = MicroBatchSizeOf(*plan), global = GlobalSamplesOf(*plan);
+  if (load.batch != 0 && load.batch != micro && load.batch != global) {
+    return UsageError(absl::StrCat("--batch ", load.batch, ": the plan's micro-batches hold ", micro, " samples (",
+                                   global, " a step); leave out --batch"));
   }
-  load.batch = batch->micro_batch_size;
+  load.batch = micro;
   return load;
 }
 
@@ -104,7 +103,8 @@ absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
 
   absl::StatusOr<std::string> placement_text = ReadWholeFile(o.placement_path);
   if (!placement_text.ok()) return placement_text.status();
-  absl::StatusOr<GraphLoadOptions> load = LoadOptionsFor(o, *placement_text);
+  const std::optional<nlohmann::json> plan_document = PlanDocument(*placement_text);
+  absl::StatusOr<GraphLoadOptions> load = LoadOptionsFor(o, plan_document);
   if (!load.ok()) return load.status();
   absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(o.graph_path, *load);
   if (!loaded.ok()) return loaded.status();
@@ -113,8 +113,6 @@ absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
   if (!topology.ok()) return topology.status();
   absl::StatusOr<CostModel> costs = CostModel::Create(problem->graph, *topology);
   if (!costs.ok()) return costs.status();
-  absl::StatusOr<std::optional<PlanFile>> plan = ParsePlanJson(*placement_text, problem->graph, *topology);
-  if (!plan.ok()) return absl::Status(plan.status().code(), absl::StrCat(o.placement_path, ": ", plan.status().message()));
 
   Report report;
   report.graph = &problem->graph;
@@ -123,7 +121,11 @@ absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
   report.graph_hash = GraphHash(problem->graph);
   report.warnings = loaded->warnings;
   report.cost_sources = loaded->cost_sources;
-  if (plan->has_value()) return ReportPlan(o, *costs, **plan, *cost_model, report);
+  if (plan_document.has_value()) {
+    absl::StatusOr<PlanFile> plan = ParsePlanDocument(*plan_document, problem->graph, *topology);
+    if (!plan.ok()) return absl::Status(plan.status().code(), absl::StrCat(o.placement_path, ": ", plan.status().message()));
+    return ReportPlan(o, *costs, *plan, *cost_model, report);
+  }
 
   absl::StatusOr<Placement> placement = ParsePlacementJson(*placement_text, problem->graph, *topology);
   if (!placement.ok()) {
