@@ -75,10 +75,10 @@ std::vector<MemoryBreakdown> BreakDownPlanMemory(const ParallelPlan& plan, const
     const StageScore& x = evaluation.stages[s];
     MemoryBreakdown m;
     m.parameters = x.weight_bytes * x.weight_versions;
+    m.gradients = x.gradient_bytes;
     m.optimizer = x.optimizer_bytes;
     m.activations = x.stash_bytes * x.in_flight;
     m.workspace = x.working_bytes;
-    m.gradients = x.memory_bytes - m.parameters - m.optimizer - m.activations - m.workspace;
     for (DeviceId d : plan.stages[s].devices) out[d] = m;
   }
   return out;

@@ -109,14 +109,11 @@ void GatherTensors(const CostModel& costs, const ParallelPlan& plan, PlanFacts& 
 
 // The stage's weight gradients in buckets, by the order of the backward operators (their ids: autograd's order,
 // graph/training.h), each bucket ready when the stage's backward pass, run in that order at the slowest replica's
-// pace, has produced its last gradient.
+// pace, has produced its last gradient (times taken on the first replica, then scaled to the slowest one's); and
+// each bucket's all-reduce over the stage's group.
 void GatherBuckets(const CostModel& costs, const ParallelPlan& plan, PlanFacts& f) {
   const Graph& g = costs.graph();
-  std::vector<double> elapsed(plan.stages.size(), 0), first_total(plan.stages.size(), 0);
-  for (OpId op = 0; op < g.num_ops(); ++op) {
-    if (g.is_backward(op) && !IsOptimizerUpdate(g, op))
-      first_total[plan.stage_of_op[op]] += costs.op_time(op, plan.stages[plan.stage_of_op[op]].devices.front());
-  }
+  std::vector<double> elapsed(plan.stages.size(), 0);
   for (OpId op = 0; op < g.num_ops(); ++op) {
     if (!g.is_backward(op) || IsOptimizerUpdate(g, op)) continue;
     const int32_t s = plan.stage_of_op[op];
@@ -132,7 +129,14 @@ void GatherBuckets(const CostModel& costs, const ParallelPlan& plan, PlanFacts& 
     GradientBucket& b = x.buckets.back();
     b.bytes += gradient;
     b.producers.push_back(op);
-    b.ready = first_total[s] > 0 ? elapsed[s] / first_total[s] * x.backward : 0;
+    b.ready = elapsed[s];
+  }
+  for (size_t s = 0; s < plan.stages.size(); ++s) {
+    const double scale = elapsed[s] > 0 ? f.stages[s].backward / elapsed[s] : 0;
+    for (GradientBucket& b : f.stages[s].buckets) {
+      b.ready *= scale;
+      b.allreduce = PlanAllReduce(costs.topology(), plan.stages[s].devices, static_cast<double>(b.bytes));
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "graph/cost_model.h"
+#include "simulator/collectives.h"
 #include "simulator/parallel_plan.h"
 
 namespace placement::plan_internal {
@@ -17,6 +18,7 @@ struct GradientBucket {
   int64_t bytes = 0;
   std::vector<OpId> producers;  // the backward operators that produce its gradients
   double ready = 0;             // seconds into the stage's backward pass when its last gradient is produced
+  AllReducePlan allreduce;      // over the stage's group (kNone for a group of one)
 };
 inline constexpr int64_t kFirstBucketBytes = int64_t{1} << 20;
 inline constexpr int64_t kBucketBytes = int64_t{25} << 20;

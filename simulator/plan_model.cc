@@ -78,13 +78,11 @@ void InFlight(const ParallelPlan& plan, int32_t s, StageScore& score) {
 // starting once the backward has produced it and the bucket before it is done.
 // A graph whose gradients no update reads (a profile without the optimizer) has no buckets: its all-reduce
 // follows the backward pass.
-double ExposedAllReduce(const Topology& t, const std::vector<DeviceId>& group, const StageFacts& f, double whole) {
-  if (group.size() < 2) return 0;
+double ExposedAllReduce(const StageFacts& f, int32_t replicas, double whole) {
+  if (replicas < 2) return 0;
   if (f.buckets.empty()) return whole;
   double finish = 0;
-  for (const plan_internal::GradientBucket& b : f.buckets) {
-    finish = std::max(finish, b.ready) + PlanAllReduce(t, group, static_cast<double>(b.bytes)).seconds;
-  }
+  for (const plan_internal::GradientBucket& b : f.buckets) finish = std::max(finish, b.ready) + b.allreduce.seconds;
   return std::max(0.0, finish - f.backward);
 }
 
@@ -103,7 +101,7 @@ StageScore ScoreStage(const CostModel& costs, const ParallelPlan& plan, const Pl
   score.allreduce = allreduce->seconds;
   score.allreduce_kind = allreduce->kind;
   if (facts.training && plan.global_batch > 0)
-    score.allreduce_exposed = ExposedAllReduce(costs.topology(), plan.stages[s].devices, f, allreduce->seconds);
+    score.allreduce_exposed = ExposedAllReduce(f, score.replicas, allreduce->seconds);
   score.weight_bytes = f.weight_bytes;
   score.optimizer_bytes = f.optimizer_bytes;
   score.stash_bytes = f.stash_bytes;
@@ -111,7 +109,8 @@ StageScore ScoreStage(const CostModel& costs, const ParallelPlan& plan, const Pl
   InFlight(plan, s, score);
   if (!facts.training) score.weight_versions = 1;
   const int64_t bucket_bytes = score.replicas > 1 && plan.global_batch > 0 ? gradient_bytes : 0;
-  score.memory_bytes = f.weight_bytes * score.weight_versions + gradient_bytes + bucket_bytes + f.optimizer_bytes +
+  score.gradient_bytes = gradient_bytes + bucket_bytes;
+  score.memory_bytes = f.weight_bytes * score.weight_versions + score.gradient_bytes + f.optimizer_bytes +
                        f.stash_bytes * score.in_flight + f.working_bytes;
   for (DeviceId d : plan.stages[s].devices) {
     const int64_t cap = costs.topology().device(d).memory_bytes;
@@ -310,8 +309,9 @@ absl::Status PlanMemoryStatus(const CostModel& costs, const ParallelPlan& plan, 
       absl::StrCat(DescribeStage(costs, plan, worst), " does not fit memory: it needs ",
                    FormatBytes(static_cast<double>(x.memory_bytes)), " per device (weights ",
                    FormatBytes(static_cast<double>(x.weight_bytes)), " x ", x.weight_versions,
-                   x.replicas > 1 ? " versions, a gradient and its bucket copy, optimizer state "
-                                  : " versions and a gradient, optimizer state ", FormatBytes(static_cast<double>(x.optimizer_bytes)),
+                   x.gradient_bytes > x.weight_bytes ? " versions, a gradient and its bucket copy, optimizer state "
+                                                     : " versions and a gradient, optimizer state ",
+                   FormatBytes(static_cast<double>(x.optimizer_bytes)),
                    ", activations ", FormatBytes(static_cast<double>(x.stash_bytes)), " x ", x.in_flight,
                    " micro-batches in flight), ", FormatBytes(static_cast<double>(short_by)), " more than its ",
                    FormatBytes(static_cast<double>(x.capacity))));

@@ -61,6 +61,7 @@ struct StageScore {
   AllReduceKind allreduce_kind = AllReduceKind::kNone;
   double period = 0;  // time per sample the stage allows on its own
   int64_t weight_bytes = 0;
+  int64_t gradient_bytes = 0;  // the gradients, and with a global batch on replicas DDP's bucket copy of them
   int64_t optimizer_bytes = 0;
   int64_t stash_bytes = 0;  // kept per micro-batch in flight
   int64_t working_bytes = 0;

@@ -1,7 +1,6 @@
 #include "simulator/plan_simulation.h"
 
 #include <algorithm>
-#include <memory>
 #include <numeric>
 #include <utility>
 
@@ -209,22 +208,17 @@ class Unroller {
         ListSync(s, lasts, "step");
         continue;
       }
-      for (size_t k = 0; k < buckets.size(); ++k) {
-        bucket_plans_.push_back(std::make_unique<AllReducePlan>(
-            PlanAllReduce(c_.topology(), p_.stages[s].devices, static_cast<double>(buckets[k].bytes))));
-        ListSync(s, lasts, absl::StrCat("bucket", k), bucket_plans_.back().get(), &buckets[k],
-                 /*sync=*/k + 1 == buckets.size());
-      }
+      for (size_t k = 0; k < buckets.size(); ++k)
+        ListSync(s, lasts, absl::StrCat("bucket", k), &buckets[k], /*sync=*/k + 1 == buckets.size());
     }
   }
 
   // The all-reduce among the replicas running `micros` (one each), the stage's whole gradient or one bucket of it,
   // then, with `sync`, a sync per replica after its update.
   void ListSync(int32_t s, const std::vector<int32_t>& micros, const std::string& tag,
-                const AllReducePlan* bucket_plan = nullptr, const plan_internal::GradientBucket* bucket = nullptr,
-                bool sync = true) {
+                const plan_internal::GradientBucket* bucket = nullptr, bool sync = true) {
     std::vector<std::vector<int32_t>> steps;  // [step][replica]
-    const AllReducePlan& ar = bucket_plan != nullptr ? *bucket_plan : allreduce_[s];
+    const AllReducePlan& ar = bucket != nullptr ? bucket->allreduce : allreduce_[s];
     if (micros.size() > 1 && ar.kind != AllReduceKind::kNone) {
       int32_t t = 0;
       for (const CollectiveStep& step : ar.steps) {
@@ -295,8 +289,7 @@ class Unroller {
   std::vector<uint8_t> backward_;
   std::vector<AllReducePlan> allreduce_;
   std::vector<Collective> collectives_;
-  plan_internal::PlanFacts facts_;
-  std::vector<std::unique_ptr<AllReducePlan>> bucket_plans_;  // stable: collectives point at their steps
+  plan_internal::PlanFacts facts_;  // collectives point at its buckets' all-reduce steps
   std::vector<std::vector<int32_t>> pending_;  // per stage: the members of its round whose updates are not listed
 };
 
