@@ -38,6 +38,7 @@ struct LoadedGraph {
   std::string format;                 // "onnx", "placement.graph/v1" or "tarnawski"
   std::vector<std::string> warnings;  // what the importer assumed
   int64_t fixed_batch = 0;            // ONNX exported with a fixed batch: that batch (OnnxImportResult)
+  int64_t samples_per_run = 1;        // ONNX: the batch one run holds (OnnxImportResult::batch); 1 otherwise
   CostSources cost_sources;           // how many operators' costs are measured, how many modelled
 };
 

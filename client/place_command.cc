@@ -73,15 +73,15 @@ absl::StatusOr<BatchSplit> SplitGlobalBatch(int64_t samples, int64_t micro_batch
 
 namespace {
 
-// A model exported with its batch fixed at `fixed` runs micro-batches of that batch: the global batch is a whole
-// number of them.
+// A graph whose batch is fixed (an ONNX model exported so, or a graph with fixed costs, whose run is a sample)
+// runs micro-batches of that batch: the global batch is a whole number of them.
 absl::StatusOr<BatchSplit> SplitFixedBatch(int64_t samples, int64_t micro_batch, int64_t fixed) {
   if (micro_batch > 0 && micro_batch != fixed)
-    return UsageError(absl::StrCat("--micro_batch ", micro_batch, ": the model was exported with its batch fixed at ",
-                                   fixed, " (export it with a dynamic batch axis to choose another)"));
+    return UsageError(absl::StrCat("--micro_batch ", micro_batch, ": a run of the graph holds its batch, fixed at ",
+                                   fixed, " (an ONNX export with a dynamic batch axis can take another)"));
   if (samples % fixed != 0)
-    return UsageError(absl::StrCat("--batch ", samples, ": the model was exported with its batch fixed at ", fixed,
-                                   ", so a step is a whole number of its runs: try --batch ",
+    return UsageError(absl::StrCat("--batch ", samples, ": a run of the graph holds its batch, fixed at ", fixed,
+                                   ", so a step is a whole number of runs: try --batch ",
                                    std::max<int64_t>(fixed, samples / fixed * fixed),
                                    " (or export it with a dynamic batch axis)"));
   BatchSplit split;
@@ -91,10 +91,13 @@ absl::StatusOr<BatchSplit> SplitFixedBatch(int64_t samples, int64_t micro_batch,
   return split;
 }
 
-// What the command settled on from the options and the cluster.
+// What the command settled on from the options and the cluster. Parallelism auto is the hybrid portfolio at
+// the global batch split into micro-batches.
 struct Mode {
   std::string parallelism;
   std::string objective;
+  int64_t global_batch = 0;         // micro-batches per step, for SetPlanOptions
+  int64_t samples_per_run = 1;      // the batch the graph is bound to (1: a run of a fixed-cost graph)
   std::optional<BatchSplit> split;  // parallelism auto
   std::vector<std::string> notes;
 };
@@ -140,8 +143,9 @@ absl::Status LoadRequest(const PlaceOptions& o, std::optional<LoadedGraph>& load
   const bool onnx = graph->format == "onnx";
   mode.parallelism = o.plan.parallelism.empty() ? "operator" : o.plan.parallelism;
   mode.objective = o.objective.empty() ? "step_time" : o.objective;
+  mode.global_batch = o.plan.global_batch;
   if (asked || (LeavesPlanToUs(o) && onnx && devices > 1)) {
-    const int64_t fixed = onnx ? graph->fixed_batch : 0;
+    const int64_t fixed = onnx ? graph->fixed_batch : 1;  // 0: the batch binds
     const int64_t samples = onnx && o.load.batch > 0 ? o.load.batch : devices * std::max<int64_t>(fixed, 1);
     absl::StatusOr<BatchSplit> split = fixed > 0 ? SplitFixedBatch(samples, o.plan.micro_batch, fixed)
                                                  : SplitGlobalBatch(samples, o.plan.micro_batch, devices);
@@ -149,20 +153,22 @@ absl::Status LoadRequest(const PlaceOptions& o, std::optional<LoadedGraph>& load
     if (!onnx || o.load.batch <= 0)
       mode.notes.push_back(absl::StrCat("global batch ", samples, " samples, ", fixed > 1 ? "a run" : "one",
                                         " per device", onnx ? ": --batch sets it" : " (a sample is one run of this graph)"));
-    if (fixed > 0)
+    if (onnx && fixed > 0)
       mode.notes.push_back(absl::StrCat("the model's batch is fixed at ", fixed, " by its export: micro-batches of ",
                                         fixed, fixed == 1 ? " sample" : " samples"));
-    if (onnx && fixed == 0 && split->micro_batch != std::max<int64_t>(o.load.batch, 1)) {
+    if (onnx && split->micro_batch != graph->samples_per_run) {
       load.batch = split->micro_batch;
       graph = LoadGraphFile(o.graph_path, load);
       if (!graph.ok()) return graph.status();
       cluster = ResolveTopology(graph->problem, o.topology_file, o.devices);
       if (!cluster.ok()) return cluster.status();
     }
-    mode.parallelism = "auto";
+    mode.parallelism = "hybrid";
     mode.objective = "throughput";
+    mode.global_batch = split->micro_batches;
     mode.split = *split;
   }
+  mode.samples_per_run = graph->samples_per_run;
   loaded = *std::move(graph);
   topology = *std::move(cluster);
   return absl::OkStatus();
@@ -171,11 +177,10 @@ absl::Status LoadRequest(const PlaceOptions& o, std::optional<LoadedGraph>& load
 // A memory refusal names the next step: the command that measures the step and finds the batch that fits.
 absl::Status PlacerError(const PlaceOptions& o, const Mode& mode, const Topology& topology, const absl::Status& s) {
   const bool memory = s.code() == absl::StatusCode::kFailedPrecondition && absl::StrContains(s.message(), "memory");
-  const int64_t batch = mode.split.has_value() ? mode.split->micro_batch : std::max<int64_t>(o.load.batch, 1);
   return absl::Status(
       s.code(), absl::StrCat(o.algorithm, ": ", s.message(),
                              memory ? absl::StrCat("; `placectl memory ", o.graph_path,
-                                                   o.load.training ? " --training" : "", " --batch ", batch,
+                                                   o.load.training ? " --training" : "", " --batch ", mode.samples_per_run,
                                                    " --devices 1x", topology.device(0).kind,
                                                    "` says what one step holds and the largest batch that fits one "
                                                    "device",
@@ -187,28 +192,35 @@ absl::Status PlacerError(const PlaceOptions& o, const Mode& mode, const Topology
                                     : ""));
 }
 
+// The options that need no graph, checked before reading it (usage errors naming the flag), as parsed.
+struct PlaceFlags {
+  CostModelKind cost_model = CostModelKind::kDefault;
+  absl::Duration deadline;
+  const Placer* placer = nullptr;
+};
 
-// The options that need no graph, checked before reading it: usage errors naming the flag.
-absl::Status CheckFlags(const PlaceOptions& o) {
+absl::StatusOr<PlaceFlags> CheckFlags(const PlaceOptions& o) {
   if (o.output != "table" && o.output != "json")
     return UsageError(absl::StrCat("--output '", o.output, "' is not one of table, json"));
   if (!o.objective.empty()) RETURN_IF_ERROR(AsUsageError(ParseObjective(o.objective).status()));
-  RETURN_IF_ERROR(AsUsageError(ParseCostModel(o.cost_model).status()));
   if (!o.plan.parallelism.empty() && o.plan.parallelism != "auto")
     RETURN_IF_ERROR(AsUsageError(ParseParallelism(o.plan.parallelism).status()));
   if (o.plan.micro_batch < 0) return UsageError(absl::StrCat("--micro_batch ", o.plan.micro_batch, " is negative"));
-  RETURN_IF_ERROR(AsUsageError(ParseDeadline(o.deadline).status()));
+  const absl::StatusOr<CostModelKind> cost_model = ParseCostModel(o.cost_model);
+  if (!cost_model.ok()) return AsUsageError(cost_model.status());
+  const absl::StatusOr<absl::Duration> deadline = ParseDeadline(o.deadline);
+  if (!deadline.ok()) return deadline.status();
   const PlacerRegistry& registry = o.registry != nullptr ? *o.registry : DefaultPlacerRegistry();
-  return AsUsageError(registry.Find(o.algorithm).status());
+  const absl::StatusOr<const Placer*> placer = registry.Find(o.algorithm);
+  if (!placer.ok()) return AsUsageError(placer.status());
+  return PlaceFlags{*cost_model, *deadline, *placer};
 }
-
-}  // namespace
 
 // SIGINT or SIGTERM during the search ends it like its deadline (the placers answer with their best so far); a
 // second one, while the answer is written, ends the program as usual.
 std::atomic<bool> g_interrupted{false};
 
-extern "C" void OnInterrupt(int) { g_interrupted.store(true, std::memory_order_relaxed); }
+void OnInterrupt(int) { g_interrupted.store(true, std::memory_order_relaxed); }
 
 class InterruptScope {
  public:
@@ -262,39 +274,35 @@ absl::Duration SearchTime(absl::Duration deadline, absl::Time started) {
   return std::max(left, std::min(deadline, absl::Milliseconds(50)));
 }
 
+}  // namespace
+
 absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   const absl::Time started = o.started == absl::InfinitePast() ? absl::Now() : o.started;
-  RETURN_IF_ERROR(CheckFlags(o));
+  const absl::StatusOr<PlaceFlags> flags = CheckFlags(o);
+  if (!flags.ok()) return flags.status();
   std::optional<LoadedGraph> loaded;
   std::optional<Topology> topology;
   Mode mode;
   RETURN_IF_ERROR(LoadRequest(o, loaded, topology, mode));
-  const absl::StatusOr<Objective> objective = ParseObjective(mode.objective);
-  const absl::StatusOr<CostModelKind> cost_model = ParseCostModel(o.cost_model);
-  if (!objective.ok() || !cost_model.ok()) return AsUsageError(objective.ok() ? cost_model.status() : objective.status());
-  RETURN_IF_ERROR(AsUsageError(CheckCostModel(*cost_model, *objective)));
+  const Objective objective = *ParseObjective(mode.objective);  // a checked flag, or the mode's own
+  RETURN_IF_ERROR(AsUsageError(CheckCostModel(flags->cost_model, objective)));
   RETURN_IF_ERROR(AsUsageError(CheckChartApplies(o.chart_path, o.cost_model)));
-  const absl::Duration deadline = *ParseDeadline(o.deadline);
-  const PlacerRegistry& registry = o.registry != nullptr ? *o.registry : DefaultPlacerRegistry();
-  const Placer* placer = *registry.Find(o.algorithm);
-  RETURN_IF_ERROR(AsUsageError(CheckPlacerFits(*placer, *objective, *cost_model)));
+  RETURN_IF_ERROR(AsUsageError(CheckPlacerFits(*flags->placer, objective, flags->cost_model)));
 
   const Problem& input = loaded->problem;
   absl::StatusOr<CostModel> costs = CostModel::Create(input.graph, *topology);
   if (!costs.ok()) return costs.status();
   PlacementProblem problem;
   problem.costs = &*costs;
-  problem.objective = *objective;
-  problem.cost_model = *cost_model;
+  problem.objective = objective;
+  problem.cost_model = flags->cost_model;
   problem.seed = o.seed;
-  const bool plans_auto = mode.split.has_value();
-  RETURN_IF_ERROR(AsUsageError(SetPlanOptions(plans_auto ? "hybrid" : mode.parallelism, o.cost_model,
-                                              o.plan.schedule, plans_auto ? mode.split->micro_batches : o.plan.global_batch,
-                                              o.algorithm, problem)));
-  absl::StatusOr<PlacerResult> result = Search(*placer, problem, SearchTime(deadline, started));
+  RETURN_IF_ERROR(AsUsageError(
+      SetPlanOptions(mode.parallelism, o.cost_model, o.plan.schedule, mode.global_batch, o.algorithm, problem)));
+  absl::StatusOr<PlacerResult> result = Search(*flags->placer, problem, SearchTime(flags->deadline, started));
   if (!result.ok()) return PlacerError(o, mode, *topology, result.status());
   if (!o.chart_path.empty()) {
-    const ChartOptions chart = ChartFor(o.graph_path, result->algorithm, input.time_unit, *objective);
+    const ChartOptions chart = ChartFor(o.graph_path, result->algorithm, input.time_unit, objective);
     RETURN_IF_ERROR(result->plan.has_value()
                         ? WritePlanChart(o.chart_path, *costs, result->plan->plan, chart)
                         : WriteScheduleChart(o.chart_path, *costs, result->placement, problem.simulator, chart));
@@ -315,7 +323,7 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   if (g_interrupted.load()) report.warnings.push_back("interrupted: the answer is the best found before the signal");
   report.notes = std::move(mode.notes);
   report.notes.insert(report.notes.end(), result->notes.begin(), result->notes.end());
-  if (*objective == Objective::kThroughput && !result->plan.has_value() && o.load.training) {
+  if (objective == Objective::kThroughput && !result->plan.has_value() && o.load.training) {
     report.warnings.push_back(
         "--objective throughput scores an operator placement's memory as each device's parameters alone, as "
         "Tarnawski et al. do; the activations a training step keeps are counted by plans: leave out --objective "
@@ -324,9 +332,7 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   PlanSummary plan;
   if (result->plan.has_value()) {
     plan = SummarizePlan(*result->plan, input.graph, *topology);
-    plan.micro_batch_size = plans_auto                   ? mode.split->micro_batch
-                            : loaded->format == "onnx" ? std::max<int64_t>(o.load.batch, 1)
-                                                       : 1;
+    plan.micro_batch_size = mode.samples_per_run;
     report.plan = &plan;
   }
   return o.output == "json" ? ReportJson(report) : ReportTable(report);

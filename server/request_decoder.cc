@@ -127,7 +127,7 @@ absl::StatusOr<Imported> Import(const GraphSource& source, const pb::GraphOption
       out.time_unit = r->problem.time_unit;
       out.warnings = std::move(r->warnings);
       out.format = "onnx";
-      out.samples_per_run = std::max<int64_t>(o.batch_size(), 1);
+      out.samples_per_run = r->batch;
       return out;
     }
     case GraphSource::Kind::kJson: {

@@ -192,6 +192,7 @@ absl::StatusOr<OnnxImportResult> ImportModel(onnx::ModelProto& model, const Onnx
       ProblemBuilder(expanded->graph, expanded->index, expanded->shapes, *std::move(weights)).Build();
   if (!result.ok()) return result.status();
   result->fixed_batch = expanded->shapes.fixed_batch;
+  result->batch = result->fixed_batch > 0 ? result->fixed_batch : options.batch_size.value_or(1);
   for (std::vector<std::string>* more : {&warnings, &expanded->shapes.warnings}) {
     result->warnings.insert(result->warnings.end(), more->begin(), more->end());
   }

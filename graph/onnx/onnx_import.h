@@ -63,6 +63,8 @@ struct OnnxImportResult {
   // The batch every graph input was exported at when none has a batch axis to bind (--batch changes nothing);
   // 0 when the batch was bound.
   int64_t fixed_batch = 0;
+  // The samples one run of the graph holds: the batch bound, or the fixed one.
+  int64_t batch = 1;
 };
 
 // Reads the model at `path`. Files over 2 GiB are refused: protobuf cannot represent them, so such models
