@@ -136,11 +136,11 @@ class CriticalPathPlacer final : public HeuristicPlacer {
                         "gap insertion (CPOP)") {}
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, MemoryModel memory,
                                    const Budget& budget) const override {
     const CostModel& costs = *problem.costs;
     const Topology& topo = problem.topology();
-    MemoryLedger ledger = NewLedger(problem, units);
+    MemoryLedger ledger = NewLedger(problem, units, memory);
 
     const std::vector<OpId> path = CriticalPath(costs);
     std::vector<int32_t> path_units;

@@ -22,7 +22,8 @@ std::vector<double> HeftPriority(const CostModel& costs, const UnitIndex& units)
 // `candidates`: units x devices, or empty for every device.
 absl::StatusOr<PlacerResult> RunHeft(const PlacementProblem& problem, const UnitIndex& units,
                                      std::vector<double> priority, std::vector<uint8_t> candidates,
-                                     absl::string_view algorithm, const Budget& budget, DeviceChooser choose = {}) {
+                                     absl::string_view algorithm, MemoryModel memory, const Budget& budget,
+                                     DeviceChooser choose = {}) {
   const CostModel& costs = *problem.costs;
   ListScheduleOptions options;
   options.mode = ListScheduleOptions::Mode::kStaticPriority;
@@ -32,7 +33,7 @@ absl::StatusOr<PlacerResult> RunHeft(const PlacementProblem& problem, const Unit
   options.choose = std::move(choose);
   const bool narrowed = !options.candidates.empty();
   if (budget.Expired()) return budget.ExpiredStatus();
-  MemoryLedger ledger(costs, units, MemoryModelFor(problem.objective));
+  MemoryLedger ledger(costs, units, memory);
   absl::StatusOr<ListScheduleResult> schedule = ListSchedule(costs, units, ledger, options, budget);
   if (!schedule.ok()) return schedule.status();
   std::vector<std::string> notes = {absl::StrCat("HEFT schedule length ", schedule->makespan, " (no link contention)")};
@@ -48,9 +49,9 @@ class HeftPlacer final : public HeuristicPlacer {
             "HEFT: decreasing upward rank, each operator to its earliest finish with gap insertion, memory-aware") {}
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, MemoryModel memory,
                                    const Budget& budget) const override {
-    return RunHeft(problem, units, HeftPriority(*problem.costs, units), {}, name(), budget);
+    return RunHeft(problem, units, HeftPriority(*problem.costs, units), {}, name(), memory, budget);
   }
 };
 
@@ -82,13 +83,17 @@ absl::StatusOr<PlacerResult> HeftWithCandidates::Place(absl::Span<const uint8_t>
     const uint8_t* allow = &op_candidates[static_cast<size_t>(v) * nd];
     for (DeviceId d = 0; d < nd; ++d) row[d] &= allow[d] != 0 ? 1 : 0;
   }
-  return RunHeft(*problem_, units_, priority_, std::move(unit_candidates), algorithm, budget);
+  return PlaceWithMemoryFallback(*problem_, budget, [&](MemoryModel memory) {
+    return RunHeft(*problem_, units_, priority_, unit_candidates, algorithm, memory, budget);
+  });
 }
 
 absl::StatusOr<PlacerResult> HeftWithCandidates::PlaceChosen(const DeviceChooser& choose, absl::string_view algorithm,
                                                              const Budget& budget) const {
   if (budget.Expired()) return budget.ExpiredStatus();
-  return RunHeft(*problem_, units_, priority_, {}, algorithm, budget, choose);
+  return PlaceWithMemoryFallback(*problem_, budget, [&](MemoryModel memory) {
+    return RunHeft(*problem_, units_, priority_, {}, algorithm, memory, budget, choose);
+  });
 }
 
 }  // namespace placement::heuristics

@@ -13,7 +13,8 @@
 namespace placement::heuristics {
 
 // Checks the budget and the problem, resolves units and pins, then runs the algorithm. Every heuristic accepts
-// all three objectives: the memory model follows the objective, and the result is scored under it.
+// all three objectives: the memory model follows the objective (PlaceWithMemoryFallback), and the result is
+// scored under it.
 class HeuristicPlacer : public Placer {
  public:
   HeuristicPlacer(absl::string_view name, absl::string_view description) : name_(name), description_(description) {}
@@ -27,10 +28,11 @@ class HeuristicPlacer : public Placer {
 
  protected:
   // `units` is built; the budget was not yet expired.
-  virtual absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+  virtual absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, MemoryModel memory,
                                            const Budget& budget) const = 0;
-  MemoryLedger NewLedger(const PlacementProblem& problem, const UnitIndex& units) const {
-    return MemoryLedger(*problem.costs, units, MemoryModelFor(problem.objective));
+  // `memory` is the model Place chose: the objective's, then kAllocations where that one's answer did not fit.
+  MemoryLedger NewLedger(const PlacementProblem& problem, const UnitIndex& units, MemoryModel memory) const {
+    return MemoryLedger(*problem.costs, units, memory);
   }
 
  private:

@@ -11,7 +11,8 @@ absl::StatusOr<PlacerResult> HeuristicPlacer::Place(const PlacementProblem& prob
   absl::StatusOr<UnitIndex> units = UnitIndex::Build(*problem.costs);
   if (!units.ok()) return units.status();
   if (budget.Expired()) return budget.ExpiredStatus();
-  return Run(problem, *units, budget);
+  return PlaceWithMemoryFallback(problem, budget,
+                                 [&](MemoryModel memory) { return Run(problem, *units, memory, budget); });
 }
 
 }  // namespace heuristics

@@ -28,9 +28,9 @@ class MEtfPlacer final : public HeuristicPlacer {
             "m_etf", "Baechi m-ETF: the operator that can start earliest goes next, on a device with memory for it") {}
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, MemoryModel memory,
                                    const Budget& budget) const override {
-    MemoryLedger ledger = NewLedger(problem, units);
+    MemoryLedger ledger = NewLedger(problem, units, memory);
     ListScheduleOptions options;
     options.mode = ListScheduleOptions::Mode::kEarliestStart;
     absl::StatusOr<ListScheduleResult> schedule = ListSchedule(*problem.costs, units, ledger, options, budget);
@@ -46,7 +46,7 @@ class MSctPlacer final : public HeuristicPlacer {
                         "Baechi m-SCT: m-ETF that keeps each LP-chosen favourite child on its parent's device") {}
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, MemoryModel memory,
                                    const Budget& budget) const override {
     const CostModel& costs = *problem.costs;
     double seconds = kMaxLpSeconds;
@@ -68,7 +68,7 @@ class MSctPlacer final : public HeuristicPlacer {
       }
     }
     if (budget.Expired()) return budget.ExpiredStatus();
-    MemoryLedger ledger = NewLedger(problem, units);
+    MemoryLedger ledger = NewLedger(problem, units, memory);
     absl::StatusOr<ListScheduleResult> schedule = ListSchedule(costs, units, ledger, options, budget);
     if (!schedule.ok()) return schedule.status();
     if (!options.favourite_child.empty()) {

@@ -21,10 +21,10 @@ class MTopoPlacer final : public HeuristicPlacer {
             "Baechi m-TOPO: the topological order cut into contiguous chunks of equal compute, memory-capped") {}
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, MemoryModel memory,
                                    const Budget& budget) const override {
     const int32_t nd = problem.topology().num_devices();
-    MemoryLedger ledger = NewLedger(problem, units);
+    MemoryLedger ledger = NewLedger(problem, units, memory);
     BudgetClock clock(budget);
     const std::vector<double> speed = DeviceSpeeds(*problem.costs);
 

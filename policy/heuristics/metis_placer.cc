@@ -49,11 +49,11 @@ class MetisPlacer final : public HeuristicPlacer {
             "METIS k-way partition of the unit graph (compute and memory balanced, cut transfers), memory repaired") {}
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, MemoryModel memory,
                                    const Budget& budget) const override {
     const int32_t nd = problem.topology().num_devices();
     const int32_t nu = units.num_units();
-    MemoryLedger ledger = NewLedger(problem, units);
+    MemoryLedger ledger = NewLedger(problem, units, memory);
     std::vector<int32_t> part(nu, 0);
     std::vector<std::string> notes;
     if (nd > 1 && nu > 1 && nu < kUnitsPerPart * nd) {

@@ -1,14 +1,22 @@
 #include "policy/heuristics/placement_state.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "graph/units.h"
 
 namespace placement::heuristics {
+namespace {
+// Marks FinishPlacement's refusal of a placement the simulation found out of memory.
+constexpr absl::string_view kOutOfMemoryWhenScored = "placement.heuristics/out_of_memory_when_scored";
+}  // namespace
+
 absl::StatusOr<UnitIndex> UnitIndex::Build(const CostModel& costs) {
   const Graph& g = costs.graph();
   const Topology& topo = costs.topology();
@@ -75,7 +83,36 @@ absl::StatusOr<UnitIndex> UnitIndex::Build(const CostModel& costs) {
 }
 
 MemoryModel MemoryModelFor(Objective objective) {
-  return objective == Objective::kThroughput ? MemoryModel::kParameters : MemoryModel::kAllocations;
+  return objective == Objective::kThroughput ? MemoryModel::kParameters : MemoryModel::kLiveShare;
+}
+
+double LiveShareInOrder(const Graph& g) {
+  // The last reader of each tensor in topological order: where a one-device run in that order frees it.
+  std::vector<int32_t> last_read(g.num_tensors(), -1);
+  for (EdgeId e = 0; e < g.num_edges(); ++e) {
+    const TensorId t = g.edge_tensor(e);
+    last_read[t] = std::max(last_read[t], g.topo_rank(g.edge(e).dst));
+  }
+  // Tensors freed after each position, bucketed by position so the pass stays linear.
+  std::vector<int64_t> freed_after(g.num_ops(), 0);
+  int64_t allocated = 0;
+  for (OpId v = 0; v < g.num_ops(); ++v) {
+    allocated += g.temp_bytes(v);
+    for (int32_t o = 0; o < g.num_outputs(v); ++o) {
+      const TensorId t = g.first_output(v) + o;
+      allocated += g.tensor(t).bytes;
+      freed_after[std::max(last_read[t], g.topo_rank(v))] += g.tensor(t).bytes;
+    }
+  }
+  if (allocated <= 0) return 1.0;
+  int64_t live = 0, peak = 0;
+  for (OpId v : g.topo_order()) {
+    live += g.temp_bytes(v);
+    for (int32_t o = 0; o < g.num_outputs(v); ++o) live += g.tensor(g.first_output(v) + o).bytes;
+    peak = std::max(peak, live);
+    live -= g.temp_bytes(v) + freed_after[g.topo_rank(v)];
+  }
+  return std::clamp(static_cast<double>(peak) / static_cast<double>(allocated), 1e-6, 1.0);
 }
 
 MemoryLedger::MemoryLedger(const CostModel& costs, const UnitIndex& units, MemoryModel model)
@@ -83,18 +120,20 @@ MemoryLedger::MemoryLedger(const CostModel& costs, const UnitIndex& units, Memor
   const Graph& g = costs.graph();
   const Topology& topo = costs.topology();
   const int32_t num_units = units.num_units();
+  const bool buffers = model != MemoryModel::kParameters;
+  if (model == MemoryModel::kLiveShare) share_ = LiveShareInOrder(g);
   fixed_.assign(num_units, 0);
   for (OpId v = 0; v < g.num_ops(); ++v) {
-    int64_t bytes = g.param_bytes(v);
-    if (model == MemoryModel::kAllocations) {
+    int64_t bytes = 0;
+    if (buffers) {
       bytes += g.temp_bytes(v);
       for (int32_t o = 0; o < g.num_outputs(v); ++o) bytes += g.tensor(g.first_output(v) + o).bytes;
     }
-    fixed_[units.unit_of(v)] += bytes;
+    fixed_[units.unit_of(v)] += g.param_bytes(v) + Scaled(bytes);
   }
   upper_ = fixed_;
   input_begin_.assign(num_units + 1, 0);
-  if (model == MemoryModel::kAllocations) {
+  if (buffers) {
     std::vector<int32_t> seen(g.num_tensors(), kNone);  // unit that last listed the tensor
     for (int32_t u = 0; u < num_units; ++u) {
       for (OpId v : units.ops(u)) {
@@ -103,7 +142,7 @@ MemoryLedger::MemoryLedger(const CostModel& costs, const UnitIndex& units, Memor
           if (units.unit_of(g.tensor_producer(t)) == u || seen[t] == u) continue;
           seen[t] = u;
           inputs_.push_back(t);
-          upper_[u] += g.tensor(t).bytes;
+          upper_[u] += Scaled(g.tensor(t).bytes);
         }
       }
       input_begin_[u + 1] = static_cast<int32_t>(inputs_.size());
@@ -119,6 +158,10 @@ MemoryLedger::MemoryLedger(const CostModel& costs, const UnitIndex& units, Memor
   }
 }
 
+int64_t MemoryLedger::Scaled(int64_t bytes) const {
+  return share_ >= 1.0 ? bytes : static_cast<int64_t>(std::ceil(static_cast<double>(bytes) * share_));
+}
+
 int64_t MemoryLedger::Charge(TensorId t, DeviceId d) const {
   const Graph& g = costs_->graph();
   const DeviceId producer = device_of_[units_->unit_of(g.tensor_producer(t))];
@@ -126,7 +169,7 @@ int64_t MemoryLedger::Charge(TensorId t, DeviceId d) const {
   // step's unit holds a forward operator and its backward ones, which read the gradients of units placed later.
   if (producer == d || producer == kNone) return 0;
   if (received_.contains(CopyKey(t, d))) return 0;
-  return g.tensor(t).bytes;
+  return Scaled(g.tensor(t).bytes);
 }
 
 int64_t MemoryLedger::Cost(int32_t u, DeviceId d) const {
@@ -146,7 +189,7 @@ void MemoryLedger::Place(int32_t u, DeviceId d) {
   }
   used_[d] += bytes;
   device_of_[u] = d;
-  if (model_ == MemoryModel::kAllocations) ChargeReaders(u, d);
+  if (model_ != MemoryModel::kParameters) ChargeReaders(u, d);
   ++version_;
 }
 
@@ -158,7 +201,7 @@ void MemoryLedger::ChargeReaders(int32_t u, DeviceId d) {
       if (reader == kNone || reader == d) continue;
       const TensorId t = g.edge_tensor(e);
       if (received_.insert(CopyKey(t, reader)).second) {
-        used_[reader] += g.tensor(t).bytes;
+        used_[reader] += Scaled(g.tensor(t).bytes);
       }
     }
   }
@@ -192,11 +235,23 @@ absl::Status MemoryLedger::Shortfall(int32_t u) const {
 
 std::string MemoryLedger::Totals() const {
   const Topology& topo = costs_->topology();
-  return absl::StrCat(
-      "total needed ", FormatBytes(total_fixed_),
-      model_ == MemoryModel::kParameters ? " of parameters" : " (parameters, scratch and outputs, none freed)",
-      ", cluster has ", FormatBytes(topo.bounded_memory_bytes()),
-      topo.has_unbounded_device() ? " on its devices with a limit" : "");
+  std::string what;
+  switch (model_) {
+    case MemoryModel::kParameters:
+      what = " of parameters";
+      break;
+    case MemoryModel::kLiveShare:
+      what = absl::StrFormat(" (parameters, and the %.1f%% of scratch and outputs live at once when one device "
+                             "runs the graph in order)",
+                             100 * share_);
+      break;
+    case MemoryModel::kAllocations:
+      what = " (parameters, scratch and outputs, none freed)";
+      break;
+  }
+  return absl::StrCat("total needed ", FormatBytes(total_fixed_), what, ", cluster has ",
+                      FormatBytes(topo.bounded_memory_bytes()),
+                      topo.has_unbounded_device() ? " on its devices with a limit" : "");
 }
 
 Placement MemoryLedger::ToPlacement() const {
@@ -295,11 +350,30 @@ absl::StatusOr<PlacerResult> FinishPlacement(const PlacementProblem& problem, co
                                     FormatBytes(s.capacity)));
       }
     }
-    return absl::FailedPreconditionError(
+    absl::Status status = absl::FailedPreconditionError(
         absl::StrCat(algorithm, "'s placement does not fit in memory when scored: ", absl::StrJoin(over, "; ")));
+    status.SetPayload(kOutOfMemoryWhenScored, absl::Cord(ledger.Totals()));
+    return status;
   }
   for (std::string& note : notes) result->notes.push_back(std::move(note));
   return result;
+}
+
+absl::StatusOr<PlacerResult> PlaceWithMemoryFallback(
+    const PlacementProblem& problem, const Budget& budget,
+    absl::FunctionRef<absl::StatusOr<PlacerResult>(MemoryModel)> place) {
+  const MemoryModel first = MemoryModelFor(problem.objective);
+  absl::StatusOr<PlacerResult> result = place(first);
+  if (first != MemoryModel::kLiveShare || result.ok() || !result.status().GetPayload(kOutOfMemoryWhenScored) ||
+      budget.Expired()) {
+    return result;
+  }
+  absl::StatusOr<PlacerResult> again = place(MemoryModel::kAllocations);
+  if (!again.ok()) return result.status();  // the first refusal names what the simulation found
+  again->notes.push_back(absl::StrCat("charged every buffer as if none were freed: at the share of buffers live at "
+                                      "once its answer was out of memory when scored (",
+                                      result.status().message(), ")"));
+  return again;
 }
 
 absl::Status CheckStart(const PlacementProblem& problem, const Budget& budget) {

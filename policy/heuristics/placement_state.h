@@ -7,10 +7,13 @@
 // a device when every operator of it has a time for the device's kind and no pin says otherwise.
 //
 // Memory. THROUGHPUT holds each device to the parameter bytes of its operators, exactly as Evaluate scores it.
-// STEP_TIME and LATENCY charge every buffer a device would ever hold as if none were freed: parameters,
-// scratch, outputs, and one received copy of every tensor read from another device (or from a producer that is
-// not placed yet). That sum bounds the simulator's peak from above, so a ledger that fits never yields a
-// simulated out-of-memory; the price is pessimism when memory is tight.
+// STEP_TIME and LATENCY charge the buffers a device holds: parameters, scratch, outputs, and one received copy of
+// every tensor read from another device. Their sum as if none were freed (kAllocations) bounds the simulator's
+// peak from above but is several times what a step holds (a training step frees most of its forward's outputs
+// before its peak), so the placers first charge each buffer at the share of all buffers that is live at once
+// when one device runs the graph in topological order (kLiveShare): the sum over every device then comes to the
+// one-device peak. That is an estimate, not a bound: the simulation at the finish decides, and a placement it
+// finds out of memory is searched again under kAllocations (HeuristicPlacer::Place).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -52,9 +56,14 @@ class UnitIndex : public ColocationUnits {
 
 enum class MemoryModel : uint8_t {
   kParameters = 0,   // THROUGHPUT
-  kAllocations = 1,  // STEP_TIME, LATENCY: everything ever allocated, nothing freed
+  kAllocations = 1,  // everything ever allocated, nothing freed: the bound STEP_TIME and LATENCY fall back on
+  kLiveShare = 2,    // STEP_TIME, LATENCY: parameters plus buffers at the share live at once (LiveShareInOrder)
 };
 MemoryModel MemoryModelFor(Objective objective);
+
+// The peak of scratch and output bytes live at once when one device runs g in topological order, each tensor
+// freed after its last reader, over the sum of all of them: in (0, 1], 1 for a graph without such buffers.
+double LiveShareInOrder(const Graph& g);
 
 class MemoryLedger {
  public:
@@ -87,12 +96,15 @@ class MemoryLedger {
   absl::Status Shortfall(int32_t u) const;
   // "total needed 90 GiB of parameters, cluster has 64 GiB": the end of every shortfall message.
   std::string Totals() const;
+  // What kLiveShare charges per buffer byte (1 under the other models).
+  double share() const { return share_; }
 
   // The device of every operator; every unit must be placed.
   Placement ToPlacement() const;
 
  private:
   int64_t Charge(TensorId t, DeviceId d) const;  // bytes of a received copy of t on d, 0 when already there
+  int64_t Scaled(int64_t bytes) const;           // a buffer's charge: bytes at share_
   // The key of t's copy on d in received_.
   int64_t CopyKey(TensorId t, DeviceId d) const {
     return static_cast<int64_t>(t) * static_cast<int64_t>(used_.size()) + d;
@@ -104,6 +116,7 @@ class MemoryLedger {
   const CostModel* costs_;
   const UnitIndex* units_;
   MemoryModel model_;
+  double share_ = 1.0;
   std::vector<int64_t> fixed_;
   std::vector<int64_t> upper_;
   std::vector<int32_t> input_begin_;  // units + 1, into inputs_
@@ -144,6 +157,12 @@ std::vector<double> DeviceSpeeds(const CostModel& costs);
 // that does not fit.
 absl::StatusOr<PlacerResult> FinishPlacement(const PlacementProblem& problem, const MemoryLedger& ledger,
                                              absl::string_view algorithm, std::vector<std::string> notes = {});
+
+// Runs `place` under the objective's memory model; where that was the live-share estimate and the simulation
+// found the answer out of memory, runs it once more under kAllocations (while the budget lasts) and notes why.
+absl::StatusOr<PlacerResult> PlaceWithMemoryFallback(
+    const PlacementProblem& problem, const Budget& budget,
+    absl::FunctionRef<absl::StatusOr<PlacerResult>(MemoryModel)> place);
 
 // The common start: the budget, the units and the ledger's model.
 absl::Status CheckStart(const PlacementProblem& problem, const Budget& budget);

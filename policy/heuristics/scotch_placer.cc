@@ -77,7 +77,7 @@ class ScotchPlacer final : public HeuristicPlacer {
                         "memory repaired") {}
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, MemoryModel memory,
                                    const Budget& budget) const override {
     const int32_t nd = problem.topology().num_devices();
     const int32_t nu = units.num_units();
@@ -111,7 +111,7 @@ class ScotchPlacer final : public HeuristicPlacer {
       for (int32_t u = 0; u < nu; ++u) part[u] = static_cast<int32_t>(parts[u]);
     }
     if (budget.Expired()) return budget.ExpiredStatus();
-    MemoryLedger ledger = NewLedger(problem, units);
+    MemoryLedger ledger = NewLedger(problem, units, memory);
     absl::StatusOr<RepairStats> stats = AssignParts(problem, units, ledger, part, budget);
     if (!stats.ok()) return stats.status();
     return FinishPlacement(problem, ledger, name(), RepairNotes(*stats));

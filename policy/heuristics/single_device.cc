@@ -38,7 +38,7 @@ class SingleDevicePlacer final : public HeuristicPlacer {
   }
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, MemoryModel memory,
                                    const Budget& budget) const override {
     const Topology& topo = problem.topology();
     const int32_t nd = topo.num_devices();
@@ -47,7 +47,7 @@ class SingleDevicePlacer final : public HeuristicPlacer {
     const std::vector<DeviceId> quickest = QuickestDevices(units, nd);
     std::vector<double> total(nd, 0.0);
     std::vector<int64_t> least_bytes(nd, 0);  // fixed bytes landing on the device itself
-    MemoryLedger probe = NewLedger(problem, units);
+    MemoryLedger probe = NewLedger(problem, units, memory);
     for (DeviceId home = 0; home < nd; ++home) {
       for (int32_t u : units.order()) {
         const DeviceId d = Destination(units, quickest, u, home);
@@ -71,7 +71,7 @@ class SingleDevicePlacer final : public HeuristicPlacer {
         }
         continue;
       }
-      MemoryLedger ledger = NewLedger(problem, units);
+      MemoryLedger ledger = NewLedger(problem, units, memory);
       int32_t elsewhere = 0;
       absl::Status failed;
       for (int32_t u : units.order()) {

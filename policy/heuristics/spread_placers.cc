@@ -45,10 +45,10 @@ class RoundRobinPlacer final : public HeuristicPlacer {
       : HeuristicPlacer("round_robin", "units in topological order dealt to the devices in turn, skipping full ones") {}
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, MemoryModel memory,
                                    const Budget& budget) const override {
     const int32_t nd = problem.topology().num_devices();
-    MemoryLedger ledger = NewLedger(problem, units);
+    MemoryLedger ledger = NewLedger(problem, units, memory);
     BudgetClock clock(budget);
     DeviceId next = 0;
     for (int32_t u : units.order()) {
@@ -67,11 +67,11 @@ class HashPlacer final : public HeuristicPlacer {
       : HeuristicPlacer("hash", "each unit on the device a stable hash of its name picks, probing on when full") {}
 
  protected:
-  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units,
+  absl::StatusOr<PlacerResult> Run(const PlacementProblem& problem, const UnitIndex& units, MemoryModel memory,
                                    const Budget& budget) const override {
     const Graph& g = problem.graph();
     const int32_t nd = problem.topology().num_devices();
-    MemoryLedger ledger = NewLedger(problem, units);
+    MemoryLedger ledger = NewLedger(problem, units, memory);
     BudgetClock clock(budget);
     int32_t probed = 0;
     for (int32_t u : units.order()) {
