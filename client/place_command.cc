@@ -324,10 +324,11 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   report.notes = std::move(mode.notes);
   report.notes.insert(report.notes.end(), result->notes.begin(), result->notes.end());
   if (objective == Objective::kThroughput && !result->plan.has_value() && o.load.training) {
-    report.warnings.push_back(
-        "--objective throughput scores an operator placement's memory as each device's parameters alone, as "
-        "Tarnawski et al. do; the activations a training step keeps are counted by plans: leave out --objective "
-        "for --parallelism auto, or use --parallelism data|pipeline|hybrid with --global_batch");
+    report.notes.push_back(absl::StrCat(
+        "--objective throughput runs the placement as an asynchronous pipeline: each device holds its parameters, "
+        "gradients, optimizer state and the activations of ", topology->num_devices(),
+        " micro-batches in flight (the most its first stage keeps); leave out --objective for synchronous steps "
+        "of a global batch (--parallelism auto)"));
   }
   PlanSummary plan;
   if (result->plan.has_value()) {

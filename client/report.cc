@@ -13,7 +13,7 @@ namespace {
 // placement's from the graph.
 std::vector<MemoryBreakdown> DeviceMemoryOf(const Report& r) {
   if (r.plan != nullptr && !r.plan->device_memory.empty()) return r.plan->device_memory;
-  return BreakDownMemory(*r.graph, *r.placement, r.evaluation->devices);
+  return BreakDownMemory(*r.graph, *r.placement, *r.evaluation);
 }
 
 // Times in seconds read best with a unit; times in an input's own unit are printed as plain numbers.

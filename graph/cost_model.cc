@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "graph/op_class.h"
+#include "graph/pipelined_memory.h"
 
 namespace placement {
 namespace {
@@ -77,6 +78,7 @@ absl::StatusOr<CostModel> CostModel::Create(const Graph& graph, const Topology& 
   m.time_.assign(static_cast<size_t>(num_kinds) * m.num_ops_, kCannotRun);
   m.fastest_.assign(m.num_ops_, kCannotRun);
   m.fastest_device_.assign(m.num_ops_, -1);
+  m.pipelined_bytes_ = PipelinedBytes(graph, topology.num_devices());
   for (OpId op = 0; op < m.num_ops_; ++op) {
     auto measured = graph.measured(op);
     if (measured.empty()) {

@@ -53,6 +53,11 @@ class CostModel {
   double transfer_time(TensorId t, DeviceId from, DeviceId to) const;
   double transfer_time(const Graph& graph, EdgeId e, DeviceId from, DeviceId to) const;
 
+  // What op holds on its device under the throughput objective (graph/pipelined_memory.h), with one micro-batch
+  // in flight per device of the topology: the most an asynchronous pipeline over all of them keeps at its first
+  // stage, so a device held to the sum never overflows whatever its place in the pipeline.
+  int64_t pipelined_bytes(OpId op) const { return pipelined_bytes_[op]; }
+
   const Graph& graph() const { return *graph_; }
   const Topology& topology() const { return *topology_; }
 
@@ -64,6 +69,7 @@ class CostModel {
   std::vector<double> time_;  // kinds x ops
   std::vector<double> fastest_;
   std::vector<DeviceId> fastest_device_;
+  std::vector<int64_t> pipelined_bytes_;
 };
 
 }  // namespace placement

@@ -17,12 +17,12 @@ namespace pb = ::placement::v1;
 std::vector<MemoryBreakdown> AnswerMemory(const PlacerResult& result, const Graph& graph, const Topology& topology) {
   if (result.plan.has_value())
     return BreakDownPlanMemory(result.plan->plan, result.plan->evaluation, topology.num_devices());
-  return BreakDownMemory(graph, result.placement, result.evaluation.devices);
+  return BreakDownMemory(graph, result.placement, result.evaluation);
 }
 
 void FillScore(const Evaluation& e, const Graph& graph, const Placement& placement, const Topology& topology,
                absl::string_view time_unit, pb::Score* score) {
-  FillScore(e, BreakDownMemory(graph, placement, e.devices), topology, time_unit, score);
+  FillScore(e, BreakDownMemory(graph, placement, e), topology, time_unit, score);
 }
 
 void FillScore(const Evaluation& e, const std::vector<MemoryBreakdown>& breakdown, const Topology& topology,

@@ -2,31 +2,17 @@
 
 #include <algorithm>
 
-#include "absl/strings/match.h"
+#include "graph/pipelined_memory.h"
 
 namespace placement {
 namespace {
 
-// Whether a forward operator's outputs are read by another forward operator: a graph output's are the model's
-// answer, which the loss reads and the backward starts from, not something autograd keeps.
-bool ReadInTheForward(const Graph& g, OpId u) {
-  for (const Edge& e : g.out_edges(u)) {
-    if (!g.is_backward(e.dst)) return true;
-  }
-  return false;
-}
-
-// The forward tensors a backward operator reads: kept by autograd from the forward pass until then.
+// What autograd keeps from the forward for the backward, on the device of the operator that made it.
 void AddKeptActivations(const Graph& g, const Placement& placement, std::vector<MemoryBreakdown>* out) {
-  std::vector<uint8_t> counted(g.num_tensors(), 0);
-  for (EdgeId e = 0; e < g.num_edges(); ++e) {
-    const Edge& edge = g.edge(e);
-    if (g.is_backward(edge.src) || !g.is_backward(edge.dst) || !ReadInTheForward(g, edge.src)) continue;
-    const TensorId t = g.edge_tensor(e);
-    if (counted[t]) continue;
-    counted[t] = 1;
-    const DeviceId d = placement.device[edge.src];
-    if (d < static_cast<DeviceId>(out->size())) (*out)[d].activations += g.tensor(t).bytes;
+  const std::vector<int64_t> kept = KeptForBackwardBytes(g);
+  for (OpId u = 0; u < g.num_ops(); ++u) {
+    const DeviceId d = placement.device[u];
+    if (kept[u] > 0 && d < static_cast<DeviceId>(out->size())) (*out)[d].activations += kept[u];
   }
 }
 
@@ -46,7 +32,7 @@ std::vector<MemoryBreakdown> BreakDownMemory(const Graph& g, const Placement& pl
     }
     training = true;
     m.optimizer += g.param_bytes(u);  // a training step's updates hold the optimizer's state as their parameters
-    if (absl::EndsWith(g.op_type(u), "WeightGrad")) {
+    if (IsWeightGradientType(g.op_type(u))) {
       for (int32_t k = 0; k < g.num_outputs(u); ++k) m.gradients += g.tensor(g.first_output(u) + k).bytes;
     }
   }
@@ -60,12 +46,19 @@ std::vector<MemoryBreakdown> BreakDownMemory(const Graph& g, const Placement& pl
   return out;
 }
 
-std::vector<MemoryBreakdown> BreakDownMemory(const Graph& g, const Placement& placement,
-                                             const std::vector<DeviceScore>& devices) {
+std::vector<MemoryBreakdown> BreakDownMemory(const Graph& g, const Placement& placement, const Evaluation& evaluation) {
   std::vector<int64_t> peaks;
-  peaks.reserve(devices.size());
-  for (const DeviceScore& s : devices) peaks.push_back(s.peak_memory);
-  return BreakDownMemory(g, placement, static_cast<int32_t>(devices.size()), peaks);
+  peaks.reserve(evaluation.devices.size());
+  for (const DeviceScore& s : evaluation.devices) peaks.push_back(s.peak_memory);
+  const int32_t num_devices = static_cast<int32_t>(evaluation.devices.size());
+  std::vector<MemoryBreakdown> out = BreakDownMemory(g, placement, num_devices, peaks);
+  if (evaluation.objective == Objective::kThroughput && evaluation.cost_model == CostModelKind::kDefault) {
+    for (MemoryBreakdown& m : out) {
+      m.activations *= num_devices;
+      m.workspace = 0;  // the pipelined sum holds no operator's scratch (a maximum, not a sum)
+    }
+  }
+  return out;
 }
 
 std::vector<MemoryBreakdown> BreakDownPlanMemory(const ParallelPlan& plan, const PlanEvaluation& evaluation,

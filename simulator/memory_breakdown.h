@@ -27,9 +27,10 @@ std::vector<MemoryBreakdown> BreakDownMemory(const Graph& g, const Placement& pl
                                              const std::vector<int64_t>& peak_memory);
 
 // The same for an evaluated placement, one per device of its evaluation, for the answers that report it (a pass
-// over the graph kept out of Evaluate, which searches and training call many times).
-std::vector<MemoryBreakdown> BreakDownMemory(const Graph& g, const Placement& placement,
-                                             const std::vector<DeviceScore>& devices);
+// over the graph kept out of Evaluate, which searches and training call many times). Under the throughput
+// objective each device keeps the activations of one micro-batch per device in flight, as its peak counts them
+// (CostModel::pipelined_bytes).
+std::vector<MemoryBreakdown> BreakDownMemory(const Graph& g, const Placement& placement, const Evaluation& evaluation);
 
 // For a parallel plan, per device of the topology: each device of a stage holds what the plan model counts for
 // the stage (plan_model.h): its weight versions, gradients (and DistributedDataParallel's bucket copy), optimizer

@@ -33,11 +33,11 @@ absl::Status RejectBackwardOps(const Graph& g) {
   return absl::OkStatus();
 }
 
-// THROUGHPUT memory: each device holds the parameters of its operators; activations of a pipeline stage are
-// not modelled, as in Tarnawski et al.
-std::vector<int64_t> ParameterBytes(const CostModel& costs, const Placement& placement) {
+// THROUGHPUT memory: each device holds what its operators hold with the pipeline's micro-batches in flight
+// (CostModel::pipelined_bytes); for an inference graph, as in Tarnawski et al., the parameters alone.
+std::vector<int64_t> PipelinedBytesPerDevice(const CostModel& costs, const Placement& placement) {
   std::vector<int64_t> bytes(costs.topology().num_devices(), 0);
-  for (OpId v = 0; v < costs.graph().num_ops(); ++v) bytes[placement.device[v]] += costs.graph().param_bytes(v);
+  for (OpId v = 0; v < costs.graph().num_ops(); ++v) bytes[placement.device[v]] += costs.pipelined_bytes(v);
   return bytes;
 }
 
@@ -49,7 +49,7 @@ absl::Status ScoreTarnawski(const CostModel& costs, const Placement& placement, 
   absl::StatusOr<double> latency = model.Score(placement.device, &ev.blocks);
   if (!latency.ok()) return latency.status();
   ev.value = *latency;
-  const std::vector<int64_t> memory = ParameterBytes(costs, placement);
+  const std::vector<int64_t> memory = PipelinedBytesPerDevice(costs, placement);
   ev.devices.resize(costs.topology().num_devices());
   for (OpId v = 0; v < costs.graph().num_ops(); ++v)
     ev.devices[placement.device[v]].busy += costs.op_time(v, placement.device[v]);
@@ -161,7 +161,7 @@ absl::StatusOr<Evaluation> Evaluate(const CostModel& costs, const Placement& pla
   } else if (objective == Objective::kThroughput) {
     if (absl::Status s = ValidatePlacement(costs, placement); !s.ok()) return s;
     const std::vector<double> load = DeviceLoads(costs, placement);
-    const std::vector<int64_t> memory = ParameterBytes(costs, placement);
+    const std::vector<int64_t> memory = PipelinedBytesPerDevice(costs, placement);
     ev.devices.resize(topo.num_devices());
     for (OpId v = 0; v < costs.graph().num_ops(); ++v)
       ev.devices[placement.device[v]].busy += costs.op_time(v, placement.device[v]);

@@ -117,6 +117,41 @@ TEST(PlacectlMemory, APlacementRefusedForMemoryNamesTheCommandThatFindsABatch) {
   EXPECT_THAT(operators.err, HasSubstr("`placectl memory " + kEncoder + " --training --batch 512 --devices 1xT4`"));
 }
 
+int64_t Sum(const nlohmann::json& answer, const char* kind) {
+  int64_t total = 0;
+  for (const nlohmann::json& d : answer["devices"]) total += d["memory"][kind].get<int64_t>();
+  return total;
+}
+
+// Under --objective throughput the placement runs as an asynchronous pipeline: every device keeps the activations
+// of one micro-batch per device in flight, its peak says so, the breakdown adds up to it, and a batch whose
+// activations do not fit is refused rather than answered "fits".
+TEST(PlacectlMemory, ThroughputCountsTheActivationsOfTheMicroBatchesInFlight) {
+  const std::string request = "place " + kResnet + " --training --batch 8 --devices 4xA100 --deadline 2s --output json";
+  const auto pipelined = RunPlacectl(request + " --objective throughput");
+  const auto step = RunPlacectl(request + " --parallelism operator");
+  ASSERT_EQ(pipelined.exit_code, 0) << pipelined.err;
+  ASSERT_EQ(step.exit_code, 0) << step.err;
+  const nlohmann::json p = nlohmann::json::parse(pipelined.out), s = nlohmann::json::parse(step.out);
+  for (const nlohmann::json& d : p["devices"]) {
+    const nlohmann::json& m = d["memory"];
+    EXPECT_EQ(m["parameters"].get<int64_t>() + m["gradients"].get<int64_t>() + m["optimizer"].get<int64_t>() +
+                  m["activations"].get<int64_t>() + m["workspace"].get<int64_t>(),
+              d["peak_memory"].get<int64_t>())
+        << d["name"];
+  }
+  // What autograd keeps does not depend on where the operators run: four micro-batches of it in the pipeline.
+  EXPECT_GT(Sum(s, "activations"), 0);
+  EXPECT_EQ(Sum(p, "activations"), 4 * Sum(s, "activations"));
+  EXPECT_EQ(Sum(p, "parameters"), Sum(s, "parameters"));
+
+  const std::string vgg = std::string(PLACEMENT_SOURCE_DIR) + "/tests/data/corpus/vgg16.onnx";
+  const auto too_large =
+      RunPlacectl("place " + vgg + " --training --batch 256 --devices 4xT4 --deadline 2s --objective throughput");
+  EXPECT_EQ(too_large.exit_code, 4) << too_large.out;
+  EXPECT_THAT(too_large.err, HasSubstr("missing"));
+}
+
 TEST(PlacectlMemory, BadRequestsAreNamed) {
   const auto two = RunPlacectl("memory " + kResnet + " " + kResnet);
   EXPECT_EQ(two.exit_code, 2);

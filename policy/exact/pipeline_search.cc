@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
+#include "graph/units.h"
 #include "policy/exact/chain_dp.h"
 #include "policy/exact/greedy_split.h"
 #include "policy/exact/ideal_set.h"
@@ -127,9 +128,10 @@ absl::Status CheckMemoryTotals(const PipelineModel& m) {
     const bool fits_cpu = on_cpu && (cpu_cap == 0 || m.bytes[u] <= cpu_cap);
     if (!fits_acc && !fits_cpu) {
       const int64_t cap = on_acc ? acc_cap : cpu_cap;
-      return absl::FailedPreconditionError(absl::StrCat("colocation group '", m.group_names[u], "' holds ", m.bytes[u],
-                                                        " bytes but ", on_acc ? "an accelerator" : "a CPU", " holds ",
-                                                        cap, ": ", m.bytes[u] - cap, " bytes missing on one device"));
+      return absl::FailedPreconditionError(absl::StrCat("colocation group '", m.group_names[u], "' holds ",
+                                                        FormatBytes(m.bytes[u]), " but ",
+                                                        on_acc ? "an accelerator" : "a CPU", " holds ", FormatBytes(cap),
+                                                        ": ", FormatBytes(m.bytes[u] - cap), " missing on one device"));
     }
     total += m.bytes[u];
     if (!on_cpu) acc_only += m.bytes[u];
@@ -137,14 +139,15 @@ absl::Status CheckMemoryTotals(const PipelineModel& m) {
   const bool bounded = (k == 0 || acc_cap > 0) && (c == 0 || cpu_cap > 0);
   const int64_t capacity = k * acc_cap + c * cpu_cap;
   if (bounded && total > capacity) {
-    return absl::FailedPreconditionError(absl::StrCat("the graph needs ", total, " bytes but the ", k, " accelerators",
-                                                      c > 0 ? absl::StrCat(" and ", c, " CPUs") : "", " hold ",
-                                                      capacity, ": ", total - capacity, " bytes missing"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("the graph needs ", FormatBytes(total), " but the ", k, " accelerators",
+                     c > 0 ? absl::StrCat(" and ", c, " CPUs") : "", " hold ", FormatBytes(capacity), ": ",
+                     FormatBytes(total - capacity), " missing"));
   }
   if (acc_cap > 0 && acc_only > k * acc_cap) {
-    return absl::FailedPreconditionError(absl::StrCat("operators that only accelerators can hold need ", acc_only,
-                                                      " bytes but the ", k, " accelerators hold ", k * acc_cap, ": ",
-                                                      acc_only - k * acc_cap, " bytes missing"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "operators that only accelerators can hold need ", FormatBytes(acc_only), " but the ", k,
+        " accelerators hold ", FormatBytes(k * acc_cap), ": ", FormatBytes(acc_only - k * acc_cap), " missing"));
   }
   return absl::OkStatus();
 }
@@ -167,9 +170,10 @@ absl::Status MemoryShortfall(const PipelineModel& m, const IdealSet& s, const Bu
     if (seg.cost < r.value) continue;
     const int64_t bytes = s.bytes(seg.to) - s.bytes(seg.from);
     const int64_t cap = seg.cpu ? m.cpu_bytes : m.accelerator_bytes;
-    return absl::FailedPreconditionError(absl::StrCat("no contiguous split fits memory: the best one still puts ",
-                                                      bytes, " bytes on ", seg.cpu ? "a CPU" : "an accelerator",
-                                                      " that holds ", cap, ": ", bytes - cap, " bytes missing"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no contiguous split fits memory: the best one still puts ", FormatBytes(bytes), " on ",
+        seg.cpu ? "a CPU" : "an accelerator", " that holds ", FormatBytes(cap), ": ", FormatBytes(bytes - cap),
+        " missing"));
   }
   return absl::FailedPreconditionError("no contiguous split fits the devices' memory");
 }

@@ -46,7 +46,7 @@ UnitGraph ContractUnits(const CostModel& costs, const OpFacts& facts, const std:
     } else {
       u.cpu_time[x] += facts.cpu_time[op];
     }
-    u.bytes[x] += g.param_bytes(op);
+    u.bytes[x] += costs.pipelined_bytes(op);
     if (!g.is_backward(op)) u.has_forward[x] = 1;
   }
   for (int32_t x = 0; x < num_groups; ++x) {

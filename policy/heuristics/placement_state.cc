@@ -122,6 +122,7 @@ MemoryLedger::MemoryLedger(const CostModel& costs, const UnitIndex& units, Memor
   const int32_t num_units = units.num_units();
   const bool buffers = model != MemoryModel::kParameters;
   if (model == MemoryModel::kLiveShare) share_ = LiveShareInOrder(g);
+  for (OpId v = 0; v < g.num_ops() && !training_; ++v) training_ = g.is_backward(v);
   fixed_.assign(num_units, 0);
   for (OpId v = 0; v < g.num_ops(); ++v) {
     int64_t bytes = 0;
@@ -129,7 +130,7 @@ MemoryLedger::MemoryLedger(const CostModel& costs, const UnitIndex& units, Memor
       bytes += g.temp_bytes(v);
       for (int32_t o = 0; o < g.num_outputs(v); ++o) bytes += g.tensor(g.first_output(v) + o).bytes;
     }
-    fixed_[units.unit_of(v)] += g.param_bytes(v) + Scaled(bytes);
+    fixed_[units.unit_of(v)] += buffers ? g.param_bytes(v) + Scaled(bytes) : costs.pipelined_bytes(v);
   }
   upper_ = fixed_;
   input_begin_.assign(num_units + 1, 0);
@@ -238,7 +239,9 @@ std::string MemoryLedger::Totals() const {
   std::string what;
   switch (model_) {
     case MemoryModel::kParameters:
-      what = " of parameters";
+      what = training_ ? absl::StrCat(" (parameters, gradients, optimizer state and the activations of ",
+                                      topo.num_devices(), " micro-batches in flight)")
+                       : std::string(" of parameters");
       break;
     case MemoryModel::kLiveShare:
       what = absl::StrFormat(" (parameters, and the %.1f%% of scratch and outputs live at once when one device "

@@ -6,7 +6,9 @@
 // reserves the memory of all its operators at that moment. Lone operators are units of one. A unit may run on
 // a device when every operator of it has a time for the device's kind and no pin says otherwise.
 //
-// Memory. THROUGHPUT holds each device to the parameter bytes of its operators, exactly as Evaluate scores it.
+// Memory. THROUGHPUT holds each device to what its operators hold in a pipeline (CostModel::pipelined_bytes:
+// parameters, and for training their gradients, optimizer state and kept activations of the micro-batches in
+// flight), exactly as Evaluate scores it.
 // STEP_TIME and LATENCY charge the buffers a device holds: parameters, scratch, outputs, and one received copy of
 // every tensor read from another device. Their sum as if none were freed (kAllocations) bounds the simulator's
 // peak from above but is several times what a step holds (a training step frees most of its forward's outputs
@@ -55,7 +57,7 @@ class UnitIndex : public ColocationUnits {
 };
 
 enum class MemoryModel : uint8_t {
-  kParameters = 0,   // THROUGHPUT
+  kParameters = 0,   // THROUGHPUT: CostModel::pipelined_bytes
   kAllocations = 1,  // everything ever allocated, nothing freed: the bound STEP_TIME and LATENCY fall back on
   kLiveShare = 2,    // STEP_TIME, LATENCY: parameters plus buffers at the share live at once (LiveShareInOrder)
 };
@@ -117,6 +119,7 @@ class MemoryLedger {
   const UnitIndex* units_;
   MemoryModel model_;
   double share_ = 1.0;
+  bool training_ = false;  // the graph has a backward
   std::vector<int64_t> fixed_;
   std::vector<int64_t> upper_;
   std::vector<int32_t> input_begin_;  // units + 1, into inputs_

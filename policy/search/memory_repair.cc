@@ -55,12 +55,12 @@ std::vector<double> Busy(const SearchUnits& units, const Placement& p, int32_t n
   return busy;
 }
 
-// THROUGHPUT: parameters only, so one pass settles it.
+// THROUGHPUT: a sum per operator (CostModel::pipelined_bytes), so one pass settles it.
 absl::Status RepairParameters(const PlacementProblem& problem, const SearchUnits& units, Placement& p) {
   const Topology& topo = problem.topology();
   const int32_t num_devices = topo.num_devices();
   std::vector<int64_t> size(units.num_units());
-  for (int32_t u = 0; u < units.num_units(); ++u) size[u] = units.param_bytes(u);
+  for (int32_t u = 0; u < units.num_units(); ++u) size[u] = units.pipelined_bytes(u);
   std::vector<int64_t> room(num_devices);
   for (DeviceId d = 0; d < num_devices; ++d) room[d] = Capacity(topo, d);
   for (int32_t u = 0; u < units.num_units(); ++u) {
@@ -85,7 +85,7 @@ absl::Status RepairParameters(const PlacementProblem& problem, const SearchUnits
       const int64_t capacity = Capacity(topo, d);
       return absl::FailedPreconditionError(absl::StrCat(
           "the placement does not fit memory and cannot be repaired: device '", topo.device(d).name, "' holds ",
-          FormatBytes(static_cast<double>(capacity - room[d])), " of parameters, ",
+          FormatBytes(static_cast<double>(capacity - room[d])), " (parameters, gradients, optimizer state and activations of the micro-batches in flight), ",
           FormatBytes(static_cast<double>(-room[d])), " over its ", FormatBytes(static_cast<double>(capacity)),
           ", and none of its units fits on another device it may use", Totals(problem.graph(), topo)));
     }

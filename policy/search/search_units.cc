@@ -36,11 +36,13 @@ absl::StatusOr<SearchUnits> SearchUnits::Build(const CostModel& costs) {
 
   x.param_bytes_.assign(num_units, 0);
   x.footprint_bytes_.assign(num_units, 0);
+  x.pipelined_bytes_.assign(num_units, 0);
   x.topo_rank_.assign(num_units, 0);
   for (int32_t u = 0; u < num_units; ++u) {
     x.topo_rank_[u] = g.topo_rank(x.ops(u).front());
     for (OpId v : x.ops(u)) {
       x.param_bytes_[u] += g.param_bytes(v);
+      x.pipelined_bytes_[u] += costs.pipelined_bytes(v);
       x.footprint_bytes_[u] += g.param_bytes(v) + g.temp_bytes(v);
       for (int32_t o = 0; o < g.num_outputs(v); ++o) x.footprint_bytes_[u] += g.tensor(g.first_output(v) + o).bytes;
     }

@@ -27,6 +27,8 @@ class SearchUnits : public ColocationUnits {
     return absl::MakeConstSpan(allowed_).subspan(allowed_begin_[u], allowed_begin_[u + 1] - allowed_begin_[u]);
   }
   int64_t param_bytes(int32_t u) const { return param_bytes_[u]; }
+  // What the unit holds under the throughput objective (CostModel::pipelined_bytes).
+  int64_t pipelined_bytes(int32_t u) const { return pipelined_bytes_[u]; }
   // Parameters, scratch and outputs: what the unit can add to a device's peak memory on its own.
   int64_t footprint_bytes(int32_t u) const { return footprint_bytes_[u]; }
   // Distinct units that exchange a tensor with u, in id order.
@@ -48,6 +50,7 @@ class SearchUnits : public ColocationUnits {
   std::vector<int32_t> allowed_begin_;
   std::vector<DeviceId> allowed_;
   std::vector<int64_t> param_bytes_;
+  std::vector<int64_t> pipelined_bytes_;
   std::vector<int64_t> footprint_bytes_;
   std::vector<int32_t> neighbour_begin_;
   std::vector<int32_t> neighbours_;

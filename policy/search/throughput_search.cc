@@ -96,7 +96,7 @@ class ThroughputSearch {
     for (const auto& [u, d] : moves) state_.MoveUnit(u, d);
     for (const auto& [u, d] : moves) {
       const int64_t capacity = ctx_.problem->topology().device(d).memory_bytes;
-      if (capacity > 0 && state_.param_bytes(d) > capacity) {
+      if (capacity > 0 && state_.held_bytes(d) > capacity) {
         state_.Rollback();
         ++out_.screened;
         return false;

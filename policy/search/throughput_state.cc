@@ -26,15 +26,15 @@ ThroughputState::ThroughputState(const CostModel& costs, const SearchUnits& unit
   reader_count_.assign(reader_begin_.back(), 0);
   for (EdgeId e = 0; e < g.num_edges(); ++e) CountReader(g.edge_tensor(e), placement_.device[g.edge(e).dst], +1);
 
-  params_.assign(num_devices, 0);
-  for (OpId v = 0; v < g.num_ops(); ++v) params_[placement_.device[v]] += g.param_bytes(v);
+  held_.assign(num_devices, 0);
+  for (OpId v = 0; v < g.num_ops(); ++v) held_[placement_.device[v]] += costs.pipelined_bytes(v);
   load_ = DeviceLoads(costs, placement_);
 }
 
 bool ThroughputState::Fits(int32_t u, DeviceId d) const {
   const int64_t capacity = costs_->topology().device(d).memory_bytes;
   if (capacity == 0 || device_of_unit(u) == d) return true;
-  return params_[d] + units_->param_bytes(u) <= capacity;
+  return held_[d] + units_->pipelined_bytes(u) <= capacity;
 }
 
 double ThroughputState::MaxLoad() const { return *std::max_element(load_.begin(), load_.end()); }
@@ -90,10 +90,10 @@ void ThroughputState::MoveOp(OpId v, DeviceId to) {
   for (TensorId t = first; t < last; ++t) Charge(t, -1);
   for (EdgeId e : g.in_edges(v)) Charge(g.edge_tensor(e), -1);
   load_[from] -= costs_->op_time(v, from);
-  params_[from] -= g.param_bytes(v);
+  held_[from] -= costs_->pipelined_bytes(v);
   placement_.device[v] = to;
   load_[to] += costs_->op_time(v, to);
-  params_[to] += g.param_bytes(v);
+  held_[to] += costs_->pipelined_bytes(v);
   for (EdgeId e : g.in_edges(v)) {
     const TensorId t = g.edge_tensor(e);
     CountReader(t, from, -1);

@@ -28,8 +28,9 @@ class ThroughputState {
   const Placement& placement() const { return placement_; }
   DeviceId device_of_unit(int32_t u) const { return placement_.device[units_->ops(u).front()]; }
   absl::Span<const double> loads() const { return load_; }
-  int64_t param_bytes(DeviceId d) const { return params_[d]; }
-  // Whether unit u fits on d by parameter bytes (always when d is unbounded or u is already there).
+  // What d holds under the throughput objective (CostModel::pipelined_bytes).
+  int64_t held_bytes(DeviceId d) const { return held_[d]; }
+  // Whether unit u fits on d by those bytes (always when d is unbounded or u is already there).
   bool Fits(int32_t u, DeviceId d) const;
 
   double MaxLoad() const;
@@ -55,7 +56,7 @@ class ThroughputState {
   const SearchUnits* units_;
   Placement placement_;
   std::vector<double> load_;
-  std::vector<int64_t> params_;
+  std::vector<int64_t> held_;
   std::vector<uint8_t> pays_;  // CPUs pay no transfer
   // Readers of each tensor per device: slots reader_begin_[t] .. + reader_size_[t].
   std::vector<int32_t> reader_begin_;

@@ -66,7 +66,7 @@ inline double StepCost(const CostModel& costs, const std::vector<int32_t>& cls, 
   for (OpId op = 0; op < g.num_ops(); ++op) {
     if (!(seg >> cls[op] & 1)) continue;
     if (!costs.can_run(op, d)) return std::numeric_limits<double>::infinity();
-    bytes += g.param_bytes(op);
+    bytes += costs.pipelined_bytes(op);  // what the throughput objective holds a device to
     compute += costs.op_time(op, d);
   }
   if (cap > 0 && bytes > cap) return std::numeric_limits<double>::infinity();

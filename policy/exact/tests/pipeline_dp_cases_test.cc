@@ -60,14 +60,14 @@ TEST(PipelineDpMemory, TotalBytesBeyondEveryAccelerator) {
   Solved s = Solve(Chain({{1, 60}, {1, 60}, {1, 60}}, 80, 2, 0));
   EXPECT_EQ(s.solution.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.solution.status().message(),
-              HasSubstr("needs 180 bytes but the 2 accelerators hold 160: 20 bytes missing"));
+              HasSubstr("needs 180 B but the 2 accelerators hold 160 B: 20 B missing"));
 }
 
 TEST(PipelineDpMemory, AColourClassLargerThanAnAccelerator) {
   Solved s = Solve(Chain({{1, 10}, {1, 100}}, 80, 3, 0));
   EXPECT_EQ(s.solution.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.solution.status().message(),
-              HasSubstr("'color1' holds 100 bytes but an accelerator holds 80: 20 bytes missing"));
+              HasSubstr("'color1' holds 100 B but an accelerator holds 80 B: 20 B missing"));
 }
 
 TEST(PipelineDpMemory, ContiguityAloneCanMakeItInfeasible) {
@@ -75,7 +75,7 @@ TEST(PipelineDpMemory, ContiguityAloneCanMakeItInfeasible) {
   // puts 12 bytes on one of them.
   Solved s = Solve(Chain({{1, 6}, {1, 6}, {1, 6}}, 10, 2, 0));
   EXPECT_EQ(s.solution.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(s.solution.status().message(), HasSubstr("12 bytes on an accelerator that holds 10: 2 bytes missing"));
+  EXPECT_THAT(s.solution.status().message(), HasSubstr("12 B on an accelerator that holds 10 B: 2 B missing"));
 }
 
 TEST(PipelineDpMemory, ACpuTakesWhatAcceleratorsCannotHold) {

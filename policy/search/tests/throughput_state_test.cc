@@ -52,15 +52,15 @@ TEST(ThroughputState, IncrementalLoadsEqualAFullRecomputationAfterEveryMove) {
   }
 }
 
-TEST(ThroughputState, ParameterBytesFollowTheMoves) {
+TEST(ThroughputState, HeldBytesFollowTheMoves) {
   auto x = MakeInstance(Layered(100, 2), Shorthand("2xV100"));
   absl::StatusOr<SearchUnits> units = SearchUnits::Build(*x->costs);
   ASSERT_TRUE(units.ok());
   ThroughputState state(*x->costs, *units, testing::AllOn(x->graph, 0));
-  EXPECT_EQ(state.param_bytes(0), x->graph.total_param_bytes());
+  EXPECT_EQ(state.held_bytes(0), x->graph.total_param_bytes());
   state.MoveUnit(0, 1);
-  EXPECT_EQ(state.param_bytes(1), units->param_bytes(0));
-  EXPECT_EQ(state.param_bytes(0) + state.param_bytes(1), x->graph.total_param_bytes());
+  EXPECT_EQ(state.held_bytes(1), units->param_bytes(0));
+  EXPECT_EQ(state.held_bytes(0) + state.held_bytes(1), x->graph.total_param_bytes());
 }
 
 }  // namespace
