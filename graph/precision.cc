@@ -100,7 +100,10 @@ absl::StatusOr<Graph> ApplyPrecision(const Graph& g, Precision p, bool inference
       spec.outputs[k].bytes = Scaled(spec.outputs[k].bytes, width[g.first_output(u) + k]);
     }
     if (!IsAutocast(p)) spec.param_bytes /= 2;
-    if (inference) spec.temp_bytes += AutocastWeightCopyBytes(g, u, p);
+    // Autocast caches the cast of a parameter (a leaf that requires grad, as parameters do under no_grad too)
+    // until its region ends: the copies stay for the rest of the forward. Counted from the step's start, which
+    // overstates the early forward by the copies not made yet.
+    if (inference) spec.param_bytes += AutocastWeightCopyBytes(g, u, p);
     builder.AddOp(std::move(spec));
   }
   for (EdgeId e = 0; e < g.num_edges(); ++e) {

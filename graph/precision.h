@@ -3,10 +3,11 @@
 // - fp32: PyTorch's defaults (TF32 convolutions, float32 matrix products): every tensor as exported.
 // - amp_bf16, amp_fp16: float32 weights run under torch.autocast. The operators on autocast's lower-precision
 //   list (convolutions, matrix products, linear layers, recurrent cells) run in 16 bits: their outputs take half
-//   the bytes, and each casts its weights to a 16-bit copy, kept for the backward in a training step (half its
-//   parameters' bytes, saved with its activations) and scratch in inference. The operators on autocast's float32
-//   list (softmax, log-softmax, layer and group normalization, exp, log, pow, reductions by sum) run and answer in
-//   float32. Every other operator runs in the widest precision of its inputs, as PyTorch promotes types.
+//   the bytes, and each casts its weights to a 16-bit copy (half its parameters' bytes), kept for the backward in
+//   a training step (saved with its activations) and, in inference, by autocast's cache until the region ends.
+//   The operators on autocast's float32 list (softmax, log-softmax, layer and group normalization, exp, log, pow,
+//   reductions by sum) run and answer in float32. Every other operator runs in the widest precision of its
+//   inputs, as PyTorch promotes types.
 // - bf16, fp16: the model converted (model.to(torch.bfloat16)): every float tensor, the weights and the
 //   optimizer's state take half the bytes.
 //
@@ -35,8 +36,9 @@ bool RunsInLowPrecision(absl::string_view op_type);
 
 // The forward graph with its tensors as they are under `p` (the exported graph holds float32 ones): ids, names,
 // costs and edges unchanged, bytes of float tensors scaled (weights too for bf16 and fp16). With `inference`,
-// under autocast, each lower-precision operator holding weights gets its 16-bit weight copy as scratch
-// (`temp_bytes`); a training step keeps it instead (BuildTrainingGraph). Linear in the size of g.
+// under autocast, each lower-precision operator holding weights gets its 16-bit weight copy as resident bytes
+// (`param_bytes`: autocast's cache holds it until the region ends); a training step keeps it for the backward
+// instead (BuildTrainingGraph). Linear in the size of g.
 absl::StatusOr<Graph> ApplyPrecision(const Graph& g, Precision p, bool inference);
 
 // Bytes per element of each tensor of g under autocast: 2 for what runs in 16 bits, 4 for float32, 0 for tensors

@@ -51,7 +51,10 @@ TEST(Precision, AutocastHalvesWhatRunsIn16BitsAndPromotesTheRest) {
   EXPECT_EQ(amp->param_bytes(amp->FindOp("fc1")), 4000);  // weights stay float32
   EXPECT_EQ(amp->edge(amp->out_begin(amp->FindOp("fc1"))).bytes, 500);  // edges carry the tensor's bytes
   absl::StatusOr<Graph> inference = ApplyPrecision(g, Precision::kAmpBf16, /*inference=*/true);
-  EXPECT_EQ(inference->temp_bytes(inference->FindOp("fc2")), 2000);  // the 16-bit weight copy while it runs
+  // The float32 weights and the 16-bit copy autocast caches until its region ends.
+  EXPECT_EQ(inference->param_bytes(inference->FindOp("fc2")), 4000 + 2000);
+  EXPECT_EQ(inference->param_bytes(inference->FindOp("ln")), g.param_bytes(g.FindOp("ln")));  // not cast
+  EXPECT_EQ(inference->temp_bytes(inference->FindOp("fc2")), 0);
 }
 
 TEST(Precision, ConvertedModelHalvesWeightsAndTensors) {
