@@ -143,6 +143,15 @@ absl::Status SuggestAFit(const MemoryOptions& o, Breakdown* b) {
 
 }  // namespace
 
+absl::StatusOr<OneDeviceFit> FitOnOneDevice(const MemoryOptions& o) {
+  absl::StatusOr<Breakdown> b = MeasureAt(o, o.load.batch);
+  if (!b.ok()) return b.status();
+  if (b->capacity > 0 && b->peak > b->capacity) {
+    if (absl::Status s = SuggestAFit(o, &*b); !s.ok()) return s;
+  }
+  return OneDeviceFit{b->peak, b->capacity, b->kind, b->batch_that_fits, b->devices_needed};
+}
+
 absl::StatusOr<std::string> RunMemory(const MemoryOptions& o) {
   if (o.output != "table" && o.output != "json") {
     return UsageError(absl::StrCat("--output '", o.output, "' is not one of table, json"));

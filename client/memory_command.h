@@ -21,4 +21,14 @@ struct MemoryOptions {
 // the verdict against its capacity.
 absl::StatusOr<std::string> RunMemory(const MemoryOptions& options);
 
+// One step on the cluster's first device and, when it does not fit, what would: the figures RunMemory reports.
+struct OneDeviceFit {
+  int64_t peak = 0;
+  int64_t capacity = 0;  // 0: unlimited
+  std::string kind;
+  int64_t batch_that_fits = 0;  // when it does not fit: the largest batch that does (0: none found)
+  int64_t devices_needed = 0;   // when even one sample does not fit: devices of this capacity it needs at least
+};
+absl::StatusOr<OneDeviceFit> FitOnOneDevice(const MemoryOptions& options);
+
 }  // namespace placement::cli

@@ -19,9 +19,11 @@
 #include "absl/time/time.h"
 #include "client/chart_file.h"
 #include "client/exit_codes.h"
+#include "client/memory_command.h"
 #include "client/report.h"
 #include "graph/canonical.h"
 #include "graph/status_macros.h"
+#include "graph/units.h"
 #include "policy/parallel/hybrid_placer.h"
 #include "policy/placer.h"
 #include "policy/placer_families.h"
@@ -174,22 +176,60 @@ absl::Status LoadRequest(const PlaceOptions& o, std::optional<LoadedGraph>& load
   return absl::OkStatus();
 }
 
-// A memory refusal names the next step: the command that measures the step and finds the batch that fits.
+// The largest divisor of `samples` no larger than `at_most` (at least 1).
+int64_t LargestDivisorUpTo(int64_t samples, int64_t at_most) {
+  for (int64_t k = std::min(samples, at_most); k > 1; --k) {
+    if (samples % k == 0) return k;
+  }
+  return 1;
+}
+
+// What would make a refused step fit, computed by the memory model on one device of the cluster: the largest
+// micro-batch (or batch) whose step fits one device, or how many such devices one sample needs. "" where the
+// model cannot say (a graph whose batch is fixed, one without a memory limit).
+std::string FitSuggestion(const PlaceOptions& o, const Mode& mode, const Topology& topology) {
+  MemoryOptions m;
+  m.graph_path = o.graph_path;
+  m.load = o.load;
+  m.load.batch = mode.samples_per_run;
+  m.topology_file = o.topology_file;
+  m.devices = o.devices;
+  absl::StatusOr<OneDeviceFit> fit = FitOnOneDevice(m);
+  if (!fit.ok() || fit->capacity <= 0) return "";
+  const std::string device = absl::StrCat("one ", topology.device(0).kind, " (", FormatBytes(fit->capacity), ")");
+  const std::string what = mode.split.has_value() ? absl::StrCat("a micro-batch of ", mode.samples_per_run, " samples")
+                                                  : absl::StrCat("a step of batch ", mode.samples_per_run);
+  if (fit->peak <= fit->capacity) return "";  // it fits one device: the refusal is the cluster's split, not the batch
+  if (fit->devices_needed > 0) {
+    return absl::StrCat("; ", what, " needs ", FormatBytes(fit->peak), " on ", device, ", and one sample alone ",
+                        "more than one such device holds: at least ", fit->devices_needed,
+                        " of them for one sample, split by --parallelism operator or pipeline");
+  }
+  if (fit->batch_that_fits <= 0) return "";
+  if (mode.split.has_value()) {
+    const int64_t micro = LargestDivisorUpTo(mode.split->global_samples, fit->batch_that_fits);
+    return absl::StrCat("; ", what, " needs ", FormatBytes(fit->peak), " on ", device, ": micro-batches of ",
+                        fit->batch_that_fits, " fit one, so --micro_batch ", micro, " (a divisor of the global batch ",
+                        mode.split->global_samples, ") fits");
+  }
+  return absl::StrCat("; ", what, " needs ", FormatBytes(fit->peak), " on ", device, ": --batch ",
+                      fit->batch_that_fits, " fits one such device");
+}
+
+// A memory refusal names the next step: a change the memory model finds makes it fit, and the command that
+// measures the step.
 absl::Status PlacerError(const PlaceOptions& o, const Mode& mode, const Topology& topology, const absl::Status& s) {
   const bool memory = s.code() == absl::StatusCode::kFailedPrecondition && absl::StrContains(s.message(), "memory");
+  if (!memory) return absl::Status(s.code(), absl::StrCat(o.algorithm, ": ", s.message()));
   return absl::Status(
-      s.code(), absl::StrCat(o.algorithm, ": ", s.message(),
-                             memory ? absl::StrCat("; `placectl memory ", o.graph_path,
-                                                   o.load.training ? " --training" : "", " --batch ", mode.samples_per_run,
-                                                   " --devices 1x", topology.device(0).kind,
-                                                   "` says what one step holds and the largest batch that fits one "
-                                                   "device",
-                                                   mode.split.has_value()
-                                                       ? absl::StrCat(" (each micro-batch of the global batch ",
-                                                                      mode.split->global_samples,
-                                                                      "; give that as --micro_batch)")
-                                                       : "")
-                                    : ""));
+      s.code(),
+      absl::StrCat(o.algorithm, ": ", s.message(), FitSuggestion(o, mode, topology), "; `placectl memory ",
+                   o.graph_path, o.load.training ? " --training" : "", " --batch ", mode.samples_per_run,
+                   " --devices 1x", topology.device(0).kind,
+                   "` says what one step holds and the largest batch that fits one device",
+                   mode.split.has_value() ? absl::StrCat(" (each micro-batch of the global batch ",
+                                                         mode.split->global_samples, "; give that as --micro_batch)")
+                                          : ""));
 }
 
 // The options that need no graph, checked before reading it (usage errors naming the flag), as parsed.

@@ -65,7 +65,10 @@ std::string PlanTable(const PlanSummary& plan, const std::string& unit) {
   }
   if (!plan.bottleneck.empty()) absl::StrAppend(&out, "bottleneck   ", plan.bottleneck, "\n");
   if (plan.simulated_value > 0)
-    absl::StrAppend(&out, "simulated    ", Time(plan.simulated_value, unit), " per sample\n");
+    absl::StrAppend(&out, "simulated    ", Time(plan.simulated_value, unit),
+                    plan.micro_batch_size > 1 ? absl::StrCat(" per micro-batch of ", plan.micro_batch_size, " samples")
+                                              : std::string(" per micro-batch"),
+                    "\n");
   // The stage boundaries in the model's own terms, where the graph has module scopes.
   bool has_modules = false;
   for (const StageRow& r : plan.stages) has_modules = has_modules || !r.modules.empty();

@@ -147,6 +147,9 @@ std::string DescribeStage(const CostModel& costs, const ParallelPlan& plan, int3
 }
 
 int32_t InFlightMicroBatches(const ParallelPlan& plan, int32_t stage) {
+  // Synchronous steps of one stage are no pipeline: each replica runs a micro-batch's forward and backward before
+  // the next one's forward, as DistributedDataParallel with gradient accumulation does.
+  if (plan.num_stages() == 1 && plan.global_batch > 0) return 1;
   int64_t downstream = 0;
   for (int32_t t = stage; t < plan.num_stages(); ++t) downstream += plan.replicas(t);
   const int64_t r = plan.replicas(stage);

@@ -63,7 +63,7 @@ std::string DescribeStage(const CostModel& costs, const ParallelPlan& plan, int3
 // of a step. 1F1B: twice PipeDream's minimum, ceil(D_s / r_s) with D_s the devices of stages s and after, and no
 // more than its micro-batches of a step: the minimum keeps a pipeline busy only when transfers, updates and
 // all-reduces take no time, and the simulator ran our plans 20-70% below their bottleneck's rate with it
-// (docs/parallel-plans.md).
+// (docs/parallel-plans.md). Synchronous steps of one stage (data parallelism with a global batch): one.
 int32_t InFlightMicroBatches(const ParallelPlan& plan, int32_t stage);
 
 // Every operator on its stage's first device.

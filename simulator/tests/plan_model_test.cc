@@ -115,6 +115,8 @@ TEST(PlanModel, GlobalBatchFlushesEveryStepAndAllReducesOnce) {
   EXPECT_DOUBLE_EQ(ev->step_time, 7.0);
   EXPECT_DOUBLE_EQ(ev->time_per_sample, 7.0 / 4);
   EXPECT_EQ(ev->stages[0].weight_versions, 1);
+  // Each replica runs a micro-batch's backward before the next one's forward: one micro-batch's activations.
+  EXPECT_EQ(ev->stages[0].in_flight, 1);
 }
 
 TEST(PlanModel, BadPlansNameTheirStage) {
