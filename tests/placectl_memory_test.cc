@@ -1,5 +1,6 @@
 // placectl memory end to end: one step's memory on one device, broken down.
 #include <fstream>
+#include <regex>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -115,6 +116,29 @@ TEST(PlacectlMemory, APlacementRefusedForMemoryNamesTheCommandThatFindsABatch) {
                   "--parallelism operator");
   EXPECT_EQ(operators.exit_code, 4) << operators.out;
   EXPECT_THAT(operators.err, HasSubstr("`placectl memory " + kEncoder + " --training --batch 512 --devices 1xT4`"));
+}
+
+// The refusal computes a change that fits, and the change does fit.
+TEST(PlacectlMemory, ARefusalsSuggestedMicroBatchFits) {
+  const std::string request = "place " + kEncoder + " --training --batch 512 --seq 2048 --devices 2xT4 --deadline 2s";
+  const auto refused = RunPlacectl(request);
+  ASSERT_EQ(refused.exit_code, 4) << refused.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(refused.err, m, std::regex("so --micro_batch ([0-9]+) \\(a divisor of the global "
+                                                           "batch 512\\) fits")))
+      << refused.err;
+  const auto fits = RunPlacectl(request + " --micro_batch " + m[1].str() + " --output json");
+  ASSERT_EQ(fits.exit_code, 0) << fits.err;
+  EXPECT_EQ(nlohmann::json::parse(fits.out)["micro_batch_size"], std::stoi(m[1].str()));
+
+  const auto operators = RunPlacectl(request + " --parallelism operator");
+  ASSERT_EQ(operators.exit_code, 4) << operators.out;
+  ASSERT_TRUE(std::regex_search(operators.err, m, std::regex("--batch ([0-9]+) fits one such device"))) << operators.err;
+  const auto smaller = RunPlacectl("memory " + kEncoder + " --training --seq 2048 --devices 1xT4 --output json --batch " +
+                                   m[1].str());
+  ASSERT_EQ(smaller.exit_code, 0) << smaller.err;
+  const nlohmann::json j = nlohmann::json::parse(smaller.out);
+  EXPECT_LE(j["peak_memory"].get<int64_t>(), j["capacity"].get<int64_t>());
 }
 
 int64_t Sum(const nlohmann::json& answer, const char* kind) {
