@@ -81,6 +81,10 @@ absl::StatusOr<PlanFile> ParsePlanDocument(const nlohmann::json& j, const Graph&
       ParseSchedule(j.contains("schedule") && j["schedule"].is_string() ? j["schedule"].get<std::string>() : "");
   if (!schedule.ok()) return schedule.status();
   file.plan.schedule = *schedule;
+  absl::StatusOr<Sharding> sharding =
+      ParseSharding(j.contains("sharding") && j["sharding"].is_string() ? j["sharding"].get<std::string>() : "");
+  if (!sharding.ok()) return sharding.status();
+  file.plan.sharding = *sharding;
   file.micro_batch_size = MicroBatchSizeOf(j);
   // Files written before micro_batches was: global_batch counted micro-batches.
   file.plan.global_batch = j.contains("micro_batches") ? IntOr(j, "micro_batches", 0) : GlobalSamplesOf(j);

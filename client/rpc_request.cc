@@ -65,6 +65,7 @@ void SetGraph(const GraphPayload& payload, const GraphLoadOptions& load, pb::Sim
 void SetPlanRequest(const PlanOptions& plan, pb::PlaceRequest* request) {
   request->set_parallelism(plan.parallelism);
   request->set_schedule(plan.schedule);
+  request->set_sharding(plan.sharding);
   request->set_global_batch(plan.global_batch);
 }
 

@@ -25,6 +25,7 @@ struct StageRow {
 
 struct PlanSummary {
   std::string schedule = "1f1b";
+  std::string sharding = "none";  // what each stage's replicas split
   int64_t global_batch = 0;      // micro-batches per step; 0: no step (PipeDream's asynchronous rounds)
   int64_t micro_batch_size = 1;  // samples per micro-batch: the batch the graph is bound to (1: one run, a sample)
   std::string cost_model = "default";

@@ -65,6 +65,7 @@ struct PlacementProblem {
   Parallelism parallelism = Parallelism::kOperator;
   Schedule schedule = Schedule::kOneFOneB;  // plans: the micro-batch schedule
   int64_t global_batch = 0;                 // plans: micro-batches per step; 0: none (PipeDream's)
+  Sharding sharding = Sharding::kNone;      // plans with a global batch: what a stage's replicas split
   SimulatorConfig simulator;                // used when the objective simulates
   uint64_t seed = 1;                        // for randomized placers
   const Placement* start = nullptr;         // optional starting point for improving placers (search)

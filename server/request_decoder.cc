@@ -336,19 +336,26 @@ std::string CanonicalCostModel(CostModelKind cost_model) {
 std::string CanonicalPlanOptions(const pb::PlaceRequest& r) {
   const std::string parallelism = absl::AsciiStrToLower(r.parallelism());
   const std::string schedule = absl::AsciiStrToLower(r.schedule());
+  const std::string sharding = absl::AsciiStrToLower(r.sharding());
+  const bool unsharded = sharding.empty() || sharding == "none";
   const bool plain = (parallelism.empty() || parallelism == "operator") && (schedule.empty() || schedule == "1f1b") &&
-                     r.global_batch() == 0;
+                     r.global_batch() == 0 && unsharded;
   if (plain) return "";
   return absl::StrCat("parallelism=", parallelism.empty() ? "operator" : parallelism,
-                      ";schedule=", schedule.empty() ? "1f1b" : schedule, ";global_batch=", r.global_batch());
+                      ";schedule=", schedule.empty() ? "1f1b" : schedule, ";global_batch=", r.global_batch(),
+                      unsharded ? "" : absl::StrCat(";sharding=", sharding == "fsdp" ? "zero3" : sharding));
 }
 
 absl::Status SetPlanOptionsFromRequest(const pb::PlaceRequest& r, const std::string& algorithm,
                                        PlacementProblem& problem) {
   absl::Status s = SetPlanOptions(absl::AsciiStrToLower(r.parallelism()), absl::AsciiStrToLower(r.cost_model()),
                                   absl::AsciiStrToLower(r.schedule()), r.global_batch(), algorithm, problem);
+  if (!s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("parallelism, cost_model, schedule, global_batch: ", s.message()));
+  }
+  s = SetSharding(absl::AsciiStrToLower(r.sharding()), problem);
   if (s.ok()) return s;
-  return absl::InvalidArgumentError(absl::StrCat("parallelism, cost_model, schedule, global_batch: ", s.message()));
+  return absl::InvalidArgumentError(absl::StrCat("sharding: ", s.message()));
 }
 
 void SetCostSources(const CostSources& sources, pb::CostSources* out) {

@@ -82,6 +82,10 @@ absl::Status CheckBatchAndHosts(const CostModel& costs, const ParallelPlan& plan
   if (plan.schedule == Schedule::kGPipe && plan.global_batch == 0) {
     return absl::InvalidArgumentError("the gpipe schedule flushes the pipeline every step: give a global batch");
   }
+  if (plan.sharding != Sharding::kNone && plan.global_batch == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("sharding ", ShardingName(plan.sharding),
+                                                   " splits a synchronous step's state: give a global batch"));
+  }
   const Topology& t = costs.topology();
   for (int32_t s = 0; s < plan.num_stages(); ++s) {
     if (plan.global_batch > 0 && plan.global_batch < plan.replicas(s)) {
@@ -112,6 +116,30 @@ absl::StatusOr<Schedule> ParseSchedule(absl::string_view name) {
   if (name.empty() || name == "1f1b") return Schedule::kOneFOneB;
   if (name == "gpipe") return Schedule::kGPipe;
   return absl::InvalidArgumentError(absl::StrCat("unknown schedule '", name, "'; known schedules are 1f1b, gpipe"));
+}
+
+absl::string_view ShardingName(Sharding s) {
+  switch (s) {
+    case Sharding::kOptimizer:
+      return "zero1";
+    case Sharding::kGradients:
+      return "zero2";
+    case Sharding::kParameters:
+      return "zero3";
+    case Sharding::kNone:
+      break;
+  }
+  return "none";
+}
+
+absl::StatusOr<Sharding> ParseSharding(absl::string_view name) {
+  if (name.empty() || name == "none") return Sharding::kNone;
+  if (name == "zero1") return Sharding::kOptimizer;
+  if (name == "zero2") return Sharding::kGradients;
+  if (name == "zero3" || name == "fsdp") return Sharding::kParameters;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown sharding '", name, "'; known: none, zero1 (optimizer state), zero2 (and gradients), ",
+                   "zero3 or fsdp (and weights)"));
 }
 
 absl::Status ValidatePlan(const CostModel& costs, const ParallelPlan& plan) {

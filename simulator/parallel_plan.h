@@ -33,6 +33,20 @@ absl::string_view ScheduleName(Schedule s);  // "1f1b", "gpipe"
 // "" means 1f1b; an unknown name is INVALID_ARGUMENT listing the known ones.
 absl::StatusOr<Schedule> ParseSchedule(absl::string_view name);
 
+// What a stage's data-parallel replicas split among them rather than each holding whole (ZeRO's stages): the
+// optimizer's state (ZeRO-1), also the gradients (ZeRO-2), also the weights (ZeRO-3, FSDP's full sharding), each a
+// 1/r share per replica of a group of r.
+enum class Sharding : uint8_t {
+  kNone = 0,
+  kOptimizer = 1,   // zero1
+  kGradients = 2,   // zero2
+  kParameters = 3,  // zero3, fsdp
+};
+
+absl::string_view ShardingName(Sharding s);  // "none", "zero1", "zero2", "zero3"
+// "" means none; "fsdp" is zero3; an unknown name is INVALID_ARGUMENT listing the known ones.
+absl::StatusOr<Sharding> ParseSharding(absl::string_view name);
+
 struct PlanStage {
   std::vector<DeviceId> devices;  // its data-parallel group: micro-batch m runs on devices[m % size]
 };
@@ -44,6 +58,7 @@ struct ParallelPlan {
   // Micro-batches (runs of the graph) per optimizer step; 0: no step boundary, the replicas of a stage
   // all-reduce after every round, as PipeDream does.
   int64_t global_batch = 0;
+  Sharding sharding = Sharding::kNone;  // training with a global batch: what replicas split (plan_model.h)
 
   int32_t num_stages() const { return static_cast<int32_t>(stages.size()); }
   int32_t replicas(int32_t s) const { return static_cast<int32_t>(stages[s].devices.size()); }

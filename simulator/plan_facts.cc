@@ -95,6 +95,7 @@ void GatherTensors(const CostModel& costs, const ParallelPlan& plan, PlanFacts& 
   for (OpId u = 0; u < g.num_ops(); ++u) {
     StageFacts& own = f.stages[plan.stage_of_op[u]];
     (g.is_backward(u) ? own.optimizer_bytes : own.weight_bytes) += g.param_bytes(u);
+    if (!g.is_backward(u)) own.largest_weight_bytes = std::max(own.largest_weight_bytes, g.param_bytes(u));
     for (EdgeId first = g.out_begin(u), last; first < g.out_end(u); first = last) {
       last = first + 1;
       while (last < g.out_end(u) && g.edge(last).src_output == g.edge(first).src_output) ++last;

@@ -27,6 +27,7 @@ struct StageFacts {
   double forward = 0, backward = 0, update = 0;  // per micro-batch on the slowest replica (update: per sync)
   double work = 0;                               // every operator's time on the first replica, summed
   int64_t weight_bytes = 0, optimizer_bytes = 0, stash_bytes = 0, working_bytes = 0;
+  int64_t largest_weight_bytes = 0;  // the most one forward operator holds: what ZeRO-3 gathers at once
   std::vector<GradientBucket> buckets;  // training only
 };
 

@@ -86,6 +86,27 @@ double ExposedAllReduce(const StageFacts& f, int32_t replicas, double whole) {
   return std::max(0.0, finish - f.backward);
 }
 
+// A stage's replicas split what the sharding says, 1/r each. ZeRO-1 and ZeRO-2 move what an all-reduce does (a
+// reduce-scatter of the gradients, an all-gather of the updated weights) and keep no bucket copy past ZeRO-1;
+// ZeRO-3 gathers each operator's weights before its forward and again before its backward (half an all-reduce
+// each, every micro-batch, prefetched while the operators before it run, so a pass takes at least its gather)
+// and holds the largest operator's weights whole while it runs; its reduce-scatter and the last gathers at the
+// end of the step are counted as the all-reduce they replace, so it never comes out faster than ZeRO-2.
+void Shard(Sharding sharding, const StageFacts& f, int64_t gradient_bytes, StageScore& score) {
+  if (sharding == Sharding::kNone) return;
+  const int64_t r = score.replicas;
+  const auto share = [r](int64_t bytes) { return (bytes + r - 1) / r; };
+  score.optimizer_bytes = share(f.optimizer_bytes);
+  if (sharding == Sharding::kOptimizer) return;
+  score.gradient_bytes = share(gradient_bytes);
+  if (sharding == Sharding::kGradients) return;
+  score.weight_bytes = share(f.weight_bytes);
+  score.working_bytes += f.largest_weight_bytes;
+  const double gather = score.allreduce / 2;
+  score.forward = std::max(score.forward, gather);
+  score.backward = std::max(score.backward, gather);
+}
+
 StageScore ScoreStage(const CostModel& costs, const ParallelPlan& plan, const PlanFacts& facts, int32_t s,
                       AllReducePlan* allreduce) {
   const StageFacts& f = facts.stages[s];
@@ -110,8 +131,9 @@ StageScore ScoreStage(const CostModel& costs, const ParallelPlan& plan, const Pl
   if (!facts.training) score.weight_versions = 1;
   const int64_t bucket_bytes = score.replicas > 1 && plan.global_batch > 0 ? gradient_bytes : 0;
   score.gradient_bytes = gradient_bytes + bucket_bytes;
-  score.memory_bytes = f.weight_bytes * score.weight_versions + score.gradient_bytes + f.optimizer_bytes +
-                       f.stash_bytes * score.in_flight + f.working_bytes;
+  if (facts.training && score.replicas > 1) Shard(plan.sharding, f, gradient_bytes, score);
+  score.memory_bytes = score.weight_bytes * score.weight_versions + score.gradient_bytes + score.optimizer_bytes +
+                       score.stash_bytes * score.in_flight + score.working_bytes;
   for (DeviceId d : plan.stages[s].devices) {
     const int64_t cap = costs.topology().device(d).memory_bytes;
     if (cap > 0 && (score.capacity == 0 || cap < score.capacity)) score.capacity = cap;
@@ -309,9 +331,10 @@ absl::Status PlanMemoryStatus(const CostModel& costs, const ParallelPlan& plan, 
       absl::StrCat(DescribeStage(costs, plan, worst), " does not fit memory: it needs ",
                    FormatBytes(static_cast<double>(x.memory_bytes)), " per device (weights ",
                    FormatBytes(static_cast<double>(x.weight_bytes)), " x ", x.weight_versions,
-                   x.gradient_bytes > x.weight_bytes ? " versions, a gradient and its bucket copy, optimizer state "
-                                                     : " versions and a gradient, optimizer state ",
+                   " versions, gradients ", FormatBytes(static_cast<double>(x.gradient_bytes)),
+                   x.gradient_bytes > x.weight_bytes ? " with their bucket copy" : "", ", optimizer state ",
                    FormatBytes(static_cast<double>(x.optimizer_bytes)),
+                   plan.sharding != Sharding::kNone ? absl::StrCat(" (", ShardingName(plan.sharding), ")") : "",
                    ", activations ", FormatBytes(static_cast<double>(x.stash_bytes)), " x ", x.in_flight,
                    " micro-batches in flight), ", FormatBytes(static_cast<double>(short_by)), " more than its ",
                    FormatBytes(static_cast<double>(x.capacity))));

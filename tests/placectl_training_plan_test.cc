@@ -109,6 +109,7 @@ TEST(PlacectlTrainingPlan, SimulatingAnAnswerReproducesItsFigures) {
       {"--training --batch 64", "2x8xH100", ""},
       {"--training --batch 8", "4xH100", "--objective throughput --parallelism hybrid --global_batch 4"},
       {"--training --batch 8", "2xH100", "--parallelism operator"},
+      {"--training --batch 32", "8xH100", "--sharding zero3"},
   };
   for (const Request& r : requests) {
     const std::string request = r.graph + " --devices " + r.devices + " " + r.plan;
@@ -138,6 +139,48 @@ TEST(PlacectlTrainingPlan, SimulatingAnAnswerReproducesItsFigures) {
       EXPECT_EQ(again["devices"][d]["memory"], answer["devices"][d]["memory"]) << request << " device " << d;
     }
   }
+}
+
+int64_t DeviceSum(const nlohmann::json& answer, const char* kind) {
+  int64_t total = 0;
+  for (const nlohmann::json& d : answer["devices"]) total += d["memory"][kind].get<int64_t>();
+  return total;
+}
+
+// The same data-parallel plan with its replicas splitting the optimizer's state, then the gradients, then the
+// weights: each device holds a replica's share of what is split, and the answer says which.
+TEST(PlacectlTrainingPlan, ShardingLowersEachReplicasMemoryByWhatItSplits) {
+  const std::string request = kResnet + " --training --batch 4 --devices 8xH100 --parallelism data "
+                                        "--objective throughput --global_batch 8";
+  const nlohmann::json none = PlaceJson(request);
+  const nlohmann::json zero1 = PlaceJson(request + " --sharding zero1");
+  const nlohmann::json zero2 = PlaceJson(request + " --sharding zero2");
+  const nlohmann::json fsdp = PlaceJson(request + " --sharding fsdp");
+  ASSERT_TRUE(none.contains("devices") && zero1.contains("devices") && zero2.contains("devices") &&
+              fsdp.contains("devices"));
+  EXPECT_EQ(none["sharding"], "none");
+  EXPECT_EQ(fsdp["sharding"], "zero3");
+  const int64_t optimizer = DeviceSum(none, "optimizer"), gradients = DeviceSum(none, "gradients");
+  const int64_t weights = DeviceSum(none, "parameters");
+  ASSERT_GT(optimizer, 0);
+  EXPECT_NEAR(DeviceSum(zero1, "optimizer"), optimizer / 8, 8);
+  EXPECT_EQ(DeviceSum(zero1, "gradients"), gradients);
+  EXPECT_NEAR(DeviceSum(zero2, "gradients"), gradients / 2 / 8, 8);  // a share of one copy: no bucket copy
+  EXPECT_EQ(DeviceSum(zero2, "parameters"), weights);
+  EXPECT_NEAR(DeviceSum(fsdp, "parameters"), weights / 8, 8);
+  EXPECT_LT(DeviceSum(zero2, "activations") + DeviceSum(zero2, "gradients"),
+            DeviceSum(none, "activations") + DeviceSum(none, "gradients"));
+  EXPECT_NEAR(zero2["step_time"].get<double>(), none["step_time"].get<double>(),
+              1e-9 * none["step_time"].get<double>());  // the same bytes on the links
+  EXPECT_GE(fsdp["step_time"].get<double>(), zero2["step_time"].get<double>());
+
+  const auto operators = RunPlacectl("place " + kResnet + " --training --batch 8 --devices 2xH100 "
+                                     "--parallelism operator --sharding zero2");
+  EXPECT_EQ(operators.exit_code, 2) << operators.out;
+  EXPECT_THAT(operators.err, HasSubstr("give parallelism data, pipeline or hybrid"));
+  const auto unknown = RunPlacectl("place " + kResnet + " --training --batch 8 --devices 2xH100 --sharding zero4");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
+  EXPECT_THAT(unknown.err, HasSubstr("unknown sharding 'zero4'"));
 }
 
 // A model exported with its batch fixed runs micro-batches of that batch: the global batch is a number of them.

@@ -54,6 +54,7 @@ absl::StatusOr<PlanSearchResult> Search(const PlacementProblem& problem, const B
   options.parallelism = parallelism;
   options.schedule = problem.schedule;
   options.global_batch = problem.global_batch;
+  options.sharding = problem.sharding;
   absl::StatusOr<PlanSearchResult> found = pipedream
                                                ? parallel::SearchPipeDream(*problem.costs, *lattice, options, budget)
                                                : parallel::SearchOwn(*problem.costs, *lattice, options, budget);
@@ -70,10 +71,12 @@ absl::StatusOr<PlanSearchResult> Search(const PlacementProblem& problem, const B
                                 found->pairs, " stages scored"));
   found->plan.schedule = problem.schedule;
   found->plan.global_batch = problem.global_batch;
+  found->plan.sharding = problem.sharding;
   if (!pipedream && parallelism == Parallelism::kHybrid) {
     *data = parallel::DataParallel(*problem.costs, *lattice).plan;
     (*data)->schedule = problem.schedule;
     (*data)->global_batch = problem.global_batch;
+    (*data)->sharding = problem.sharding;
   }
   return found;
 }
@@ -113,6 +116,23 @@ absl::Status SetPlanOptions(absl::string_view parallelism, absl::string_view cos
   }
   if (*s == Schedule::kGPipe && global_batch == 0) {
     return absl::InvalidArgumentError("schedule gpipe flushes the pipeline every step: give a global batch");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SetSharding(absl::string_view sharding, PlacementProblem& problem) {
+  absl::StatusOr<Sharding> s = ParseSharding(sharding);
+  if (!s.ok()) return s.status();
+  problem.sharding = *s;
+  if (*s == Sharding::kNone) return absl::OkStatus();
+  const std::string what = absl::StrCat("sharding ", ShardingName(*s), " splits a synchronous training step's state "
+                                        "across the replicas of a plan: ");
+  if (problem.parallelism == Parallelism::kOperator) {
+    return absl::InvalidArgumentError(absl::StrCat(what, "give parallelism data, pipeline or hybrid"));
+  }
+  if (problem.global_batch <= 0) return absl::InvalidArgumentError(absl::StrCat(what, "give a global batch"));
+  if (problem.cost_model != CostModelKind::kDefault) {
+    return absl::InvalidArgumentError(absl::StrCat(what, "PipeDream's cost model has no sharding"));
   }
   return absl::OkStatus();
 }

@@ -28,6 +28,12 @@ inline constexpr char kHybridPlacerName[] = "hybrid_dp";
 absl::Status SetPlanOptions(absl::string_view parallelism, absl::string_view cost_model, absl::string_view schedule,
                             int64_t global_batch, absl::string_view algorithm, PlacementProblem& problem);
 
+// Sets what the replicas of a plan's stages split (simulator/parallel_plan.h: "" or none, zero1, zero2, zero3 or
+// fsdp) once SetPlanOptions has set the rest: sharding splits a training step's state across the replicas of a
+// synchronous step, so it needs a plan (parallelism data, pipeline, hybrid or auto's portfolio), a global batch
+// and our cost model. INVALID_ARGUMENT naming what is missing otherwise.
+absl::Status SetSharding(absl::string_view sharding, PlacementProblem& problem);
+
 // INVALID_ARGUMENT for an objective other than THROUGHPUT or plan options out of range (a global batch smaller
 // than a data-parallel group it must use, GPipe without a global batch); FAILED_PRECONDITION naming the stage
 // when the best plan does not fit memory or a group must span hosts the topology keeps apart; UNIMPLEMENTED

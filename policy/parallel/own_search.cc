@@ -82,13 +82,23 @@ class OwnCosts {
     return static_cast<double>(o_.schedule == Schedule::kGPipe ? per_step : one_f_one_b);
   }
 
+  // The plan model's memory per device (simulator/plan_model.h), the largest operator's working set and weights
+  // standing for the stage's.
   bool Fits(int64_t i, int64_t j, int32_t offset, int32_t r, int32_t hosts) const {
     if (capacity_ <= 0) return true;
-    const double in_flight = InFlight(offset, r, hosts);
+    const bool whole = i == l_.ideals.empty() && j == l_.ideals.full();
+    // Synchronous steps of the whole model on one stage keep one micro-batch (InFlightMicroBatches).
+    const double in_flight = whole && o_.global_batch > 0 ? 1 : InFlight(offset, r, hosts);
     const double versions = training_ && o_.global_batch == 0 ? in_flight + 1 : 1;
+    const double replicas = static_cast<double>(r) * hosts;
+    const Sharding sharding = training_ && replicas > 1 ? o_.sharding : Sharding::kNone;
+    const auto part = [&](double bytes, Sharding from) { return sharding >= from ? bytes / replicas : bytes; };
     const double weights = l_.weight_bytes[j] - l_.weight_bytes[i];
-    const double bytes = weights * versions + (training_ ? weights : 0) + l_.optimizer_bytes[j] -
-                         l_.optimizer_bytes[i] + (l_.stash_bytes[j] - l_.stash_bytes[i]) * in_flight + l_.working_bytes;
+    const double buckets = training_ && replicas > 1 && o_.global_batch > 0 && sharding < Sharding::kGradients;
+    const double bytes = part(weights, Sharding::kParameters) * versions +
+                         (training_ ? part(weights, Sharding::kGradients) * (1 + buckets) : 0) +
+                         part(l_.optimizer_bytes[j] - l_.optimizer_bytes[i], Sharding::kOptimizer) +
+                         (l_.stash_bytes[j] - l_.stash_bytes[i]) * in_flight + l_.working_bytes;
     return bytes <= static_cast<double>(capacity_);
   }
 

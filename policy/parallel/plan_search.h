@@ -30,6 +30,7 @@ struct PlanSearchOptions {
   Parallelism parallelism = Parallelism::kHybrid;  // kData: one stage; kPipeline: one replica per stage
   Schedule schedule = Schedule::kOneFOneB;
   int64_t global_batch = 0;
+  Sharding sharding = Sharding::kNone;  // what a stage's replicas split (simulator/parallel_plan.h)
 };
 
 struct PlanSearchResult {

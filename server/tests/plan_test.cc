@@ -83,6 +83,24 @@ TEST(PlacePlan, AnswerListsTheStagesAndTheOptionsKeyTheCache) {
               d.peak_memory_bytes())
         << d.device();
   }
+  // Sharding is its own answer, and says so; each replica holds its share of the optimizer's state.
+  pb::PlaceRequest weighted = batched;
+  for (pb::Operator& op : *weighted.mutable_graph()->mutable_operators()) op.set_param_bytes(4'000'000);
+  weighted.set_parallelism("data");
+  pb::PlaceRequest sharded = weighted;
+  sharded.set_sharding("zero1");
+  absl::StatusOr<pb::PlaceResponse> whole = Place(server->port(), weighted);
+  absl::StatusOr<pb::PlaceResponse> zero1 = Place(server->port(), sharded);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_TRUE(zero1.ok()) << zero1.status();
+  EXPECT_FALSE(zero1->cache_hit());
+  EXPECT_EQ(zero1->sharding(), "zero1");
+  EXPECT_EQ(whole->sharding(), "none");
+  int64_t optimizer = 0, shared = 0;
+  for (const pb::DeviceScore& d : whole->score().devices()) optimizer += d.memory().optimizer_bytes();
+  for (const pb::DeviceScore& d : zero1->score().devices()) shared += d.memory().optimizer_bytes();
+  ASSERT_GT(optimizer, 0);
+  EXPECT_LT(shared, optimizer);
 }
 
 TEST(PlacePlan, BadPlanOptionsAreInvalidArgumentsNamingWhatIsWrong) {
@@ -109,6 +127,13 @@ TEST(PlacePlan, BadPlanOptionsAreInvalidArgumentsNamingWhatIsWrong) {
   s = Place(server->port(), small_batch).status();
   EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("stage 1"));
+
+  pb::PlaceRequest unbatched = PlanRequest("data");
+  unbatched.set_sharding("zero2");
+  s = Place(server->port(), unbatched).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("sharding zero2"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("give a global batch"));
 
   pb::PlaceRequest operator_pipedream = PlaceRequestFor(testing::ChainGraph(12), "4xA100");
   operator_pipedream.set_objective(pb::OBJECTIVE_THROUGHPUT);

@@ -290,3 +290,82 @@ TEST(PipeDreamModel, HostsAreAPipelineOfBlocks) {
 
 }  // namespace
 }  // namespace placement
+
+namespace placement {
+namespace {
+
+// One training step of one layer with Adam: f (1,000 bytes of weights), its input gradient, its weight gradient
+// (1,000 bytes) and the update holding the optimizer's two moments (2,000 bytes).
+Graph LayerWithOptimizer() {
+  GraphBuilder b;
+  OpSpec f = Op("f", 1.0, {10});
+  f.param_bytes = 1000;
+  b.AddOp(std::move(f));
+  OpSpec grad = Op("f/grad", 1.0, {10});
+  grad.is_backward = true;
+  b.AddOp(std::move(grad));
+  OpSpec wgrad = Op("f/wgrad", 1.0, {1000});
+  wgrad.is_backward = true;
+  wgrad.op_type = "KernelWeightGrad";
+  b.AddOp(std::move(wgrad));
+  OpSpec update = Op("f/update", 0.1, {});
+  update.is_backward = true;
+  update.op_type = "AdamUpdate";
+  update.param_bytes = 2000;
+  b.AddOp(std::move(update));
+  b.AddEdge("f", 0, "f/grad");
+  b.AddEdge("f", 0, "f/wgrad");
+  b.AddEdge("f/wgrad", 0, "f/update");
+  return Build(std::move(b));
+}
+
+StageScore ShardedStage(const CostModel& c, Sharding sharding) {
+  ParallelPlan p = Plan({0, 0, 0, 0}, {{0, 1, 2, 3}});
+  p.global_batch = 8;
+  p.sharding = sharding;
+  absl::StatusOr<PlanEvaluation> ev = EvaluatePlan(c, p);
+  EXPECT_TRUE(ev.ok()) << ev.status();
+  return ev.ok() ? ev->stages[0] : StageScore{};
+}
+
+TEST(PlanModel, ShardingSplitsWhatItNamesAcrossTheReplicas) {
+  const Graph g = LayerWithOptimizer();
+  const Topology t = Matrix(Gpus(4), 1000);
+  const CostModel c = Costs(g, t);
+  const StageScore none = ShardedStage(c, Sharding::kNone);
+  EXPECT_EQ(none.weight_bytes, 1000);
+  EXPECT_EQ(none.gradient_bytes, 2000);  // the gradients and DDP's bucket copy
+  EXPECT_EQ(none.optimizer_bytes, 2000);
+  const StageScore zero1 = ShardedStage(c, Sharding::kOptimizer);
+  EXPECT_EQ(zero1.optimizer_bytes, 500);
+  EXPECT_EQ(zero1.gradient_bytes, 2000);
+  EXPECT_EQ(zero1.memory_bytes, none.memory_bytes - 1500);
+  const StageScore zero2 = ShardedStage(c, Sharding::kGradients);
+  EXPECT_EQ(zero2.gradient_bytes, 250);  // a quarter, and no bucket copy
+  EXPECT_EQ(zero2.memory_bytes, none.memory_bytes - 1500 - 1750);
+  const StageScore zero3 = ShardedStage(c, Sharding::kParameters);
+  EXPECT_EQ(zero3.weight_bytes, 250);
+  EXPECT_EQ(zero3.working_bytes, zero2.working_bytes + 1000);  // f's weights gathered whole while it runs
+  EXPECT_EQ(zero3.memory_bytes, zero2.memory_bytes - 750 + 1000);
+  // ZeRO-1 and ZeRO-2 move what the all-reduce moved; ZeRO-3 gathers the weights every pass besides.
+  EXPECT_DOUBLE_EQ(zero1.allreduce, none.allreduce);
+  EXPECT_DOUBLE_EQ(zero2.period, none.period);
+  EXPECT_GE(zero3.forward, zero3.allreduce / 2);
+  EXPECT_GE(zero3.period, zero2.period);
+}
+
+TEST(PlanModel, ShardingNeedsASynchronousStep) {
+  const Graph g = LayerWithOptimizer();
+  const Topology t = Matrix(Gpus(4), 1000);
+  const CostModel c = Costs(g, t);
+  ParallelPlan p = Plan({0, 0, 0, 0}, {{0, 1, 2, 3}});
+  p.sharding = Sharding::kGradients;
+  absl::StatusOr<PlanEvaluation> ev = EvaluatePlan(c, p);
+  ASSERT_FALSE(ev.ok());
+  EXPECT_THAT(ev.status().message(), HasSubstr("give a global batch"));
+  EXPECT_EQ(ParseSharding("fsdp").value(), Sharding::kParameters);
+  EXPECT_THAT(ParseSharding("zero4").status().message(), HasSubstr("known: none, zero1"));
+}
+
+}  // namespace
+}  // namespace placement
