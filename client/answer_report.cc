@@ -137,6 +137,7 @@ PlanSummary PlanFromAnswer(const pb::PlaceResponse& a) {
   PlanSummary plan;
   plan.schedule = a.schedule();
   if (!a.sharding().empty()) plan.sharding = a.sharding();
+  if (!a.recompute().empty()) plan.recompute = a.recompute();
   plan.global_batch = a.global_batch();
   plan.micro_batch_size = std::max<int64_t>(a.micro_batch_size(), 1);
   plan.cost_model = a.cost_model();

@@ -30,7 +30,7 @@ const Flags kGraphLoading = {"batch",
                              "backward_multiplier",
                              "precision"};
 const Flags kPlacing = {"topology", "devices", "algorithm",   "objective", "cost_model",
-                        "deadline", "output",  "parallelism", "schedule",  "global_batch", "micro_batch", "sharding"};
+                        "deadline", "output",  "parallelism", "schedule",  "global_batch", "micro_batch", "sharding", "recompute"};
 const Flags kSecurity = {"tls", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file"};
 const Flags kPolicy = {"policy_weights", "policy_device", "policy_fallback"};
 const Flags kAbsl = {"help",    "helpfull",        "helpshort", "helppackage", "helpon",     "helpmatch",

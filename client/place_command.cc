@@ -339,7 +339,7 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   problem.seed = o.seed;
   RETURN_IF_ERROR(AsUsageError(
       SetPlanOptions(mode.parallelism, o.cost_model, o.plan.schedule, mode.global_batch, o.algorithm, problem)));
-  RETURN_IF_ERROR(AsUsageError(SetSharding(o.plan.sharding, problem)));
+  RETURN_IF_ERROR(AsUsageError(SetPlanMemory(o.plan.sharding, o.plan.recompute, problem)));
   absl::StatusOr<PlacerResult> result = Search(*flags->placer, problem, SearchTime(flags->deadline, started));
   if (!result.ok()) return PlacerError(o, mode, *topology, result.status());
   if (!o.chart_path.empty()) {

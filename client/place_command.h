@@ -25,7 +25,8 @@ struct PlanOptions {
   std::string parallelism;
   std::string schedule = "1f1b";
   int64_t global_batch = 0;
-  std::string sharding = "none";  // none | zero1 | zero2 | zero3 | fsdp
+  std::string sharding = "none";   // none | zero1 | zero2 | zero3 | fsdp
+  std::string recompute = "none";  // none | full
   int64_t micro_batch = 0;  // auto: samples per micro-batch, a divisor of the global batch; 0: batch / devices
 };
 

@@ -87,6 +87,9 @@ ABSL_FLAG(std::string, parallelism, "",
 ABSL_FLAG(int64_t, micro_batch, 0,
           "place --parallelism auto: samples per micro-batch (a divisor of --batch); 0: --batch over the devices");
 ABSL_FLAG(std::string, schedule, "1f1b", "plans: 1f1b (PipeDream's) | gpipe (needs --global_batch)");
+ABSL_FLAG(std::string, recompute, "none",
+          "plans of a training step: none | full (each stage's forward in checkpointed segments, recomputed in the "
+          "backward)");
 ABSL_FLAG(std::string, sharding, "none",
           "plans of a training step: what each stage's data-parallel replicas split: none | zero1 (optimizer "
           "state) | zero2 (and gradients) | zero3 or fsdp (and weights)");
@@ -144,6 +147,7 @@ constexpr char kUsage[] =
     "default|pipedream]\n"
     "      [--schedule 1f1b|gpipe] [--global_batch N]: stages of operators, each data-parallel on a group of devices\n"
     "      [--sharding none|zero1|zero2|zero3|fsdp]: what each stage's replicas split (training, with a global batch)\n"
+    "      [--recompute none|full]: each stage's forward in checkpointed segments, recomputed in the backward\n"
     "      (docs/parallel-plans.md); AUTO weighs data, pipeline, operator placement and hybrid plans\n"
     "  memory GRAPH [--training --batch N [--optimizer adam]] [--topology FILE | --devices SPEC] [--output table|json]\n"
     "      what one step holds on one device (the cluster's first; default 1xH100): parameters, gradients,\n"
@@ -267,6 +271,7 @@ void SetPlacingFlags(const std::map<std::string, int64_t>& dims, const std::stri
   o->plan.parallelism = absl::GetFlag(FLAGS_parallelism);
   o->plan.schedule = absl::GetFlag(FLAGS_schedule);
   o->plan.sharding = absl::GetFlag(FLAGS_sharding);
+  o->plan.recompute = absl::GetFlag(FLAGS_recompute);
   o->plan.global_batch = absl::GetFlag(FLAGS_global_batch);
 }
 

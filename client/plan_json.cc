@@ -85,6 +85,10 @@ absl::StatusOr<PlanFile> ParsePlanDocument(const nlohmann::json& j, const Graph&
       ParseSharding(j.contains("sharding") && j["sharding"].is_string() ? j["sharding"].get<std::string>() : "");
   if (!sharding.ok()) return sharding.status();
   file.plan.sharding = *sharding;
+  absl::StatusOr<Recompute> recompute =
+      ParseRecompute(j.contains("recompute") && j["recompute"].is_string() ? j["recompute"].get<std::string>() : "");
+  if (!recompute.ok()) return recompute.status();
+  file.plan.recompute = *recompute;
   file.micro_batch_size = MicroBatchSizeOf(j);
   // Files written before micro_batches was: global_batch counted micro-batches.
   file.plan.global_batch = j.contains("micro_batches") ? IntOr(j, "micro_batches", 0) : GlobalSamplesOf(j);

@@ -66,6 +66,7 @@ void SetPlanRequest(const PlanOptions& plan, pb::PlaceRequest* request) {
   request->set_parallelism(plan.parallelism);
   request->set_schedule(plan.schedule);
   request->set_sharding(plan.sharding);
+  request->set_recompute(plan.recompute);
   request->set_global_batch(plan.global_batch);
 }
 

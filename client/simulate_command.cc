@@ -62,6 +62,7 @@ absl::StatusOr<std::string> ReportPlan(const SimulateOptions& o, const CostModel
   problem.global_batch = file.plan.global_batch;
   problem.schedule = file.plan.schedule;
   problem.sharding = file.plan.sharding;
+  problem.recompute = file.plan.recompute;
   absl::StatusOr<PlacerResult> result = PlanResult(problem, file.plan, "");
   if (!result.ok()) return absl::Status(result.status().code(), absl::StrCat(o.placement_path, ": ", result.status().message()));
   CheckBySimulation(problem, *result);

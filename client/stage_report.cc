@@ -27,6 +27,7 @@ PlanSummary SummarizePlan(const PlanAnswer& answer, const Graph& graph, const To
   const PlanEvaluation& ev = answer.evaluation;
   out.schedule = std::string(ScheduleName(plan.schedule));
   out.sharding = std::string(ShardingName(plan.sharding));
+  out.recompute = std::string(RecomputeName(plan.recompute));
   out.global_batch = plan.global_batch;
   out.cost_model = std::string(CostModelName(ev.cost_model));
   out.step_time = ev.step_time;
@@ -60,7 +61,8 @@ std::string PlanTable(const PlanSummary& plan, const std::string& unit) {
   }
   std::string out = absl::StrCat("plan         ", plan.stages.size(), plan.stages.size() == 1 ? " stage" : " stages",
                                  ", ", plan.schedule, " schedule",
-                                 plan.sharding == "none" ? "" : absl::StrCat(", ", plan.sharding, " sharding"), ", ",
+                                 plan.sharding == "none" ? "" : absl::StrCat(", ", plan.sharding, " sharding"),
+                                 plan.recompute == "none" ? "" : absl::StrCat(", ", plan.recompute, " recompute"), ", ",
                                  plan.cost_model, " cost model", batch, "\n");
   if (plan.step_time > 0) {
     absl::StrAppend(&out, "step         ", Time(plan.step_time, unit),
@@ -98,6 +100,7 @@ double SamplesPerSecond(const PlanSummary& plan) {
 void AddPlanJson(const PlanSummary& plan, nlohmann::ordered_json* out) {
   (*out)["schedule"] = plan.schedule;
   (*out)["sharding"] = plan.sharding;
+  (*out)["recompute"] = plan.recompute;
   (*out)["global_batch"] = plan.global_batch * plan.micro_batch_size;
   (*out)["micro_batch_size"] = plan.micro_batch_size;
   (*out)["micro_batches"] = plan.global_batch;

@@ -25,7 +25,8 @@ struct StageRow {
 
 struct PlanSummary {
   std::string schedule = "1f1b";
-  std::string sharding = "none";  // what each stage's replicas split
+  std::string sharding = "none";   // what each stage's replicas split
+  std::string recompute = "none";  // what the backward recomputes
   int64_t global_batch = 0;      // micro-batches per step; 0: no step (PipeDream's asynchronous rounds)
   int64_t micro_batch_size = 1;  // samples per micro-batch: the batch the graph is bound to (1: one run, a sample)
   std::string cost_model = "default";

@@ -66,6 +66,7 @@ struct PlacementProblem {
   Schedule schedule = Schedule::kOneFOneB;  // plans: the micro-batch schedule
   int64_t global_batch = 0;                 // plans: micro-batches per step; 0: none (PipeDream's)
   Sharding sharding = Sharding::kNone;      // plans with a global batch: what a stage's replicas split
+  Recompute recompute = Recompute::kNone;   // plans of a training step: what the backward recomputes
   SimulatorConfig simulator;                // used when the objective simulates
   uint64_t seed = 1;                        // for randomized placers
   const Placement* start = nullptr;         // optional starting point for improving placers (search)

@@ -112,6 +112,7 @@ void FillPlan(const PlanAnswer& answer, const Graph& graph, const Topology& topo
   out->set_step_time(ev.step_time);
   out->set_schedule(std::string(ScheduleName(plan.schedule)));
   out->set_sharding(std::string(ShardingName(plan.sharding)));
+  out->set_recompute(std::string(RecomputeName(plan.recompute)));
   out->set_global_batch(plan.global_batch);
   out->set_cost_model(std::string(CostModelName(ev.cost_model)));
   out->set_simulated_value(answer.simulated_time_per_sample > 0 ? answer.simulated_time_per_sample : 0);

@@ -338,12 +338,15 @@ std::string CanonicalPlanOptions(const pb::PlaceRequest& r) {
   const std::string schedule = absl::AsciiStrToLower(r.schedule());
   const std::string sharding = absl::AsciiStrToLower(r.sharding());
   const bool unsharded = sharding.empty() || sharding == "none";
+  const std::string recompute = absl::AsciiStrToLower(r.recompute());
+  const bool kept = recompute.empty() || recompute == "none";
   const bool plain = (parallelism.empty() || parallelism == "operator") && (schedule.empty() || schedule == "1f1b") &&
-                     r.global_batch() == 0 && unsharded;
+                     r.global_batch() == 0 && unsharded && kept;
   if (plain) return "";
   return absl::StrCat("parallelism=", parallelism.empty() ? "operator" : parallelism,
                       ";schedule=", schedule.empty() ? "1f1b" : schedule, ";global_batch=", r.global_batch(),
-                      unsharded ? "" : absl::StrCat(";sharding=", sharding == "fsdp" ? "zero3" : sharding));
+                      unsharded ? "" : absl::StrCat(";sharding=", sharding == "fsdp" ? "zero3" : sharding),
+                      kept ? "" : absl::StrCat(";recompute=", recompute));
 }
 
 absl::Status SetPlanOptionsFromRequest(const pb::PlaceRequest& r, const std::string& algorithm,
@@ -353,9 +356,9 @@ absl::Status SetPlanOptionsFromRequest(const pb::PlaceRequest& r, const std::str
   if (!s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("parallelism, cost_model, schedule, global_batch: ", s.message()));
   }
-  s = SetSharding(absl::AsciiStrToLower(r.sharding()), problem);
+  s = SetPlanMemory(absl::AsciiStrToLower(r.sharding()), absl::AsciiStrToLower(r.recompute()), problem);
   if (s.ok()) return s;
-  return absl::InvalidArgumentError(absl::StrCat("sharding: ", s.message()));
+  return absl::InvalidArgumentError(absl::StrCat("sharding, recompute: ", s.message()));
 }
 
 void SetCostSources(const CostSources& sources, pb::CostSources* out) {

@@ -142,6 +142,15 @@ absl::StatusOr<Sharding> ParseSharding(absl::string_view name) {
                    "zero3 or fsdp (and weights)"));
 }
 
+absl::string_view RecomputeName(Recompute r) { return r == Recompute::kFull ? "full" : "none"; }
+
+absl::StatusOr<Recompute> ParseRecompute(absl::string_view name) {
+  if (name.empty() || name == "none") return Recompute::kNone;
+  if (name == "full") return Recompute::kFull;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown recompute '", name, "'; known: none, full (each stage's forward in checkpointed segments)"));
+}
+
 absl::Status ValidatePlan(const CostModel& costs, const ParallelPlan& plan) {
   if (absl::Status s = CheckShape(costs, plan); !s.ok()) return s;
   if (absl::Status s = CheckReplicas(costs, plan); !s.ok()) return s;

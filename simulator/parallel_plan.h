@@ -47,6 +47,16 @@ absl::string_view ShardingName(Sharding s);  // "none", "zero1", "zero2", "zero3
 // "" means none; "fsdp" is zero3; an unknown name is INVALID_ARGUMENT listing the known ones.
 absl::StatusOr<Sharding> ParseSharding(absl::string_view name);
 
+// What a training step's stages recompute in their backward pass rather than keep from the forward.
+enum class Recompute : uint8_t {
+  kNone = 0,
+  kFull = 1,  // each stage's forward in segments, only their inputs kept (torch.utils.checkpoint; recompute.h)
+};
+
+absl::string_view RecomputeName(Recompute r);  // "none", "full"
+// "" means none; an unknown name is INVALID_ARGUMENT listing the known ones.
+absl::StatusOr<Recompute> ParseRecompute(absl::string_view name);
+
 struct PlanStage {
   std::vector<DeviceId> devices;  // its data-parallel group: micro-batch m runs on devices[m % size]
 };
@@ -59,6 +69,7 @@ struct ParallelPlan {
   // all-reduce after every round, as PipeDream does.
   int64_t global_batch = 0;
   Sharding sharding = Sharding::kNone;  // training with a global batch: what replicas split (plan_model.h)
+  Recompute recompute = Recompute::kNone;
 
   int32_t num_stages() const { return static_cast<int32_t>(stages.size()); }
   int32_t replicas(int32_t s) const { return static_cast<int32_t>(stages[s].devices.size()); }

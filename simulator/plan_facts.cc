@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "simulator/plan_model.h"
+#include "simulator/recompute.h"
 
 namespace placement::plan_internal {
 namespace {
@@ -151,6 +152,16 @@ PlanFacts GatherPlanFacts(const CostModel& costs, const ParallelPlan& plan) {
   GatherTimes(costs, plan, f);
   GatherTensors(costs, plan, f);
   if (f.training) GatherBuckets(costs, plan, f);
+  if (f.training && plan.recompute == Recompute::kFull) {
+    std::vector<int32_t> in_flight(plan.stages.size());
+    for (int32_t s = 0; s < plan.num_stages(); ++s) in_flight[s] = InFlightMicroBatches(plan, s);
+    const std::vector<StageCheckpoints> checkpoints = PlanCheckpoints(g, plan, in_flight);
+    for (size_t s = 0; s < plan.stages.size(); ++s) {
+      f.stages[s].checkpoint_bytes = checkpoints[s].kept_bytes;
+      f.stages[s].segment_bytes = checkpoints[s].transient_bytes;
+      f.stages[s].segments = checkpoints[s].segments;
+    }
+  }
   return f;
 }
 

@@ -28,6 +28,9 @@ struct StageFacts {
   double work = 0;                               // every operator's time on the first replica, summed
   int64_t weight_bytes = 0, optimizer_bytes = 0, stash_bytes = 0, working_bytes = 0;
   int64_t largest_weight_bytes = 0;  // the most one forward operator holds: what ZeRO-3 gathers at once
+  // Under Recompute::kFull (recompute.h): kept per micro-batch in flight, the largest segment's, the segments.
+  int64_t checkpoint_bytes = 0, segment_bytes = 0;
+  int32_t segments = 0;
   std::vector<GradientBucket> buckets;  // training only
 };
 

@@ -132,6 +132,13 @@ StageScore ScoreStage(const CostModel& costs, const ParallelPlan& plan, const Pl
   const int64_t bucket_bytes = score.replicas > 1 && plan.global_batch > 0 ? gradient_bytes : 0;
   score.gradient_bytes = gradient_bytes + bucket_bytes;
   if (facts.training && score.replicas > 1) Shard(plan.sharding, f, gradient_bytes, score);
+  if (facts.training && plan.recompute == Recompute::kFull) {
+    // Only the segments' inputs stay; one segment's tensors live again while it is recomputed, once more its
+    // forward's time.
+    score.stash_bytes = f.checkpoint_bytes;
+    score.working_bytes += f.segment_bytes;
+    score.backward += f.forward;
+  }
   score.memory_bytes = score.weight_bytes * score.weight_versions + score.gradient_bytes + score.optimizer_bytes +
                        score.stash_bytes * score.in_flight + score.working_bytes;
   for (DeviceId d : plan.stages[s].devices) {
@@ -292,6 +299,19 @@ absl::StatusOr<Evaluation> EvaluateUnder(const CostModel& costs, const Placement
 }
 
 bool IsOptimizerUpdate(const Graph& graph, OpId op) { return graph.is_backward(op) && graph.num_outputs(op) == 0; }
+
+CheckpointShare WholeStepCheckpoints(const CostModel& costs) {
+  ParallelPlan plan;
+  plan.stage_of_op.assign(costs.graph().num_ops(), 0);
+  plan.stages.push_back(PlanStage{{0}});
+  plan.global_batch = 1;
+  plan.recompute = Recompute::kFull;
+  const plan_internal::PlanFacts facts = plan_internal::GatherPlanFacts(costs, plan);
+  const plan_internal::StageFacts& f = facts.stages[0];
+  if (!facts.training || f.stash_bytes <= 0) return CheckpointShare{};
+  return CheckpointShare{static_cast<double>(f.checkpoint_bytes) / static_cast<double>(f.stash_bytes),
+                         f.segment_bytes};
+}
 
 absl::StatusOr<PlanEvaluation> EvaluatePlan(const CostModel& costs, const ParallelPlan& plan, CostModelKind kind) {
   if (absl::Status s = ValidatePlan(costs, plan); !s.ok()) return s;

@@ -89,6 +89,15 @@ struct PlanEvaluation {
 
 // Validates the plan (ValidatePlan), then scores it. UNIMPLEMENTED where PipeDream's model cannot read the
 // plan (pipedream_model.h).
+// What recomputation keeps of a training step as one stage on the first device runs it (recompute.h): the
+// checkpoints' share of the activations it would keep otherwise, and its largest segment's bytes. The planner's
+// search scales each candidate stage's activations by the share. {1, 0} for a step with nothing to keep.
+struct CheckpointShare {
+  double kept = 1;
+  int64_t segment_bytes = 0;
+};
+CheckpointShare WholeStepCheckpoints(const CostModel& costs);
+
 absl::StatusOr<PlanEvaluation> EvaluatePlan(const CostModel& costs, const ParallelPlan& plan,
                                             CostModelKind kind = CostModelKind::kDefault);
 

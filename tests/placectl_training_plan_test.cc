@@ -110,6 +110,7 @@ TEST(PlacectlTrainingPlan, SimulatingAnAnswerReproducesItsFigures) {
       {"--training --batch 8", "4xH100", "--objective throughput --parallelism hybrid --global_batch 4"},
       {"--training --batch 8", "2xH100", "--parallelism operator"},
       {"--training --batch 32", "8xH100", "--sharding zero3"},
+      {"--training --batch 32", "8xH100", "--recompute full"},
   };
   for (const Request& r : requests) {
     const std::string request = r.graph + " --devices " + r.devices + " " + r.plan;
@@ -181,6 +182,26 @@ TEST(PlacectlTrainingPlan, ShardingLowersEachReplicasMemoryByWhatItSplits) {
   const auto unknown = RunPlacectl("place " + kResnet + " --training --batch 8 --devices 2xH100 --sharding zero4");
   EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
   EXPECT_THAT(unknown.err, HasSubstr("unknown sharding 'zero4'"));
+}
+
+// Recomputation keeps less of each micro-batch and pays a second forward pass: the same plan answers with fewer
+// activations and a longer step, and says it recomputes.
+TEST(PlacectlTrainingPlan, RecomputationTradesActivationsForASecondForward) {
+  const std::string request = kResnet + " --training --batch 4 --devices 8xH100 --parallelism data "
+                                        "--objective throughput --global_batch 8";
+  const nlohmann::json kept = PlaceJson(request);
+  const nlohmann::json full = PlaceJson(request + " --recompute full");
+  ASSERT_TRUE(kept.contains("devices") && full.contains("devices"));
+  EXPECT_EQ(kept["recompute"], "none");
+  EXPECT_EQ(full["recompute"], "full");
+  EXPECT_LT(DeviceSum(full, "activations"), DeviceSum(kept, "activations") / 2);
+  EXPECT_LT(DeviceSum(full, "activations") + DeviceSum(full, "workspace"),
+            DeviceSum(kept, "activations") + DeviceSum(kept, "workspace"));
+  EXPECT_GT(full["step_time"].get<double>(), kept["step_time"].get<double>());
+  const auto operators = RunPlacectl("place " + kResnet + " --training --batch 8 --devices 2xH100 "
+                                     "--parallelism operator --recompute full");
+  EXPECT_EQ(operators.exit_code, 2) << operators.out;
+  EXPECT_THAT(operators.err, HasSubstr("recompute full is a plan option"));
 }
 
 // A model exported with its batch fixed runs micro-batches of that batch: the global batch is a number of them.

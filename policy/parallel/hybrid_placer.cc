@@ -55,6 +55,7 @@ absl::StatusOr<PlanSearchResult> Search(const PlacementProblem& problem, const B
   options.schedule = problem.schedule;
   options.global_batch = problem.global_batch;
   options.sharding = problem.sharding;
+  options.recompute = problem.recompute;
   absl::StatusOr<PlanSearchResult> found = pipedream
                                                ? parallel::SearchPipeDream(*problem.costs, *lattice, options, budget)
                                                : parallel::SearchOwn(*problem.costs, *lattice, options, budget);
@@ -72,11 +73,13 @@ absl::StatusOr<PlanSearchResult> Search(const PlacementProblem& problem, const B
   found->plan.schedule = problem.schedule;
   found->plan.global_batch = problem.global_batch;
   found->plan.sharding = problem.sharding;
+  found->plan.recompute = problem.recompute;
   if (!pipedream && parallelism == Parallelism::kHybrid) {
     *data = parallel::DataParallel(*problem.costs, *lattice).plan;
     (*data)->schedule = problem.schedule;
     (*data)->global_batch = problem.global_batch;
     (*data)->sharding = problem.sharding;
+    (*data)->recompute = problem.recompute;
   }
   return found;
 }
@@ -120,7 +123,14 @@ absl::Status SetPlanOptions(absl::string_view parallelism, absl::string_view cos
   return absl::OkStatus();
 }
 
-absl::Status SetSharding(absl::string_view sharding, PlacementProblem& problem) {
+absl::Status SetPlanMemory(absl::string_view sharding, absl::string_view recompute, PlacementProblem& problem) {
+  absl::StatusOr<Recompute> r = ParseRecompute(recompute);
+  if (!r.ok()) return r.status();
+  problem.recompute = *r;
+  if (*r != Recompute::kNone && problem.parallelism == Parallelism::kOperator) {
+    return absl::InvalidArgumentError(absl::StrCat("recompute ", RecomputeName(*r),
+                                                   " is a plan option: give parallelism data, pipeline or hybrid"));
+  }
   absl::StatusOr<Sharding> s = ParseSharding(sharding);
   if (!s.ok()) return s.status();
   problem.sharding = *s;

@@ -28,11 +28,12 @@ inline constexpr char kHybridPlacerName[] = "hybrid_dp";
 absl::Status SetPlanOptions(absl::string_view parallelism, absl::string_view cost_model, absl::string_view schedule,
                             int64_t global_batch, absl::string_view algorithm, PlacementProblem& problem);
 
-// Sets what the replicas of a plan's stages split (simulator/parallel_plan.h: "" or none, zero1, zero2, zero3 or
-// fsdp) once SetPlanOptions has set the rest: sharding splits a training step's state across the replicas of a
-// synchronous step, so it needs a plan (parallelism data, pipeline, hybrid or auto's portfolio), a global batch
-// and our cost model. INVALID_ARGUMENT naming what is missing otherwise.
-absl::Status SetSharding(absl::string_view sharding, PlacementProblem& problem);
+// Sets what a plan's stages do to hold less (simulator/parallel_plan.h) once SetPlanOptions has set the rest: what
+// their replicas split ("" or none, zero1, zero2, zero3 or fsdp) and what their backward recomputes ("" or none,
+// full). Both are plan options (parallelism data, pipeline, hybrid or auto's portfolio); sharding splits a
+// synchronous step's state, so it also needs a global batch and our cost model. INVALID_ARGUMENT naming what is
+// missing otherwise.
+absl::Status SetPlanMemory(absl::string_view sharding, absl::string_view recompute, PlacementProblem& problem);
 
 // INVALID_ARGUMENT for an objective other than THROUGHPUT or plan options out of range (a global batch smaller
 // than a data-parallel group it must use, GPipe without a global batch); FAILED_PRECONDITION naming the stage

@@ -9,6 +9,7 @@
 #include "policy/parallel/host_dp.h"
 #include "policy/parallel/plan_search.h"
 #include "simulator/collectives.h"
+#include "simulator/plan_model.h"
 
 namespace placement::parallel {
 namespace {
@@ -23,6 +24,7 @@ class OwnCosts {
       : l_(l), o_(o), h_(layout), n_(layout.per_host) {
     const Topology& t = costs.topology();
     capacity_ = l.model().accelerator_bytes;
+    if (o.recompute == Recompute::kFull) checkpoints_ = WholeStepCheckpoints(costs);
     total_ = n_ * static_cast<int32_t>(h_.hosts.size());
     for (OpId op = 0; op < costs.graph().num_ops() && !training_; ++op) training_ = costs.graph().is_backward(op);
     Links(t);
@@ -98,7 +100,8 @@ class OwnCosts {
     const double bytes = part(weights, Sharding::kParameters) * versions +
                          (training_ ? part(weights, Sharding::kGradients) * (1 + buckets) : 0) +
                          part(l_.optimizer_bytes[j] - l_.optimizer_bytes[i], Sharding::kOptimizer) +
-                         (l_.stash_bytes[j] - l_.stash_bytes[i]) * in_flight + l_.working_bytes;
+                         (l_.stash_bytes[j] - l_.stash_bytes[i]) * checkpoints_.kept * in_flight +
+                         l_.working_bytes + static_cast<double>(checkpoints_.segment_bytes);
     return bytes <= static_cast<double>(capacity_);
   }
 
@@ -150,6 +153,7 @@ class OwnCosts {
   int32_t total_ = 0;
   bool training_ = false;
   int64_t capacity_ = 0;
+  CheckpointShare checkpoints_;  // {1, 0} without recomputation
   std::vector<double> inside_, ar_latency_, ar_per_byte_;
   double between_ = kNoLink;
 };

@@ -31,6 +31,7 @@ struct PlanSearchOptions {
   Schedule schedule = Schedule::kOneFOneB;
   int64_t global_batch = 0;
   Sharding sharding = Sharding::kNone;  // what a stage's replicas split (simulator/parallel_plan.h)
+  Recompute recompute = Recompute::kNone;
 };
 
 struct PlanSearchResult {

@@ -99,6 +99,13 @@ TEST(PlacePlan, AnswerListsTheStagesAndTheOptionsKeyTheCache) {
   int64_t optimizer = 0, shared = 0;
   for (const pb::DeviceScore& d : whole->score().devices()) optimizer += d.memory().optimizer_bytes();
   for (const pb::DeviceScore& d : zero1->score().devices()) shared += d.memory().optimizer_bytes();
+  pb::PlaceRequest recomputed = weighted;
+  recomputed.set_recompute("full");
+  absl::StatusOr<pb::PlaceResponse> full = Place(server->port(), recomputed);
+  ASSERT_TRUE(full.ok()) << full.status();
+  EXPECT_FALSE(full->cache_hit());
+  EXPECT_EQ(full->recompute(), "full");
+  EXPECT_EQ(whole->recompute(), "none");
   ASSERT_GT(optimizer, 0);
   EXPECT_LT(shared, optimizer);
 }

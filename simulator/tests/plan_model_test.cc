@@ -369,3 +369,58 @@ TEST(PlanModel, ShardingNeedsASynchronousStep) {
 
 }  // namespace
 }  // namespace placement
+
+namespace placement {
+namespace {
+
+// f0 -> f1 -> f2 -> f3, 100-byte outputs, each read again by its backward operator g<i> (2 s each, f<i> 1 s).
+Graph ForwardChainWithBackward() {
+  GraphBuilder b;
+  for (int i = 0; i < 4; ++i) b.AddOp(Op("f" + std::to_string(i), 1.0, {100}));
+  for (int i = 0; i < 4; ++i) {
+    OpSpec g = Op("g" + std::to_string(i), 2.0, {1});
+    g.is_backward = true;
+    b.AddOp(std::move(g));
+  }
+  for (int i = 0; i < 4; ++i) {
+    if (i + 1 < 4) b.AddEdge("f" + std::to_string(i), 0, "f" + std::to_string(i + 1));
+    b.AddEdge("f" + std::to_string(i), 0, "g" + std::to_string(i));
+  }
+  return Build(std::move(b));
+}
+
+StageScore Recomputed(const CostModel& c, Recompute recompute, std::vector<std::vector<DeviceId>> groups,
+                      int64_t global_batch) {
+  ParallelPlan p = Plan(std::vector<int32_t>(8, 0), std::move(groups));
+  p.global_batch = global_batch;
+  p.recompute = recompute;
+  absl::StatusOr<PlanEvaluation> ev = EvaluatePlan(c, p);
+  EXPECT_TRUE(ev.ok()) << ev.status();
+  return ev.ok() ? ev->stages[0] : StageScore{};
+}
+
+TEST(PlanModel, RecomputationKeepsTheSegmentsInputsAndRunsTheForwardAgain) {
+  const Graph g = ForwardChainWithBackward();
+  const Topology t = Matrix(Gpus(2), 1000);
+  const CostModel c = Costs(g, t);
+  // Synchronous data parallelism: one micro-batch in flight. Two segments (f0 f1 | f2 f3) keep f1's output and
+  // recompute one segment at a time (200 bytes): 300 against keeping all four outputs.
+  const StageScore kept = Recomputed(c, Recompute::kNone, {{0, 1}}, 4);
+  const StageScore two = Recomputed(c, Recompute::kFull, {{0, 1}}, 4);
+  EXPECT_EQ(kept.stash_bytes, 400);
+  EXPECT_EQ(two.stash_bytes, 100);
+  EXPECT_EQ(two.working_bytes, kept.working_bytes + 200);
+  EXPECT_EQ(two.memory_bytes, kept.memory_bytes - 300 + 200);
+  EXPECT_DOUBLE_EQ(two.backward, kept.backward + kept.forward);  // the forward once more
+  // Four micro-batches in flight (asynchronous 1F1B on 2 replicas of one stage: twice ceil(2 / 2), and more
+  // without a step): one segment, nothing kept but the recomputation's 400 bytes once.
+  const StageScore async = Recomputed(c, Recompute::kFull, {{0, 1}}, 0);
+  ASSERT_GT(async.in_flight, 1);
+  EXPECT_EQ(async.stash_bytes, 0);
+  EXPECT_LT(async.memory_bytes, Recomputed(c, Recompute::kNone, {{0, 1}}, 0).memory_bytes);
+  EXPECT_EQ(ParseRecompute("full").value(), Recompute::kFull);
+  EXPECT_THAT(ParseRecompute("some").status().message(), HasSubstr("known: none, full"));
+}
+
+}  // namespace
+}  // namespace placement
