@@ -27,6 +27,7 @@
 #include "policy/parallel/hybrid_placer.h"
 #include "policy/placer.h"
 #include "policy/placer_families.h"
+#include "simulator/plan_model.h"
 
 namespace placement::cli {
 namespace {
@@ -216,14 +217,48 @@ std::string FitSuggestion(const PlaceOptions& o, const Mode& mode, const Topolog
                       fit->batch_that_fits, " fits one such device");
 }
 
-// A memory refusal names the next step: a change the memory model finds makes it fit, and the command that
+// For a training step split into micro-batches that no plan fitted: the first of the plan options that hold less
+// (sharding, then recomputation, then both) under which data parallelism over every device fits, as the plan
+// model scores it; "" when none does or the request already uses them.
+std::string PlanOptionThatFits(const CostModel& costs, const Mode& mode, const PlaceOptions& o) {
+  if (!mode.split.has_value() || o.plan.sharding != "none" || o.plan.recompute != "none") return "";
+  ParallelPlan plan;
+  plan.stage_of_op.assign(costs.graph().num_ops(), 0);
+  plan.stages.emplace_back();
+  for (DeviceId d = 0; d < costs.topology().num_devices(); ++d) plan.stages[0].devices.push_back(d);
+  plan.global_batch = mode.global_batch;
+  const std::pair<Sharding, Recompute> options[] = {{Sharding::kOptimizer, Recompute::kNone},
+                                                    {Sharding::kGradients, Recompute::kNone},
+                                                    {Sharding::kParameters, Recompute::kNone},
+                                                    {Sharding::kNone, Recompute::kFull},
+                                                    {Sharding::kGradients, Recompute::kFull},
+                                                    {Sharding::kParameters, Recompute::kFull}};
+  for (const auto& [sharding, recompute] : options) {
+    plan.sharding = sharding;
+    plan.recompute = recompute;
+    absl::StatusOr<PlanEvaluation> ev = EvaluatePlan(costs, plan);
+    if (!ev.ok() || !PlanMemoryStatus(costs, plan, *ev).ok()) continue;
+    std::string flags;
+    if (sharding != Sharding::kNone) absl::StrAppend(&flags, "--sharding ", ShardingName(sharding));
+    if (recompute != Recompute::kNone) {
+      absl::StrAppend(&flags, flags.empty() ? "" : " ", "--recompute ", RecomputeName(recompute));
+    }
+    return absl::StrCat("; data parallelism over the ", plan.stages[0].devices.size(), " devices fits with ", flags,
+                        " (", FormatBytes(static_cast<double>(ev->stages[0].memory_bytes)), " per device)");
+  }
+  return "";
+}
+
+// A memory refusal names the next step: changes the memory model finds make it fit, and the command that
 // measures the step.
-absl::Status PlacerError(const PlaceOptions& o, const Mode& mode, const Topology& topology, const absl::Status& s) {
+absl::Status PlacerError(const PlaceOptions& o, const Mode& mode, const CostModel& costs, const absl::Status& s) {
+  const Topology& topology = costs.topology();
   const bool memory = s.code() == absl::StatusCode::kFailedPrecondition && absl::StrContains(s.message(), "memory");
   if (!memory) return absl::Status(s.code(), absl::StrCat(o.algorithm, ": ", s.message()));
   return absl::Status(
       s.code(),
-      absl::StrCat(o.algorithm, ": ", s.message(), FitSuggestion(o, mode, topology), "; `placectl memory ",
+      absl::StrCat(o.algorithm, ": ", s.message(), PlanOptionThatFits(costs, mode, o),
+                   FitSuggestion(o, mode, topology), "; `placectl memory ",
                    o.graph_path, o.load.training ? " --training" : "", " --batch ", mode.samples_per_run,
                    " --devices 1x", topology.device(0).kind,
                    "` says what one step holds and the largest batch that fits one device",
@@ -341,7 +376,7 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
       SetPlanOptions(mode.parallelism, o.cost_model, o.plan.schedule, mode.global_batch, o.algorithm, problem)));
   RETURN_IF_ERROR(AsUsageError(SetPlanMemory(o.plan.sharding, o.plan.recompute, problem)));
   absl::StatusOr<PlacerResult> result = Search(*flags->placer, problem, SearchTime(flags->deadline, started));
-  if (!result.ok()) return PlacerError(o, mode, *topology, result.status());
+  if (!result.ok()) return PlacerError(o, mode, *costs, result.status());
   if (!o.chart_path.empty()) {
     const ChartOptions chart = ChartFor(o.graph_path, result->algorithm, input.time_unit, objective);
     RETURN_IF_ERROR(result->plan.has_value()

@@ -176,6 +176,20 @@ TEST(PlacectlMemory, ThroughputCountsTheActivationsOfTheMicroBatchesInFlight) {
   EXPECT_THAT(too_large.err, HasSubstr("missing"));
 }
 
+// Where a plan option would make data parallelism fit, the refusal names it, and with it the step fits.
+TEST(PlacectlMemory, ARefusalNamesThePlanOptionThatFits) {
+  const std::string request = "place " + kEncoder + " --training --batch 32 --seq 2048 --devices 2xT4 --deadline 2s";
+  const auto refused = RunPlacectl(request);
+  ASSERT_EQ(refused.exit_code, 4) << refused.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(refused.err, m,
+                                std::regex("data parallelism over the 2 devices fits with ((--[a-z]+ [a-z0-9]+ ?)+)")))
+      << refused.err;
+  const auto fits = RunPlacectl(request + " " + m[1].str() + " --output json");
+  ASSERT_EQ(fits.exit_code, 0) << m[1].str() << ": " << fits.err;
+  EXPECT_TRUE(nlohmann::json::parse(fits.out)["fits_memory"].get<bool>());
+}
+
 TEST(PlacectlMemory, BadRequestsAreNamed) {
   const auto two = RunPlacectl("memory " + kResnet + " " + kResnet);
   EXPECT_EQ(two.exit_code, 2);
