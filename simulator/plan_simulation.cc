@@ -135,7 +135,14 @@ class Unroller {
     const DeviceId d = Replica(s, micro);
     OpSpec op = SpecOf(g_, v);
     op.name = absl::StrCat(op.name, "#", micro);
-    op.measured_seconds = {{c_.topology().device(d).kind, c_.op_time(v, d)}};
+    double seconds = c_.op_time(v, d);
+    // Recomputation runs the stage's forward again within its backward pass: each backward operator takes its
+    // share of that time.
+    if (p_.recompute == Recompute::kFull && g_.is_backward(v) && !IsOptimizerUpdate(g_, v)) {
+      const plan_internal::StageFacts& f = facts_.stages[s];
+      if (f.backward > 0) seconds *= (f.backward + f.forward) / f.backward;
+    }
+    op.measured_seconds = {{c_.topology().device(d).kind, seconds}};
     op.flops = op.bytes_accessed = 0;
     op.colocation_group.clear();
     op.pinned_device.clear();
