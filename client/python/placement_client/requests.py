@@ -94,19 +94,23 @@ def place_request(graph_path: str, *, devices: Optional[str] = None, topology_js
                   batch_size: int = 0, seed: int = 0, skip_cache: bool = False,
                   dims: Optional[Mapping[str, int]] = None, costs_path: Optional[str] = None,
                   costs_kind: str = "*", cost_model: str = "", parallelism: str = "", schedule: str = "",
-                  global_batch: int = 0, policy: str = "") -> pb.PlaceRequest:
+                  global_batch: int = 0, policy: str = "", sharding: str = "",
+                  recompute: str = "") -> pb.PlaceRequest:
     """A PlaceRequest for a graph file (ONNX, JSON or a PipeDream profile), sent as the file's bytes. `dims` maps a
     dimension's symbol, or "TENSOR:AXIS" for a size the data decides, to its value (ONNX only). `costs_path` is a
     costs file or a profiler trace of measured times, `costs_kind` the device kind a trace was recorded on.
     `cost_model` "tarnawski" (with objective "latency") scores with Tarnawski et al.'s latency model
     (docs/tarnawski-latency.md), "pipedream" PipeDream's planner's formulas for plans; "" is our own.
     `parallelism` ("data", "pipeline", "hybrid"), `schedule` ("gpipe") and `global_batch` ask a throughput request
-    for a parallel plan, whose stages the answer lists (docs/parallel-plans.md). `policy` names one of the
+    for a parallel plan, whose stages the answer lists (docs/parallel-plans.md); for a training step's plan,
+    `sharding` ("zero1", "zero2", "zero3" or "fsdp", with a global batch) says what its replicas split and
+    `recompute` ("full") what its backward recomputes. `policy` names one of the
     server's learned policies ("" its default; `info().policies` lists them)."""
     data, is_json = read_graph(graph_path)
     request = pb.PlaceRequest(objective=objective_value(objective), algorithm=algorithm, budget_ms=budget_ms,
                               seed=seed, skip_cache=skip_cache, cost_model=cost_model, parallelism=parallelism,
-                              schedule=schedule, global_batch=global_batch, policy=policy)
+                              schedule=schedule, global_batch=global_batch, policy=policy, sharding=sharding,
+                              recompute=recompute)
     set_graph(request, data, is_json)
     set_topology(request, devices, topology_json)
     set_options(request.options, training, batch_size, dims, costs_path, costs_kind)

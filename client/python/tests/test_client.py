@@ -114,6 +114,16 @@ def test_place_cache_and_routing_header(address):
         sized = client.place(place_request(model(), devices="2xA100", algorithm="m_topo", budget_ms=2000,
                                            batch_size=2, dims={"batch": 2}))
         check(not sized.cache_hit and sized.graph_hash != repeat.graph_hash, "another batch size hit the cache")
+        plan = place_request(model(), devices="4xA100", objective="throughput", training=True, batch_size=2,
+                             parallelism="data", global_batch=4, budget_ms=5000)
+        whole = client.place(plan)
+        plan.sharding, plan.recompute = "zero2", "full"
+        split = client.place(plan)
+        check(whole.sharding == "none" and split.sharding == "zero2" and split.recompute == "full",
+              "the plan's answer does not say what it splits and recomputes")
+        held = [d.peak_memory_bytes for d in whole.score.devices]
+        check(all(s.peak_memory_bytes < h for s, h in zip(split.score.devices, held)),
+              "sharding and recomputation did not lower each device's memory")
 
 
 def test_measured_costs_and_bad_graph(address):
