@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/flags/reflection.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -80,7 +81,71 @@ std::string FlagName(absl::string_view arg) {
   return "";
 }
 
+// Edits (insertions, deletions, substitutions) that turn a into b.
+size_t EditDistance(absl::string_view a, absl::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The command the line names: its first operand that is one, or "".
+std::string CommandOf(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (!absl::StartsWith(arg, "-") && Table().count(arg) > 0) return std::string(arg);
+  }
+  return "";
+}
+
+// The flags `command` takes with absl's own, or every command's when it is "".
+std::vector<std::string> SpellingsFor(absl::string_view command) {
+  std::set<std::string> names(kAbsl.begin(), kAbsl.end());
+  for (const auto& [name, groups] : Table()) {
+    if (!command.empty() && name != command) continue;
+    for (const Flags& group : groups) names.insert(group.begin(), group.end());
+  }
+  return {names.begin(), names.end()};
+}
+
 }  // namespace
+
+absl::Status CheckFlagsKnown(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (!absl::ConsumePrefix(&arg, "-")) continue;
+    absl::ConsumePrefix(&arg, "-");
+    const std::string name(arg.substr(0, arg.find('=')));
+    // A negative number is a value ("--batch -4", reported by CheckCountsGiven), not a flag.
+    if (name.empty() || absl::ascii_isdigit(name[0]) || name[0] == '.' || !FlagName(argv[i]).empty()) continue;
+    const std::string command = CommandOf(argc, argv);
+    std::string nearest;
+    size_t best = std::max<size_t>(2, name.size() / 3) + 1;
+    for (const std::string& candidate : SpellingsFor(command)) {
+      const size_t d = EditDistance(name, candidate);
+      if (d < best) {
+        best = d;
+        nearest = candidate;
+      }
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown flag --", name,
+        !nearest.empty() ? absl::StrCat("; did you mean --", nearest, "?")
+        : command.empty() ? "; `placectl help` lists the commands and their flags"
+                          : absl::StrCat("; ", command, " takes --", absl::StrJoin(FlagsOf(command), ", --"))));
+  }
+  return absl::OkStatus();
+}
 
 std::vector<std::string> FlagsOf(absl::string_view command) {
   const auto it = Table().find(command);

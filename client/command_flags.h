@@ -18,6 +18,11 @@ std::vector<std::string> FlagsOf(absl::string_view command);
 // take, with the flags it does take. absl's own flags (--help, --flagfile, ...) apply to every command.
 absl::Status CheckFlagsApply(absl::string_view command, int argc, char** argv);
 
+// INVALID_ARGUMENT naming the first flag on the command line (argv, before absl parses it) that no command takes,
+// with the nearest spelling among the flags of the command given (all of placectl's when none is recognised):
+// "unknown flag --device; did you mean --devices?".
+absl::Status CheckFlagsKnown(int argc, char** argv);
+
 // INVALID_ARGUMENT naming the flag when --batch, --seq or --micro_batch is given a count that is not positive.
 absl::Status CheckCountsGiven(int argc, char** argv);
 

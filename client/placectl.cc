@@ -500,6 +500,11 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   std::vector<std::string> joined;
   std::vector<char*> rewritten = JoinRepeatedDims(argc, argv, &joined);
+  // Before absl parses them: its own report of an unknown flag exits 1 and suggests nothing.
+  if (absl::Status known = placement::cli::CheckFlagsKnown(argc, argv); !known.ok()) {
+    std::cerr << "placectl: " << known.message() << "\n";
+    return kExitUsage;
+  }
   std::vector<char*> args = absl::ParseCommandLine(static_cast<int>(rewritten.size()), rewritten.data());
   if (args.size() < 2) return Usage("no command given");
   absl::StatusOr<std::map<std::string, int64_t>> dims = placement::cli::ParseDims(absl::GetFlag(FLAGS_dim));

@@ -604,3 +604,24 @@ TEST(Placectl, InterruptedSearchPrintsTheBestAnswerSoFar) {
 }
 
 }  // namespace
+
+namespace {
+
+// A misspelt or unknown flag is a usage error (exit 2) naming the nearest spelling the command takes, before absl's
+// own report (exit 1, no suggestion); a negative count stays the count's error.
+TEST(Placectl, UnknownFlagsAreUsageErrorsNamingTheNearestSpelling) {
+  const auto device = placement::testing::RunPlacectl("place " + kTiny + " --device 2xA100");
+  EXPECT_EQ(device.exit_code, 2) << device.err;
+  EXPECT_THAT(device.err, ::testing::HasSubstr("unknown flag --device; did you mean --devices?"));
+  const auto sharding = placement::testing::RunPlacectl("place " + kTiny + " --shardng=zero1");
+  EXPECT_EQ(sharding.exit_code, 2) << sharding.err;
+  EXPECT_THAT(sharding.err, ::testing::HasSubstr("did you mean --sharding?"));
+  const auto nothing_near = placement::testing::RunPlacectl("memory " + kTiny + " --zzzqqq 1");
+  EXPECT_EQ(nothing_near.exit_code, 2) << nothing_near.err;
+  EXPECT_THAT(nothing_near.err, ::testing::HasSubstr("memory takes --"));
+  const auto negative = placement::testing::RunPlacectl("memory " + kTiny + " --batch -4");
+  EXPECT_EQ(negative.exit_code, 2) << negative.err;
+  EXPECT_THAT(negative.err, ::testing::HasSubstr("--batch -4 is not a positive count"));
+}
+
+}  // namespace
