@@ -10,7 +10,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "graph/precision.h"
+#include "graph/spelling.h"
+#include "graph/topology_json.h"
 
 namespace placement::cli {
 namespace {
@@ -81,22 +85,6 @@ std::string FlagName(absl::string_view arg) {
   return "";
 }
 
-// Edits (insertions, deletions, substitutions) that turn a into b.
-size_t EditDistance(absl::string_view a, absl::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 // The command the line names: its first operand that is one, or "".
 std::string CommandOf(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
@@ -129,15 +117,7 @@ absl::Status CheckFlagsKnown(int argc, char** argv) {
     // A negative number is a value ("--batch -4", reported by CheckCountsGiven), not a flag.
     if (name.empty() || absl::ascii_isdigit(name[0]) || name[0] == '.' || !FlagName(argv[i]).empty()) continue;
     const std::string command = CommandOf(argc, argv);
-    std::string nearest;
-    size_t best = std::max<size_t>(2, name.size() / 3) + 1;
-    for (const std::string& candidate : SpellingsFor(command)) {
-      const size_t d = EditDistance(name, candidate);
-      if (d < best) {
-        best = d;
-        nearest = candidate;
-      }
-    }
+    const std::string nearest = NearestSpelling(name, SpellingsFor(command));
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown flag --", name,
         !nearest.empty() ? absl::StrCat("; did you mean --", nearest, "?")
@@ -186,6 +166,29 @@ absl::Status CheckCountsGiven(int argc, char** argv) {
     if (absl::SimpleAtoi(value, &count) && count > 0) continue;
     return absl::InvalidArgumentError(absl::StrCat("--", name, " ", value, " is not a positive count",
                                                    name == "batch" ? " of samples" : ""));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckValuesParse(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (arg == "--") break;
+    const std::string name = FlagName(arg);
+    if (name != "precision" && name != "devices") continue;
+    const std::string value = absl::FindCommandLineFlag(name)->CurrentValue();
+    if (value.empty()) continue;
+    if (name == "precision") {
+      if (absl::Status s = ParsePrecision(value).status(); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("--precision: ", s.message()));
+      }
+      continue;
+    }
+    for (absl::string_view cluster : absl::StrSplit(value, ',')) {  // train takes a list of clusters
+      if (absl::Status s = ParseTopologyShorthand(cluster).status(); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("--devices: ", s.message()));
+      }
+    }
   }
   return absl::OkStatus();
 }

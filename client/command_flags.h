@@ -26,4 +26,8 @@ absl::Status CheckFlagsKnown(int argc, char** argv);
 // INVALID_ARGUMENT naming the flag when --batch, --seq or --micro_batch is given a count that is not positive.
 absl::Status CheckCountsGiven(int argc, char** argv);
 
+// INVALID_ARGUMENT naming the flag when --precision or --devices is given a value that does not parse (an unknown
+// precision, a device preset that does not exist), before any file is read: a usage error, not a bad input.
+absl::Status CheckValuesParse(int argc, char** argv);
+
 }  // namespace placement::cli

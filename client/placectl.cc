@@ -512,6 +512,7 @@ int main(int argc, char** argv) {
   Invocation in{args[1], std::vector<std::string>(args.begin() + 2, args.end()), *std::move(dims), "", argv};
   absl::Status s = placement::cli::CheckFlagsApply(in.command, argc, argv);
   if (s.ok()) s = placement::cli::CheckCountsGiven(argc, argv);
+  if (s.ok()) s = placement::cli::CheckValuesParse(argc, argv);
   if (!s.ok()) {
     std::cerr << "placectl " << in.command << ": " << s.message() << "\n";
     return kExitUsage;

@@ -622,6 +622,12 @@ TEST(Placectl, UnknownFlagsAreUsageErrorsNamingTheNearestSpelling) {
   const auto negative = placement::testing::RunPlacectl("memory " + kTiny + " --batch -4");
   EXPECT_EQ(negative.exit_code, 2) << negative.err;
   EXPECT_THAT(negative.err, ::testing::HasSubstr("--batch -4 is not a positive count"));
+  const auto preset = placement::testing::RunPlacectl("place " + kTiny + " --devices 8xH1000");
+  EXPECT_EQ(preset.exit_code, 2) << preset.err;
+  EXPECT_THAT(preset.err, ::testing::HasSubstr("--devices: bad topology term '8xH1000'"));
+  const auto algorithm = placement::testing::RunPlacectl("place " + kTiny + " --algorithm hefty");
+  EXPECT_EQ(algorithm.exit_code, 2) << algorithm.err;
+  EXPECT_THAT(algorithm.err, ::testing::HasSubstr("(did you mean heft?)"));
 }
 
 }  // namespace
