@@ -1,0 +1,25 @@
+#include "graph/spelling.h"
+
+#include <gtest/gtest.h>
+
+namespace placement {
+namespace {
+
+TEST(Spelling, EditDistanceCountsInsertionsDeletionsAndSubstitutions) {
+  EXPECT_EQ(EditDistance("device", "devices"), 1u);
+  EXPECT_EQ(EditDistance("shardng", "sharding"), 1u);
+  EXPECT_EQ(EditDistance("heft", "hefty"), 1u);
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+  EXPECT_EQ(EditDistance("", "abc"), 3u);
+}
+
+TEST(Spelling, TheNearestIsSuggestedOnlyWhenItIsClose) {
+  const std::vector<std::string> flags = {"devices", "deadline", "sharding", "seed"};
+  EXPECT_EQ(NearestSpelling("device", flags), "devices");
+  EXPECT_EQ(NearestSpelling("dedline", flags), "deadline");
+  EXPECT_EQ(NearestSpelling("zzzqqq", flags), "");
+  EXPECT_EQ(NearestSpelling("x", {}), "");
+}
+
+}  // namespace
+}  // namespace placement
