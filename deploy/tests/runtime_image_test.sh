@@ -47,7 +47,9 @@ serve_and_check() {
     chroot "$root" /usr/local/bin/placectl health --server "$address" >/dev/null 2>&1 && break
     sleep 0.1
   done
-  chroot "$root" /usr/local/bin/placectl health --server "$address" || fail "$server in $root did not turn ready"
+  chroot "$root" /usr/local/bin/placectl health --server "$address" ||
+    fail "$server in $root did not turn ready (running: $(kill -0 "$server_pid" 2>/dev/null && echo yes || echo no));" \
+      "its output: $(cat "$root/tmp/server.out")"
   kill "$server_pid"
   wait "$server_pid" || true
   server_pid=""
