@@ -34,8 +34,8 @@ const Flags kGraphLoading = {"batch",
                              "optimizer",
                              "backward_multiplier",
                              "precision"};
-const Flags kPlacing = {"topology", "devices", "algorithm",   "objective", "cost_model",
-                        "deadline", "output",  "parallelism", "schedule",  "global_batch", "micro_batch", "sharding", "recompute"};
+const Flags kPlacing = {"topology",    "devices",  "algorithm",    "objective",   "cost_model", "deadline", "output",
+                        "parallelism", "schedule", "global_batch", "micro_batch", "sharding",   "recompute"};
 const Flags kSecurity = {"tls", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file"};
 const Flags kPolicy = {"policy_weights", "policy_device", "policy_fallback"};
 const Flags kAbsl = {"help",    "helpfull",        "helpshort", "helppackage", "helpon",     "helpmatch",
@@ -74,11 +74,16 @@ const std::map<std::string, std::vector<Flags>, std::less<>>& Table() {
   return *table;
 }
 
-// "--name=value", "-name", "--noname" -> the flag's registered name, or "" for what is not a flag.
-std::string FlagName(absl::string_view arg) {
+// "--name=value", "-name" -> "name" as written; "" for what does not start with a dash.
+std::string WrittenName(absl::string_view arg) {
   if (!absl::ConsumePrefix(&arg, "-")) return "";
   absl::ConsumePrefix(&arg, "-");
-  const std::string name(arg.substr(0, arg.find('=')));
+  return std::string(arg.substr(0, arg.find('=')));
+}
+
+// "--name=value", "-name", "--noname" -> the flag's registered name, or "" for what is not a flag.
+std::string FlagName(absl::string_view arg) {
+  const std::string name = WrittenName(arg);
   if (name.empty()) return "";
   if (absl::FindCommandLineFlag(name) != nullptr) return name;
   if (absl::StartsWith(name, "no") && absl::FindCommandLineFlag(name.substr(2)) != nullptr) return name.substr(2);
@@ -109,13 +114,11 @@ std::vector<std::string> SpellingsFor(absl::string_view command) {
 
 absl::Status CheckFlagsKnown(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
-    absl::string_view arg = argv[i];
+    const absl::string_view arg = argv[i];
     if (arg == "--") break;
-    if (!absl::ConsumePrefix(&arg, "-")) continue;
-    absl::ConsumePrefix(&arg, "-");
-    const std::string name(arg.substr(0, arg.find('=')));
+    const std::string name = WrittenName(arg);
     // A negative number is a value ("--batch -4", reported by CheckCountsGiven), not a flag.
-    if (name.empty() || absl::ascii_isdigit(name[0]) || name[0] == '.' || !FlagName(argv[i]).empty()) continue;
+    if (name.empty() || absl::ascii_isdigit(name[0]) || name[0] == '.' || !FlagName(arg).empty()) continue;
     const std::string command = CommandOf(argc, argv);
     const std::string nearest = NearestSpelling(name, SpellingsFor(command));
     return absl::InvalidArgumentError(absl::StrCat(

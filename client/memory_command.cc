@@ -141,14 +141,21 @@ absl::Status SuggestAFit(const MemoryOptions& o, Breakdown* b) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<OneDeviceFit> FitOnOneDevice(const MemoryOptions& o) {
+// The step at the requested batch and, when it does not fit, what would.
+absl::StatusOr<Breakdown> MeasureAndSuggest(const MemoryOptions& o) {
   absl::StatusOr<Breakdown> b = MeasureAt(o, o.load.batch);
   if (!b.ok()) return b.status();
   if (b->capacity > 0 && b->peak > b->capacity) {
     if (absl::Status s = SuggestAFit(o, &*b); !s.ok()) return s;
   }
+  return b;
+}
+
+}  // namespace
+
+absl::StatusOr<OneDeviceFit> FitOnOneDevice(const MemoryOptions& o) {
+  absl::StatusOr<Breakdown> b = MeasureAndSuggest(o);
+  if (!b.ok()) return b.status();
   return OneDeviceFit{b->peak, b->capacity, b->kind, b->batch_that_fits, b->devices_needed};
 }
 
@@ -156,12 +163,8 @@ absl::StatusOr<std::string> RunMemory(const MemoryOptions& o) {
   if (o.output != "table" && o.output != "json") {
     return UsageError(absl::StrCat("--output '", o.output, "' is not one of table, json"));
   }
-  absl::StatusOr<Breakdown> b = MeasureAt(o, o.load.batch);
+  absl::StatusOr<Breakdown> b = MeasureAndSuggest(o);
   if (!b.ok()) return b.status();
-  if (b->capacity > 0 && b->peak > b->capacity) {
-    absl::Status s = SuggestAFit(o, &*b);
-    if (!s.ok()) return s;
-  }
   return o.output == "json" ? Json(o, *b) : Table(o, *b);
 }
 

@@ -222,10 +222,9 @@ std::string FitSuggestion(const PlaceOptions& o, const Mode& mode, const Topolog
 // model scores it; "" when none does or the request already uses them.
 std::string PlanOptionThatFits(const CostModel& costs, const Mode& mode, const PlaceOptions& o) {
   if (!mode.split.has_value() || o.plan.sharding != "none" || o.plan.recompute != "none") return "";
-  ParallelPlan plan;
-  plan.stage_of_op.assign(costs.graph().num_ops(), 0);
-  plan.stages.emplace_back();
-  for (DeviceId d = 0; d < costs.topology().num_devices(); ++d) plan.stages[0].devices.push_back(d);
+  std::vector<DeviceId> all(costs.topology().num_devices());
+  for (DeviceId d = 0; d < costs.topology().num_devices(); ++d) all[d] = d;
+  ParallelPlan plan = OneStagePlan(costs.graph(), std::move(all));
   plan.global_batch = mode.global_batch;
   const std::pair<Sharding, Recompute> options[] = {{Sharding::kOptimizer, Recompute::kNone},
                                                     {Sharding::kGradients, Recompute::kNone},

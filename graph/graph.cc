@@ -155,6 +155,10 @@ absl::StatusOr<Graph> RebuildGraph(const Graph& g, const std::function<void(OpId
   return std::move(builder).Build();
 }
 
+bool Graph::has_backward() const {
+  return std::find(is_backward_.begin(), is_backward_.end(), 1) != is_backward_.end();
+}
+
 int64_t Graph::total_param_bytes() const {
   return std::accumulate(param_bytes_.begin(), param_bytes_.end(), int64_t{0});
 }

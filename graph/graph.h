@@ -130,6 +130,8 @@ class Graph {
 
   // Sums over the graph, handy for bounds and reports.
   int64_t total_param_bytes() const;
+  // Whether any operator is a backward one: the graph is a training step.
+  bool has_backward() const;
 
  private:
   friend class GraphBuilder;

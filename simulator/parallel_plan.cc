@@ -202,6 +202,13 @@ Placement FirstReplicaPlacement(const ParallelPlan& plan) {
   return p;
 }
 
+ParallelPlan OneStagePlan(const Graph& graph, std::vector<DeviceId> devices) {
+  ParallelPlan plan;
+  plan.stage_of_op.assign(graph.num_ops(), 0);
+  plan.stages.push_back(PlanStage{std::move(devices)});
+  return plan;
+}
+
 ParallelPlan PlanFromPlacement(const Graph& graph, const Placement& placement) {
   constexpr int32_t kUnseen = std::numeric_limits<int32_t>::max();
   DeviceId most = 0;

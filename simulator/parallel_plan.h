@@ -99,4 +99,7 @@ Placement FirstReplicaPlacement(const ParallelPlan& plan);
 // the graph's topological order.
 ParallelPlan PlanFromPlacement(const Graph& graph, const Placement& placement);
 
+// Every operator in one stage, data-parallel on `devices`.
+ParallelPlan OneStagePlan(const Graph& graph, std::vector<DeviceId> devices);
+
 }  // namespace placement

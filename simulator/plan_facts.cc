@@ -147,7 +147,7 @@ void GatherBuckets(const CostModel& costs, const ParallelPlan& plan, PlanFacts& 
 PlanFacts GatherPlanFacts(const CostModel& costs, const ParallelPlan& plan) {
   PlanFacts f;
   const Graph& g = costs.graph();
-  for (OpId op = 0; op < g.num_ops() && !f.training; ++op) f.training = g.is_backward(op);
+  f.training = g.has_backward();
   f.stages.resize(plan.stages.size());
   GatherTimes(costs, plan, f);
   GatherTensors(costs, plan, f);

@@ -301,9 +301,7 @@ absl::StatusOr<Evaluation> EvaluateUnder(const CostModel& costs, const Placement
 bool IsOptimizerUpdate(const Graph& graph, OpId op) { return graph.is_backward(op) && graph.num_outputs(op) == 0; }
 
 CheckpointShare WholeStepCheckpoints(const CostModel& costs) {
-  ParallelPlan plan;
-  plan.stage_of_op.assign(costs.graph().num_ops(), 0);
-  plan.stages.push_back(PlanStage{{0}});
+  ParallelPlan plan = OneStagePlan(costs.graph(), {0});
   plan.global_batch = 1;
   plan.recompute = Recompute::kFull;
   const plan_internal::PlanFacts facts = plan_internal::GatherPlanFacts(costs, plan);

@@ -16,8 +16,9 @@ struct StageLine {
   int64_t inputs = 0;         // from other stages, read by its forward or backward
 };
 
-std::vector<StageLine> Lines(const Graph& g, const ParallelPlan& plan, std::vector<int32_t>& pos) {
+std::vector<StageLine> Lines(const Graph& g, const ParallelPlan& plan) {
   std::vector<StageLine> lines(plan.stages.size());
+  std::vector<int32_t> pos(g.num_ops(), -1);  // each forward operator's place in its stage
   for (OpId u : g.topo_order()) {
     if (g.is_backward(u)) continue;
     StageLine& line = lines[plan.stage_of_op[u]];
@@ -87,8 +88,7 @@ StageCheckpoints Split(const StageLine& line, int32_t in_flight) {
 
 std::vector<StageCheckpoints> PlanCheckpoints(const Graph& g, const ParallelPlan& plan,
                                               const std::vector<int32_t>& in_flight) {
-  std::vector<int32_t> pos(g.num_ops(), -1);
-  const std::vector<StageLine> lines = Lines(g, plan, pos);
+  const std::vector<StageLine> lines = Lines(g, plan);
   std::vector<StageCheckpoints> out(lines.size());
   for (size_t s = 0; s < lines.size(); ++s) out[s] = Split(lines[s], in_flight[s]);
   return out;

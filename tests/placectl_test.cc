@@ -603,31 +603,25 @@ TEST(Placectl, InterruptedSearchPrintsTheBestAnswerSoFar) {
   EXPECT_THAT(j["warnings"].dump(), HasSubstr("interrupted"));
 }
 
-}  // namespace
-
-namespace {
-
 // A misspelt or unknown flag is a usage error (exit 2) naming the nearest spelling the command takes, before absl's
-// own report (exit 1, no suggestion); a negative count stays the count's error.
+// own report (exit 1, no suggestion); a negative count stays the count's error; a value that does not parse and an
+// unknown algorithm are usage errors naming the flag or the nearest name.
 TEST(Placectl, UnknownFlagsAreUsageErrorsNamingTheNearestSpelling) {
-  const auto device = placement::testing::RunPlacectl("place " + kTiny + " --device 2xA100");
-  EXPECT_EQ(device.exit_code, 2) << device.err;
-  EXPECT_THAT(device.err, ::testing::HasSubstr("unknown flag --device; did you mean --devices?"));
-  const auto sharding = placement::testing::RunPlacectl("place " + kTiny + " --shardng=zero1");
-  EXPECT_EQ(sharding.exit_code, 2) << sharding.err;
-  EXPECT_THAT(sharding.err, ::testing::HasSubstr("did you mean --sharding?"));
-  const auto nothing_near = placement::testing::RunPlacectl("memory " + kTiny + " --zzzqqq 1");
-  EXPECT_EQ(nothing_near.exit_code, 2) << nothing_near.err;
-  EXPECT_THAT(nothing_near.err, ::testing::HasSubstr("memory takes --"));
-  const auto negative = placement::testing::RunPlacectl("memory " + kTiny + " --batch -4");
-  EXPECT_EQ(negative.exit_code, 2) << negative.err;
-  EXPECT_THAT(negative.err, ::testing::HasSubstr("--batch -4 is not a positive count"));
-  const auto preset = placement::testing::RunPlacectl("place " + kTiny + " --devices 8xH1000");
-  EXPECT_EQ(preset.exit_code, 2) << preset.err;
-  EXPECT_THAT(preset.err, ::testing::HasSubstr("--devices: bad topology term '8xH1000'"));
-  const auto algorithm = placement::testing::RunPlacectl("place " + kTiny + " --algorithm hefty");
-  EXPECT_EQ(algorithm.exit_code, 2) << algorithm.err;
-  EXPECT_THAT(algorithm.err, ::testing::HasSubstr("(did you mean heft?)"));
+  const struct {
+    std::string args, says;
+  } cases[] = {
+      {"place " + kTiny + " --device 2xA100", "unknown flag --device; did you mean --devices?"},
+      {"place " + kTiny + " --shardng=zero1", "did you mean --sharding?"},
+      {"memory " + kTiny + " --zzzqqq 1", "memory takes --"},
+      {"memory " + kTiny + " --batch -4", "--batch -4 is not a positive count"},
+      {"place " + kTiny + " --devices 8xH1000", "--devices: bad topology term '8xH1000'"},
+      {"place " + kTiny + " --algorithm hefty", "(did you mean heft?)"},
+  };
+  for (const auto& c : cases) {
+    const Result r = RunPlacectl(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.says)) << c.args;
+  }
 }
 
 }  // namespace

@@ -122,7 +122,6 @@ MemoryLedger::MemoryLedger(const CostModel& costs, const UnitIndex& units, Memor
   const int32_t num_units = units.num_units();
   const bool buffers = model != MemoryModel::kParameters;
   if (model == MemoryModel::kLiveShare) share_ = LiveShareInOrder(g);
-  for (OpId v = 0; v < g.num_ops() && !training_; ++v) training_ = g.is_backward(v);
   fixed_.assign(num_units, 0);
   for (OpId v = 0; v < g.num_ops(); ++v) {
     int64_t bytes = 0;
@@ -239,9 +238,10 @@ std::string MemoryLedger::Totals() const {
   std::string what;
   switch (model_) {
     case MemoryModel::kParameters:
-      what = training_ ? absl::StrCat(" (parameters, gradients, optimizer state and the activations of ",
-                                      topo.num_devices(), " micro-batches in flight)")
-                       : std::string(" of parameters");
+      what = costs_->graph().has_backward()
+                 ? absl::StrCat(" (parameters, gradients, optimizer state and the activations of ", topo.num_devices(),
+                                " micro-batches in flight)")
+                 : std::string(" of parameters");
       break;
     case MemoryModel::kLiveShare:
       what = absl::StrFormat(" (parameters, and the %.1f%% of scratch and outputs live at once when one device "

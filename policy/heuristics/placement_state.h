@@ -119,7 +119,6 @@ class MemoryLedger {
   const UnitIndex* units_;
   MemoryModel model_;
   double share_ = 1.0;
-  bool training_ = false;  // the graph has a backward
   std::vector<int64_t> fixed_;
   std::vector<int64_t> upper_;
   std::vector<int32_t> input_begin_;  // units + 1, into inputs_

@@ -42,6 +42,14 @@ std::string StagesNote(const ParallelPlan& plan) {
   return out + ")";
 }
 
+// How the problem asks a plan to run: its schedule, global batch, sharding and recomputation.
+void CopyRunOptions(const PlacementProblem& problem, ParallelPlan& plan) {
+  plan.schedule = problem.schedule;
+  plan.global_batch = problem.global_batch;
+  plan.sharding = problem.sharding;
+  plan.recompute = problem.recompute;
+}
+
 // The DP's plan, and (our model, hybrid plans) pure data parallelism to weigh it against.
 absl::StatusOr<PlanSearchResult> Search(const PlacementProblem& problem, const Budget& budget, Parallelism parallelism,
                                         std::vector<std::string>* notes, std::optional<ParallelPlan>* data) {
@@ -70,16 +78,10 @@ absl::StatusOr<PlanSearchResult> Search(const PlacementProblem& problem, const B
   notes->push_back(absl::StrCat(lattice->model().num_units, " units, ", lattice->ideals.size(), " ideals",
                                 lattice->complete ? "" : " (prefixes)", ", ", found->dp_runs, " DP runs, ",
                                 found->pairs, " stages scored"));
-  found->plan.schedule = problem.schedule;
-  found->plan.global_batch = problem.global_batch;
-  found->plan.sharding = problem.sharding;
-  found->plan.recompute = problem.recompute;
+  CopyRunOptions(problem, found->plan);
   if (!pipedream && parallelism == Parallelism::kHybrid) {
     *data = parallel::DataParallel(*problem.costs, *lattice).plan;
-    (*data)->schedule = problem.schedule;
-    (*data)->global_batch = problem.global_batch;
-    (*data)->sharding = problem.sharding;
-    (*data)->recompute = problem.recompute;
+    CopyRunOptions(problem, **data);
   }
   return found;
 }

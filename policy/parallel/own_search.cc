@@ -26,7 +26,7 @@ class OwnCosts {
     capacity_ = l.model().accelerator_bytes;
     if (o.recompute == Recompute::kFull) checkpoints_ = WholeStepCheckpoints(costs);
     total_ = n_ * static_cast<int32_t>(h_.hosts.size());
-    for (OpId op = 0; op < costs.graph().num_ops() && !training_; ++op) training_ = costs.graph().is_backward(op);
+    training_ = costs.graph().has_backward();
     Links(t);
     AllReduces(t);
   }
@@ -204,8 +204,7 @@ PlanSearchResult DataParallel(const CostModel& costs, const PlanLattice& l) {
     }
   }
   PlanSearchResult r;
-  r.plan.stage_of_op.assign(costs.graph().num_ops(), 0);
-  r.plan.stages.push_back(PlanStage{all});
+  r.plan = OneStagePlan(costs.graph(), std::move(all));
   r.dp_value = kNoPlan;  // not estimated: the plan model scores it
   return r;
 }
