@@ -1,6 +1,7 @@
 // placectl: the command line of the placement service. See kUsage below, or `placectl help`.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -354,7 +355,7 @@ int MemoryCommand(const Invocation& in) {
 int PlaceCommand(const Invocation& in) {
   if (in.operands.size() != 1) return Usage("place takes exactly one GRAPH");
   placement::cli::PlaceOptions o;
-  o.started = absl::Now();
+  o.started = placement::cli::CommandStarted();
   o.graph_path = in.operands[0];
   SetPlacingFlags(in.dims, in.costs, &o);
   o.seed = absl::GetFlag(FLAGS_seed);
@@ -496,7 +497,26 @@ int RunCommand(const Invocation& in) {
 
 }  // namespace
 
+namespace placement::cli {
+
+absl::Time CommandStarted() {
+  static const absl::Time started = [] {
+    const absl::Time now = absl::Now();
+    const char* handed = std::getenv(kCommandStartedEnv);
+    int64_t nanos = 0;
+    const bool valid = handed != nullptr && absl::SimpleAtoi(handed, &nanos);
+    ::unsetenv(kCommandStartedEnv);  // not for the programs this one starts
+    // An exec takes well under a minute: an older or future time was not handed over by this command.
+    const absl::Time then = absl::FromUnixNanos(nanos);
+    return valid && then <= now && now - then < absl::Minutes(1) ? then : now;
+  }();
+  return started;
+}
+
+}  // namespace placement::cli
+
 int main(int argc, char** argv) {
+  placement::cli::CommandStarted();  // the command's clock starts here, or where placectl handed it over
   absl::SetProgramUsageMessage(kUsage);
   std::vector<std::string> joined;
   std::vector<char*> rewritten = JoinRepeatedDims(argc, argv, &joined);

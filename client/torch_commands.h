@@ -9,11 +9,19 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "client/calibrate_command.h"
 #include "client/train_command.h"
 #include "policy/registry.h"
 
 namespace placement::cli {
+
+// The moment the user's command started, handed over in the environment across the exec (Unix nanoseconds), so
+// that a deadline counts LibTorch's start-up in placectl-torch too.
+inline constexpr char kCommandStartedEnv[] = "PLACECTL_COMMAND_STARTED_NS";
+
+// When this command started: the time placectl handed it over, or now when it was not handed over.
+absl::Time CommandStarted();
 
 struct PolicyFlags {
   std::string weights;    // empty: the shipped weights

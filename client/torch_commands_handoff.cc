@@ -37,6 +37,7 @@ absl::Status HandOff(char** argv, absl::string_view what) {
         "--algorithm from `placectl algorithms`)"));
   }
   argv[0] = const_cast<char*>(program.c_str());
+  ::setenv(kCommandStartedEnv, absl::StrCat(absl::ToUnixNanos(CommandStarted())).c_str(), /*overwrite=*/1);
   ::execv(program.c_str(), argv);
   return absl::InternalError(absl::StrCat("cannot run ", program, ": ", std::strerror(errno)));
 }
