@@ -171,6 +171,9 @@ double FlushStep(const ParallelPlan& plan, const std::vector<StageScore>& st, co
 
 void ScoreDevices(const CostModel& costs, const ParallelPlan& plan, PlanEvaluation& ev) {
   ev.devices.assign(costs.topology().num_devices(), DeviceScore{});
+  for (DeviceId d = 0; d < costs.topology().num_devices(); ++d) {
+    ev.devices[d].capacity = costs.topology().device(d).memory_bytes;  // a device the plan leaves idle has it too
+  }
   const double per_sample = plan.global_batch > 0 ? 1.0 / plan.global_batch : 0;
   for (int32_t s = 0; s < plan.num_stages(); ++s) {
     const StageScore& x = ev.stages[s];
@@ -181,7 +184,6 @@ void ScoreDevices(const CostModel& costs, const ParallelPlan& plan, PlanEvaluati
       score.busy = mb * (x.forward + x.backward) + (per_sample > 0 ? per_sample : 1.0 / x.replicas) * x.update;
       score.load = x.period;
       score.peak_memory = x.memory_bytes;
-      score.capacity = costs.topology().device(d).memory_bytes;
       score.oom = score.capacity > 0 && score.peak_memory > score.capacity;
       ev.fits_memory &= !score.oom;
     }

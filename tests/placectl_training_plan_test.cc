@@ -66,6 +66,24 @@ TEST(PlacectlTrainingPlan, EveryReplicaReportsTheMemoryItHolds) {
   }
 }
 
+// A step of fewer micro-batches than the cluster has devices runs data-parallel on as many devices as it has
+// micro-batches, where data parallelism on every device would leave replicas with nothing to run.
+TEST(PlacectlTrainingPlan, FewerMicroBatchesThanDevicesUseAsManyDevices) {
+  const nlohmann::json j = PlaceJson(kResnet + " --training --batch 8 --micro_batch 2 --devices 8xH100");
+  ASSERT_TRUE(j.contains("stages"));
+  ASSERT_EQ(j["stages"].size(), 1u);
+  EXPECT_EQ(j["stages"][0]["devices"].size(), 4u);
+  EXPECT_EQ(j["micro_batches"], 4);
+  const nlohmann::json pipeline = PlaceJson(kResnet +
+                                            " --training --batch 2 --devices 8xH100 --parallelism pipeline "
+                                            "--objective throughput --global_batch 4");
+  ASSERT_TRUE(pipeline.contains("step_time"));
+  EXPECT_LE(j["step_time"].get<double>(), pipeline["step_time"].get<double>() * (1 + 1e-9));
+  for (const nlohmann::json& d : j["devices"]) {
+    EXPECT_GT(d["capacity"].get<int64_t>(), 0) << d["name"];  // idle devices keep their capacity
+  }
+}
+
 TEST(PlacectlTrainingPlan, OneDeviceAndInferenceKeepOperatorPlacement) {
   const nlohmann::json one = PlaceJson(kResnet + " --training --batch 8 --devices 1xH100");
   EXPECT_EQ(one["objective"], "step_time");

@@ -1,6 +1,7 @@
 #include "policy/auto/plan_portfolio.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -63,15 +64,67 @@ Candidate OperatorPlacement(const PlacementProblem& problem, const Budget& budge
     c.result = placed.status();
   } else {
     c.name = absl::StrCat("operator placement (", placed->algorithm, ")");
-    // Scored on the same footing as the other plans: the problem's schedule and global batch.
+    // Scored on the same footing as the other plans: the problem's schedule, global batch and memory options.
     ParallelPlan plan = PlanFromPlacement(problem.graph(), placed->placement);
-    plan.schedule = problem.schedule;
-    plan.global_batch = problem.global_batch;
+    CopyRunOptions(problem, plan);
     c.result = PlanResult(problem, std::move(plan), placed->algorithm);
     if (c.result.ok() && !PlanMemoryStatus(*problem.costs, c.result->plan->plan, c.result->plan->evaluation).ok()) {
       c.result->evaluation.fits_memory = false;
     }
   }
+  c.took = absl::Now() - begin;
+  return c;
+}
+
+// Accelerators host by host, in host order.
+std::vector<std::vector<DeviceId>> AcceleratorsByHost(const Topology& topology) {
+  std::map<int32_t, std::vector<DeviceId>> by_host;
+  for (DeviceId d = 0; d < topology.num_devices(); ++d) {
+    if (topology.device(d).type != DeviceType::kCpu) by_host[topology.device(d).host].push_back(d);
+  }
+  std::vector<std::vector<DeviceId>> out;
+  for (auto& [host, devices] : by_host) out.push_back(std::move(devices));
+  return out;
+}
+
+// How many accelerators data parallelism on part of the cluster uses: the first one, two, four... hosts (the
+// gradients' all-reduce then crosses fewer network links, or none), and as many as a step has micro-batches where
+// the cluster has more (data parallelism on all of them has replicas with nothing to run).
+std::vector<int64_t> PartialDataSizes(const std::vector<std::vector<DeviceId>>& hosts, int64_t micro_batches) {
+  int64_t all = 0;
+  for (const auto& host : hosts) all += static_cast<int64_t>(host.size());
+  std::vector<int64_t> sizes;
+  int64_t first_hosts = 0;
+  for (size_t h = 0, next = 1; h + 1 < hosts.size(); ++h) {
+    first_hosts += static_cast<int64_t>(hosts[h].size());
+    if (h + 1 == next) sizes.push_back(std::min(first_hosts, micro_batches)), next *= 2;
+  }
+  if (micro_batches < all) sizes.push_back(micro_batches);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  sizes.erase(std::remove_if(sizes.begin(), sizes.end(), [](int64_t n) { return n < 2; }), sizes.end());
+  return sizes;
+}
+
+// Data parallelism on `n` accelerators of the cluster, host by host, scored like the other plans.
+Candidate DataOnPart(const PlacementProblem& problem, const std::vector<std::vector<DeviceId>>& hosts, int64_t n,
+                     int64_t all) {
+  const absl::Time begin = absl::Now();
+  std::vector<DeviceId> devices;
+  for (const auto& host : hosts) {
+    for (DeviceId d : host) {
+      if (static_cast<int64_t>(devices.size()) < n) devices.push_back(d);
+    }
+  }
+  ParallelPlan plan = OneStagePlan(problem.graph(), std::move(devices));
+  CopyRunOptions(problem, plan);
+  Candidate c{absl::StrCat("data on ", n, " of ", all, " devices"), PlanResult(problem, std::move(plan), kHybridPlacerName),
+              absl::ZeroDuration()};
+  if (c.result.ok() && !PlanMemoryStatus(*problem.costs, c.result->plan->plan, c.result->plan->evaluation).ok()) {
+    c.result->evaluation.fits_memory = false;
+  }
+  if (c.result.ok()) c.result->notes.push_back(absl::StrCat("data plan on ", n, " of the cluster's ", all,
+                                                            " accelerators: 1 stage (replicas ", n, ")"));
   c.took = absl::Now() - begin;
   return c;
 }
@@ -125,6 +178,13 @@ absl::StatusOr<PlacerResult> RunPlanPortfolio(const PlacementProblem& problem, c
   std::vector<Candidate> candidates;
   if (problem.parallelism == Parallelism::kHybrid) {
     candidates.push_back(Plan(problem, budget, Parallelism::kData));
+    if (problem.global_batch > 0 && problem.cost_model == CostModelKind::kDefault) {
+      const std::vector<std::vector<DeviceId>> hosts = AcceleratorsByHost(problem.costs->topology());
+      int64_t all = 0;
+      for (const auto& host : hosts) all += static_cast<int64_t>(host.size());
+      for (int64_t n : PartialDataSizes(hosts, problem.global_batch))
+        candidates.push_back(DataOnPart(problem, hosts, n, all));
+    }
     const Budget searching = LeaveTimeToSimulate(problem, budget, candidates.front());
     for (Parallelism p : {Parallelism::kPipeline, Parallelism::kHybrid}) {
       candidates.push_back(Plan(problem, searching, p));

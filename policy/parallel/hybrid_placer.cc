@@ -42,14 +42,6 @@ std::string StagesNote(const ParallelPlan& plan) {
   return out + ")";
 }
 
-// How the problem asks a plan to run: its schedule, global batch, sharding and recomputation.
-void CopyRunOptions(const PlacementProblem& problem, ParallelPlan& plan) {
-  plan.schedule = problem.schedule;
-  plan.global_batch = problem.global_batch;
-  plan.sharding = problem.sharding;
-  plan.recompute = problem.recompute;
-}
-
 // The DP's plan, and (our model, hybrid plans) pure data parallelism to weigh it against.
 absl::StatusOr<PlanSearchResult> Search(const PlacementProblem& problem, const Budget& budget, Parallelism parallelism,
                                         std::vector<std::string>* notes, std::optional<ParallelPlan>* data) {
@@ -147,6 +139,13 @@ absl::Status SetPlanMemory(absl::string_view sharding, absl::string_view recompu
     return absl::InvalidArgumentError(absl::StrCat(what, "PipeDream's cost model has no sharding"));
   }
   return absl::OkStatus();
+}
+
+void CopyRunOptions(const PlacementProblem& problem, ParallelPlan& plan) {
+  plan.schedule = problem.schedule;
+  plan.global_batch = problem.global_batch;
+  plan.sharding = problem.sharding;
+  plan.recompute = problem.recompute;
 }
 
 absl::StatusOr<PlacerResult> PlanResult(const PlacementProblem& problem, ParallelPlan plan, std::string algorithm) {

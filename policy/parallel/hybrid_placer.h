@@ -43,6 +43,9 @@ absl::Status SetPlanMemory(absl::string_view sharding, absl::string_view recompu
 absl::StatusOr<PlacerResult> PlanParallel(const PlacementProblem& problem, const Budget& budget,
                                           Parallelism parallelism);
 
+// How the problem asks a plan to run: its schedule, global batch, sharding and recomputation.
+void CopyRunOptions(const PlacementProblem& problem, ParallelPlan& plan);
+
 // The plan's answer for a plan made elsewhere (an operator placement as one replica per stage, say): scored under
 // the problem's cost model; the memory check is the caller's.
 absl::StatusOr<PlacerResult> PlanResult(const PlacementProblem& problem, ParallelPlan plan, std::string algorithm);
