@@ -1,67 +1,231 @@
 """placement-place: place a model through a placement server, as a cluster scheduler would, and print where
 each operator runs.
 
-    placement-place model.onnx --server 127.0.0.1:50051 --devices 4xA100 [--algorithm auto] [--training]
+    placement-place model.onnx --server 127.0.0.1:50051 --devices 4xA100 [--algorithm auto] [--deadline 10s]
+    placement-place model.onnx --devices 4xA100 --training --batch 8 --objective throughput \\
+        --parallelism data --global_batch 4 --output json
 
-A scheduler takes `answer.assignment` (operator -> device) and `answer.score` (predicted step time and per-device
-memory) from the final message; repeats of the same request come from the server's cache.
+The flags are those of `placectl submit`, with its spellings (--global_batch; --global-batch works too), its
+defaults and its table: times and memory with units, a plan's global batch, step time and samples per second.
+--output json prints the PlaceResponse with the proto's field names. A scheduler takes `assignment` (operator ->
+device) and `score` (predicted time and per-device memory); repeats of the same request come from the server's
+cache. Exit codes as placectl's: 0 ok, 1 internal error, 2 usage, 3 bad input (a file, or a request the server
+refuses), 4 infeasible (memory, deadline, a server limit), 5 server unavailable, 6 refused (token or certificate).
 """
 
 from __future__ import annotations
 
 import argparse
-import collections
 import sys
-from typing import List, Optional
+from typing import Any, List, Optional, Tuple
 
 import grpc
 
+from placement_client.answer_report import answer_json, answer_table
 from placement_client.client import PlacementClient
 from placement_client.proto import placement_pb2 as pb
 from placement_client.requests import OBJECTIVES, place_request
+from placement_client.units import format_seconds, parse_duration
+
+DEFAULT_DEVICES = "4xA100"  # when neither --devices nor --topology is given
+# Beyond the placer's deadline, what a call may spend on sending, decoding a large model and the answer's way back.
+CALL_ALLOWANCE_SECONDS = 30.0
+PRECISIONS = ("fp32", "tf32", "amp_bf16", "amp_fp16", "bf16", "fp16")
+
+# placectl's exit code for each way a call can fail (client/exit_codes.h); any other is 1.
+EXIT_CODES = {
+    grpc.StatusCode.INVALID_ARGUMENT: 3, grpc.StatusCode.NOT_FOUND: 3, grpc.StatusCode.DATA_LOSS: 3,
+    grpc.StatusCode.OUT_OF_RANGE: 3, grpc.StatusCode.FAILED_PRECONDITION: 4, grpc.StatusCode.RESOURCE_EXHAUSTED: 4,
+    grpc.StatusCode.DEADLINE_EXCEEDED: 4, grpc.StatusCode.UNAVAILABLE: 5, grpc.StatusCode.UNAUTHENTICATED: 6,
+    grpc.StatusCode.PERMISSION_DENIED: 6,
+}
 
 
-def _print_answer(answer: pb.PlaceResponse) -> None:
-    score = answer.score
-    print(f"algorithm   {answer.algorithm}{' (from the cache)' if answer.cache_hit else ''}")
-    print(f"value       {score.value:.6g} {score.time_unit}  (lower bound {score.lower_bound:.6g}, "
-          f"ratio {score.ratio:.3f})")
-    print(f"graph       {answer.graph_hash[:16]}, {answer.num_operators} operators on {answer.num_devices} devices")
-    ops_on = collections.Counter(a.device for a in answer.assignment)
-    for d in score.devices:
-        print(f"  {d.device:<12} {ops_on[d.device]:6d} ops  busy {d.busy_seconds:.6g}  "
-              f"peak memory {d.peak_memory_bytes / 2**30:.2f} GiB")
+def _positive_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive count")
+    return value
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text} is not a count (0 or more)")
+    return int(text)
+
+
+def _dim(text: str) -> Tuple[str, int]:
+    name, _, value = text.rpartition("=")
+    if not name or not value.isdigit():
+        raise argparse.ArgumentTypeError(f"'{text}' is not NAME=VALUE with a non-negative integer VALUE (NAME: a "
+                                         "dimension's symbol, or TENSOR:AXIS)")
+    return name, int(value)
+
+
+def _deadline(text: str) -> float:
+    try:
+        seconds = parse_duration(text)
+    except ValueError:
+        seconds = 0.0
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive duration such as 500ms, 2s or 1m")
+    return seconds
+
+
+def _budget_ms(text: str) -> float:
+    return _positive_count(text) / 1000.0
+
+
+def _flag(group: Any, name: str, **kwargs: Any) -> None:
+    """--name as placectl spells it (underscores), and the same with dashes where that differs."""
+    dashed = name.replace("_", "-")
+    spellings = [f"--{name}"] + ([f"--{dashed}"] if dashed != name else [])
+    kwargs.setdefault("dest", name)
+    group.add_argument(*spellings, **kwargs)
+
+
+def _add_graph_flags(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("the graph")
+    g.add_argument("graph", help="ONNX model, JSON graph, Tarnawski graph or PipeDream profile")
+    _flag(g, "training", action="store_true", help="place one training step: backward, gradients, optimizer")
+    _flag(g, "batch", type=_positive_count, default=0, metavar="N",
+          help="ONNX: batch size bound to the batch dimension (default 1)")
+    _flag(g, "seq", type=_positive_count, default=0, metavar="N",
+          help="ONNX: length bound to dimensions named like a sequence (default 128)")
+    _flag(g, "dim", type=_dim, action="append", default=[], metavar="NAME=VALUE",
+          help="ONNX, repeatable: a dimension's symbol, or TENSOR:AXIS for a size the data decides")
+    _flag(g, "precision", type=str.lower, choices=PRECISIONS, default="fp32",
+          help="what tensors, weights and optimizer state hold (docs/memory.md)")
+    _flag(g, "costs", metavar="FILE", help="measured per-operator times, or a PyTorch profiler trace")
+    _flag(g, "costs_kind", default="*", metavar="KIND", help="the device kind a --costs trace was recorded on")
+
+
+def _add_placing_flags(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("the placement")
+    cluster = g.add_mutually_exclusive_group()
+    _flag(cluster, "devices", metavar="SPEC", help=f"cluster shorthand, e.g. 4xA100 or 2x8xH100 ({DEFAULT_DEVICES} "
+          "when neither --devices nor --topology is given)")
+    _flag(cluster, "topology", metavar="FILE", help="cluster description file (JSON, docs/topology.md)")
+    _flag(g, "objective", type=str.lower, choices=sorted(OBJECTIVES), default="step_time")
+    _flag(g, "algorithm", default="auto", help="a placer the server lists, or auto")
+    _flag(g, "cost_model", type=str.lower, choices=("default", "tarnawski", "pipedream"), default="default")
+    time = g.add_mutually_exclusive_group()
+    _flag(time, "deadline", type=_deadline, default=_deadline("10s"), metavar="DURATION",
+          help="time the placer may take, e.g. 500ms, 2s, 1m (default 10s)")
+    _flag(time, "budget_ms", type=_budget_ms, dest="deadline", default=argparse.SUPPRESS, metavar="MS",
+          help="the deadline in milliseconds")
+    _flag(g, "seed", type=_count, default=1, help="for randomized placers (default 1)")
+    _flag(g, "skip_cache", action="store_true", help="compute afresh even when the server has the answer cached")
+    _flag(g, "policy", default="", metavar="NAME", help="one of the server's learned policies (default: its own)")
+
+
+def _add_plan_flags(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("plans (--objective throughput, docs/parallel-plans.md)")
+    _flag(g, "parallelism", type=str.lower, choices=("operator", "data", "pipeline", "hybrid"), default="",
+          help="stages of operators, each data-parallel on a group of devices (default operator)")
+    _flag(g, "schedule", type=str.lower, choices=("1f1b", "gpipe"), default="1f1b",
+          help="the micro-batch schedule (gpipe needs --global_batch)")
+    _flag(g, "global_batch", type=_count, default=0, metavar="N",
+          help="micro-batches (runs of the graph) per optimizer step; 0: none")
+    _flag(g, "sharding", type=str.lower, choices=("none", "zero1", "zero2", "zero3", "fsdp"), default="none",
+          help="what each stage's replicas split (a training step with a global batch)")
+    _flag(g, "recompute", type=str.lower, choices=("none", "full"), default="none",
+          help="what the backward recomputes (a training step)")
+
+
+def _add_output_flags(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("the server and the answer")
+    _flag(g, "server", default="127.0.0.1:50051", metavar="HOST:PORT")
+    _flag(g, "tls_ca", metavar="FILE", help="PEM file of the CA that signed the server's certificate (TLS)")
+    _flag(g, "output", type=str.lower, choices=("table", "json"), default="table")
+    _flag(g, "progress", action="store_true", help="progress on stderr (always on when stderr is a terminal)")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="placement-place", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    for add in (_add_graph_flags, _add_placing_flags, _add_plan_flags, _add_output_flags):
+        add(p)
+    return p
+
+
+def request_from(args: argparse.Namespace) -> pb.PlaceRequest:
+    """The PlaceRequest the flags ask for, as placectl submit makes it. Raises OSError for a file it cannot read."""
+    topology_json = None
+    if args.topology:
+        with open(args.topology, encoding="utf-8") as f:
+            topology_json = f.read()
+    return place_request(
+        args.graph, devices=None if topology_json else args.devices or DEFAULT_DEVICES, topology_json=topology_json,
+        objective=args.objective, algorithm=args.algorithm, budget_ms=max(1, round(args.deadline * 1000)),
+        training=args.training, batch_size=args.batch, sequence_length=args.seq, dims=dict(args.dim),
+        precision="" if args.precision == "fp32" else args.precision, costs_path=args.costs,
+        costs_kind=args.costs_kind, seed=args.seed, skip_cache=args.skip_cache, cost_model=args.cost_model,
+        parallelism=args.parallelism, schedule=args.schedule, global_batch=args.global_batch, policy=args.policy,
+        sharding=args.sharding, recompute=args.recompute)
+
+
+class ProgressLine:
+    """PlaceStream's progress on stderr as placectl shows it: the phase, the elapsed time and the best answer so
+    far; one line rewritten in place on a terminal, a line per message otherwise."""
+
+    def __init__(self, overwrite: bool) -> None:
+        self.overwrite, self.shown, self.phase, self.best = overwrite, False, "", ""
+
+    def show(self, p: pb.PlaceProgress) -> None:
+        # An improvement's own message repeats what the "best" part says; the line keeps the phase it came in.
+        if p.kind == pb.PlaceProgress.KIND_IMPROVED:
+            s = p.answer.score
+            value = format_seconds(s.value) if s.time_unit == "s" else f"{s.value:.4g} {s.time_unit}"
+            self.best = f" | best {value} ({p.answer.algorithm})"
+        else:
+            self.phase = p.message
+        line = f"[{p.elapsed_seconds:6.1f}s] {self.phase}{self.best}"
+        sys.stderr.write(f"\r\033[K{line}" if self.overwrite else f"{line}\n")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.overwrite and self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def _place(args: argparse.Namespace, request: pb.PlaceRequest, ca: Optional[bytes]) -> pb.PlaceResponse:
+    terminal = sys.stderr.isatty()
+    progress = ProgressLine(overwrite=terminal) if args.progress or terminal else None
+    try:
+        with PlacementClient(args.server, timeout=args.deadline + CALL_ALLOWANCE_SECONDS,
+                             root_certificates=ca) as client:
+            return client.place_answer(request, on_progress=progress.show if progress else None)
+    finally:
+        if progress:
+            progress.close()
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="placement-place", description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("graph", help="ONNX model, JSON graph or PipeDream profile")
-    parser.add_argument("--server", default="127.0.0.1:50051")
-    parser.add_argument("--devices", default="4xA100", help="cluster shorthand, e.g. 4xA100 or 2x8xH100")
-    parser.add_argument("--objective", default="step_time", choices=sorted(OBJECTIVES))
-    parser.add_argument("--algorithm", default="auto")
-    parser.add_argument("--budget-ms", type=int, default=2000)
-    parser.add_argument("--training", action="store_true")
-    parser.add_argument("--tls-ca", help="PEM file of the CA that signed the server's certificate (TLS)")
-    args = parser.parse_args(argv)
-
-    ca = None
-    if args.tls_ca:
-        with open(args.tls_ca, "rb") as f:
-            ca = f.read()
+    args = parser().parse_args(argv)
     try:
-        request = place_request(args.graph, devices=args.devices, objective=args.objective,
-                                algorithm=args.algorithm, budget_ms=args.budget_ms, training=args.training)
-        with PlacementClient(args.server, timeout=args.budget_ms / 1000 + 30, root_certificates=ca) as client:
-            answer = client.place_answer(
-                request, on_progress=lambda p: print(f"[{p.elapsed_seconds:6.2f}s] {p.message}", file=sys.stderr))
+        request = request_from(args)
+        ca = None
+        if args.tls_ca:
+            with open(args.tls_ca, "rb") as f:
+                ca = f.read()
     except (OSError, ValueError) as e:
         print(f"placement-place: {e}", file=sys.stderr)
         return 3
+    try:
+        answer = _place(args, request, ca)
     except grpc.RpcError as e:
         print(f"placement failed: {e.code().name}: {e.details()}", file=sys.stderr)
-        return 5 if e.code() == grpc.StatusCode.UNAVAILABLE else 1
-    _print_answer(answer)
+        return EXIT_CODES.get(e.code(), 1)
+    except RuntimeError as e:  # the stream ended without an answer
+        print(f"placement failed: {e}", file=sys.stderr)
+        return 1
+    sys.stdout.write(answer_json(answer) if args.output == "json" else answer_table(answer))
     return 0
 
 

@@ -65,9 +65,11 @@ def set_topology(request: GraphRequest, devices: Optional[str], topology_json: O
 
 
 def set_options(options: pb.GraphOptions, training: bool, batch_size: int, dims: Optional[Mapping[str, int]],
-                costs_path: Optional[str], costs_kind: str) -> None:
+                costs_path: Optional[str], costs_kind: str, *, sequence_length: int = 0, precision: str = "") -> None:
     options.training = training
     options.batch_size = batch_size
+    options.sequence_length = sequence_length
+    options.precision = precision
     options.dims.update(dict(dims or {}))
     if costs_path:
         with open(costs_path, encoding="utf-8") as f:
@@ -94,8 +96,8 @@ def place_request(graph_path: str, *, devices: Optional[str] = None, topology_js
                   batch_size: int = 0, seed: int = 0, skip_cache: bool = False,
                   dims: Optional[Mapping[str, int]] = None, costs_path: Optional[str] = None,
                   costs_kind: str = "*", cost_model: str = "", parallelism: str = "", schedule: str = "",
-                  global_batch: int = 0, policy: str = "", sharding: str = "",
-                  recompute: str = "") -> pb.PlaceRequest:
+                  global_batch: int = 0, policy: str = "", sharding: str = "", recompute: str = "",
+                  sequence_length: int = 0, precision: str = "") -> pb.PlaceRequest:
     """A PlaceRequest for a graph file (ONNX, JSON or a PipeDream profile), sent as the file's bytes. `dims` maps a
     dimension's symbol, or "TENSOR:AXIS" for a size the data decides, to its value (ONNX only). `costs_path` is a
     costs file or a profiler trace of measured times, `costs_kind` the device kind a trace was recorded on.
@@ -105,7 +107,9 @@ def place_request(graph_path: str, *, devices: Optional[str] = None, topology_js
     for a parallel plan, whose stages the answer lists (docs/parallel-plans.md); for a training step's plan,
     `sharding` ("zero1", "zero2", "zero3" or "fsdp", with a global batch) says what its replicas split and
     `recompute` ("full") what its backward recomputes. `policy` names one of the
-    server's learned policies ("" its default; `info().policies` lists them)."""
+    server's learned policies ("" its default; `info().policies` lists them). `sequence_length` binds an ONNX
+    model's dimensions named like a sequence (0: 128); `precision` ("amp_bf16", "amp_fp16", "bf16", "fp16"; ""
+    for fp32) sets the bytes of its tensors, weights and optimizer state (docs/memory.md)."""
     data, is_json = read_graph(graph_path)
     request = pb.PlaceRequest(objective=objective_value(objective), algorithm=algorithm, budget_ms=budget_ms,
                               seed=seed, skip_cache=skip_cache, cost_model=cost_model, parallelism=parallelism,
@@ -113,7 +117,8 @@ def place_request(graph_path: str, *, devices: Optional[str] = None, topology_js
                               recompute=recompute)
     set_graph(request, data, is_json)
     set_topology(request, devices, topology_json)
-    set_options(request.options, training, batch_size, dims, costs_path, costs_kind)
+    set_options(request.options, training, batch_size, dims, costs_path, costs_kind,
+                sequence_length=sequence_length, precision=precision)
     return request
 
 

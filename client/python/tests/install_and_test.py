@@ -47,10 +47,11 @@ def main():
         venv_dir = os.path.join(tmp, "venv")
         run([sys.executable, "-m", "venv", "--system-site-packages", venv_dir])
         python = os.path.join(venv_dir, "bin", "python")
-        # A copy, so that the build leaves nothing in the source tree.
+        # A copy, so that the build leaves nothing in the source tree; without the stubs the CMake build generated
+        # into the checkout (placement_client/proto), so that the install generates its own.
         package = os.path.join(tmp, "client-python")
         shutil.copytree(os.path.join(args.source, "client", "python"), package,
-                        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+                        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "proto"))
         run([python, "-m", "pip", "install", "--no-build-isolation", package], env=env, cwd=tmp)
         try:
             import mypy  # noqa: F401

@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """The installed placement_client against real placement_server processes on 127.0.0.1: placing a corpus model
 (a repeat is a cache hit; every call carries x-graph-hash), Tarnawski et al.'s latency model, the placement-place
-command, health and readiness,
-retries on UNAVAILABLE, deadlines, a bad graph (INVALID_ARGUMENT), bearer tokens (refused over plaintext to
-another host, required by a server that wants one) and TLS. Run by install_and_test.py with the interpreter of
-the environment the package was installed into."""
+command (placectl's flags, its table and the JSON answer, usage errors), health and readiness, retries on
+UNAVAILABLE, deadlines, a bad graph (INVALID_ARGUMENT), bearer tokens (refused over plaintext to another host,
+required by a server that wants one) and TLS. Run by install_and_test.py with the interpreter of the environment
+the package was installed into."""
 
 import argparse
 import hashlib
+import json
 import os
 import queue
 import signal
@@ -157,16 +158,56 @@ def test_measured_costs_and_bad_graph(address):
             check(e.code() == grpc.StatusCode.INVALID_ARGUMENT, f"a bad graph gave {e.code()}: {e.details()}")
 
 
+def place_command(*args, timeout=90):
+    return subprocess.run([os.path.join(ARGS.scripts, "placement-place"), *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
 def test_command(address):
-    command = os.path.join(ARGS.scripts, "placement-place")
-    run = subprocess.run([command, model(), "--server", address, "--devices", "2xA100", "--algorithm", "m_topo"],
-                         capture_output=True, text=True, timeout=90)
+    run = place_command(model(), "--server", address, "--devices", "2xA100", "--algorithm", "m_topo")
     check(run.returncode == 0, f"placement-place failed ({run.returncode}): {run.stderr}")
-    check("algorithm   m_topo" in run.stdout and "gpu" in run.stdout.lower(), f"unexpected output:\n{run.stdout}")
-    missing = subprocess.run([command, "/nonexistent.onnx", "--server", address], capture_output=True, text=True,
-                             timeout=30)
+    check("algorithm    m_topo" in run.stdout and "gpu0" in run.stdout, f"unexpected output:\n{run.stdout}")
+    value = next(line for line in run.stdout.splitlines() if line.startswith("value"))
+    check(value.split()[-1] in ("ns", "us", "ms", "s") and "MiB" in run.stdout,
+          f"times and memory are not written with units:\n{run.stdout}")
+    missing = place_command("/nonexistent.onnx", "--server", address, timeout=30)
     check(missing.returncode == 3 and "/nonexistent.onnx" in missing.stderr,
           f"a missing file gave {missing.returncode}: {missing.stderr}")
+
+
+def test_command_plan_options(address):
+    """placectl's plan flags and spellings: the answer states its global batch, as JSON and as a table."""
+    plan = [model(), "--server", address, "--devices", "4xA100", "--training", "--batch", "2", "--objective",
+            "throughput", "--parallelism", "data", "--global_batch", "4", "--deadline", "20s"]
+    run = place_command(*plan, "--output", "json")
+    check(run.returncode == 0, f"placement-place --output json failed ({run.returncode}): {run.stderr}")
+    answer = json.loads(run.stdout)
+    check(int(answer["global_batch"]) == 4 and int(answer["micro_batch_size"]) == 2
+          and answer["samples_per_second"] > 0 and len(answer["stages"]) > 0,
+          f"the JSON answer does not state the plan's batch: {sorted(answer)}")
+    table = place_command(*plan[:-2], "--global-batch", "4", "--budget-ms", "20000")
+    check(table.returncode == 0 and "global batch 8 samples (4 micro-batches of 2)" in table.stdout
+          and "samples/s)" in table.stdout and "from the server's cache" in table.stdout,
+          f"the table does not state the plan (or the same request missed the cache):\n{table.stdout}{table.stderr}")
+    topology = os.path.join(ARGS.source, "examples", "topology", "ring_4xv100.json")
+    ring = place_command(model(), "--server", address, "--topology", topology, "--algorithm", "m_topo",
+                         "--seed", "7", "--dim", "batch=2", "--precision", "amp_bf16")
+    check(ring.returncode == 0 and "objective    step_time" in ring.stdout,
+          f"--topology FILE failed ({ring.returncode}): {ring.stderr}")
+
+
+def test_command_refusals(address):
+    """Bad values are usage errors (2) naming the flag; a request the server refuses is bad input (3)."""
+    for flags, named in ((["--deadline", "2x"], "--deadline"), (["--deadline", "0s"], "--deadline"),
+                         (["--batch", "0"], "--batch"), (["--dim", "batch"], "--dim"),
+                         (["--schedule", "pipe"], "--schedule"), (["--output", "yaml"], "--output"),
+                         (["--devices", "2xA100", "--topology", "t.json"], "--topology")):
+        run = place_command(model(), "--server", address, *flags, timeout=30)
+        check(run.returncode == 2 and named in run.stderr,
+              f"{' '.join(flags)} gave {run.returncode}, not a usage error naming {named}: {run.stderr}")
+    refused = place_command(model(), "--server", address, "--devices", "3xNOPE", timeout=30)
+    check(refused.returncode == 3 and "INVALID_ARGUMENT" in refused.stderr,
+          f"an unknown device preset gave {refused.returncode}: {refused.stderr}")
 
 
 def free_port():
@@ -312,6 +353,8 @@ def main():
         test_place_cache_and_routing_header(server.address)
         test_measured_costs_and_bad_graph(server.address)
         test_command(server.address)
+        test_command_plan_options(server.address)
+        test_command_refusals(server.address)
     test_retries_and_deadlines()
     test_tokens()
     test_policies()
