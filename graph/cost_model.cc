@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/fused_costs.h"
 #include "graph/op_class.h"
 #include "graph/pipelined_memory.h"
 
@@ -23,16 +24,17 @@ double PoolingOnCpuSeconds(double flops, double bytes, const Device& d) {
   return (flops + bytes / kBytesPerElement) / d.peak_flops;
 }
 
-// The roofline at the share of it that the operator's class reaches on the device, plus what the operator takes
-// beyond it.
 double Roofline(const Graph& g, OpId op, const Device& d, OpClass c, bool backward) {
-  const int i = static_cast<int>(c);
-  const double efficiency = d.efficiency[i] * (backward ? d.backward_efficiency[i] : 1.0);
-  return ClassRooflineSeconds(c, g.flops(op), g.bytes_accessed(op), d) / efficiency +
-         BeyondRooflineSeconds(c, g.bytes_accessed(op), d);
+  return KernelSeconds(c, g.flops(op), g.bytes_accessed(op), d, backward);
 }
 
 }  // namespace
+
+double KernelSeconds(OpClass c, double flops, double bytes, const Device& d, bool backward) {
+  const int i = static_cast<int>(c);
+  const double efficiency = d.efficiency[i] * (backward ? d.backward_efficiency[i] : 1.0);
+  return ClassRooflineSeconds(c, flops, bytes, d) / efficiency + BeyondRooflineSeconds(c, bytes, d);
+}
 
 double RooflineSeconds(double flops, double bytes, const Device& device) {
   return std::max(flops / device.peak_flops, bytes / device.memory_bandwidth);
@@ -98,6 +100,9 @@ absl::StatusOr<CostModel> CostModel::Create(const Graph& graph, const Topology& 
         if (k >= 0) m.time_[static_cast<size_t>(k) * m.num_ops_ + op] = mt.seconds;
       }
     }
+  }
+  PriceFusedPatterns(graph, topology, kind_device, m.time_);
+  for (OpId op = 0; op < m.num_ops_; ++op) {
     for (DeviceId d = 0; d < topology.num_devices(); ++d) {
       const double t = m.op_time(op, d);
       if (t < m.fastest_[op]) {
@@ -107,7 +112,7 @@ absl::StatusOr<CostModel> CostModel::Create(const Graph& graph, const Topology& 
     }
     if (m.fastest_device_[op] < 0) {
       std::vector<std::string> kinds;
-      for (const MeasuredTime& mt : measured) kinds.push_back(graph.device_kinds()[mt.kind]);
+      for (const MeasuredTime& mt : graph.measured(op)) kinds.push_back(graph.device_kinds()[mt.kind]);
       return absl::InvalidArgumentError(absl::StrCat(
           "operator '", graph.name(op), "' has measured times only for device kind(s) ", absl::StrJoin(kinds, ", "),
           ", none of which the topology has (it has ", absl::StrJoin(topology.kinds(), ", "), ")"));

@@ -34,6 +34,10 @@ double ClassRooflineSeconds(OpClass c, double flops, double bytes, const Device&
 // class's serial bandwidth where it has one (Device::serial_bandwidth).
 double BeyondRooflineSeconds(OpClass c, double bytes, const Device& device);
 
+// A kernel of class `c` doing `flops` over `bytes` on `device`: the roofline at the share of it that the class
+// reaches there (its backward share for a backward kernel), plus BeyondRooflineSeconds.
+double KernelSeconds(OpClass c, double flops, double bytes, const Device& device, bool backward);
+
 // The model's time for `op` on `device`, measured times aside: the roofline at its class's efficiency plus
 // BeyondRooflineSeconds (graph/op_class.h).
 double ModelledSeconds(const Graph& graph, OpId op, const Device& device);

@@ -18,10 +18,17 @@ class Matcher {
 
   bool Is(OpId u, absl::string_view type) const { return u != kNone && g_.op_type(u) == type; }
 
-  // The one operator that reads u's only output, or kNone.
+  // The one forward operator that reads u's only output, or kNone. In a training step the backward also reads
+  // what autograd saved; those readers do not count.
   OpId OnlyConsumer(OpId u) const {
-    if (u == kNone || g_.num_outputs(u) != 1 || g_.out_end(u) - g_.out_begin(u) != 1) return kNone;
-    return g_.edge(g_.out_begin(u)).dst;
+    if (u == kNone || g_.num_outputs(u) != 1) return kNone;
+    OpId only = kNone;
+    for (const Edge& e : g_.out_edges(u)) {
+      if (g_.is_backward(e.dst)) continue;
+      if (only != kNone) return kNone;
+      only = e.dst;
+    }
+    return only;
   }
 
   // The tensors u reads from operators that are no constants (an operand read from a weight is no edge).

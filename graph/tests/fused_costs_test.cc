@@ -1,0 +1,119 @@
+#include "graph/fused_costs.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "graph/cost_model.h"
+#include "graph/tests/graph_test_util.h"
+#include "graph/topology_json.h"
+#include "graph/training.h"
+
+namespace placement {
+namespace {
+
+using testing::AddEdges;
+
+constexpr int64_t kElements = 1 << 20;
+constexpr int64_t kBytes = 4 * kElements;
+
+// An operator as the ONNX importer costs it: `flops_per_element` per output element, its inputs read and its
+// output written once.
+OpSpec Elementwise(std::string name, std::string type, int64_t flops_per_element, int64_t read) {
+  OpSpec op = testing::TypedOp(std::move(name), std::move(type), 0, {kBytes});
+  op.flops = static_cast<double>(flops_per_element * kElements);
+  op.bytes_accessed = static_cast<double>(read + kBytes);
+  return op;
+}
+
+OpSpec Linear(std::string name) {
+  OpSpec op = testing::TypedOp(std::move(name), "Gemm", 4096, {kBytes});
+  op.flops = 2.0 * 1024 * kElements;
+  op.bytes_accessed = 2.0 * kBytes + 4096;
+  return op;
+}
+
+// fc1 -> gelu -> fc2, with GELU as opset 20's operator or as torch's exporter spells it before.
+Graph Mlp(bool spelled_out) {
+  GraphBuilder b;
+  b.AddOp(Linear("fc1"));
+  if (spelled_out) {
+    for (const char* c : {"sqrt2", "one", "half"}) b.AddOp(testing::TypedOp(c, "Constant", 0, {4}));
+    b.AddOp(Elementwise("div", "Div", 1, kBytes + 4));
+    b.AddOp(Elementwise("erf", "Erf", 1, kBytes));
+    b.AddOp(Elementwise("add", "Add", 1, kBytes + 4));
+    b.AddOp(Elementwise("mul", "Mul", 1, 2 * kBytes));
+    b.AddOp(Elementwise("gelu", "Mul", 1, kBytes + 4));
+    AddEdges(b, {{"fc1", "div"}, {"sqrt2", "div"}, {"div", "erf"}, {"erf", "add"}, {"one", "add"}, {"fc1", "mul"},
+                 {"add", "mul"}, {"mul", "gelu"}, {"half", "gelu"}});
+  } else {
+    b.AddOp(Elementwise("gelu", "Gelu", 8, kBytes));
+    AddEdges(b, {{"fc1", "gelu"}});
+  }
+  b.AddOp(Linear("fc2"));
+  AddEdges(b, {{"gelu", "fc2"}});
+  return testing::BuildOrFail(std::move(b));
+}
+
+double TotalTime(const Graph& g, const Topology& t) {
+  const absl::StatusOr<CostModel> costs = CostModel::Create(g, t);
+  EXPECT_TRUE(costs.ok()) << costs.status();
+  double sum = 0;
+  for (OpId op = 0; costs.ok() && op < g.num_ops(); ++op) sum += costs->op_time(op, 0);
+  return sum;
+}
+
+TEST(FusedCosts, SpelledOutGeluCostsWhatTheGeluOperatorCosts) {
+  const absl::StatusOr<Topology> t = ParseTopologyShorthand("1xH100");
+  ASSERT_TRUE(t.ok()) << t.status();
+  const Graph fused = Mlp(false), spelled = Mlp(true);
+  // The same but for the three scalar constants' bytes.
+  EXPECT_NEAR(TotalTime(spelled, *t), TotalTime(fused, *t), 1e-5 * TotalTime(fused, *t));
+  const absl::StatusOr<CostModel> costs = CostModel::Create(spelled, *t);
+  ASSERT_TRUE(costs.ok());
+  EXPECT_EQ(costs->op_time(spelled.FindOp("erf"), 0), 0);  // one kernel: the last operator carries it
+  EXPECT_GT(costs->op_time(spelled.FindOp("gelu"), 0), 0);
+}
+
+TEST(FusedCosts, TheTrainingStepsGeluGradientIsOneKernelToo) {
+  const absl::StatusOr<Topology> t = ParseTopologyShorthand("1xH100");
+  ASSERT_TRUE(t.ok()) << t.status();
+  const absl::StatusOr<Graph> fused = BuildTrainingGraph(Mlp(false));
+  const absl::StatusOr<Graph> spelled = BuildTrainingGraph(Mlp(true));
+  ASSERT_TRUE(fused.ok() && spelled.ok());
+  EXPECT_NEAR(TotalTime(*spelled, *t), TotalTime(*fused, *t), 1e-5 * TotalTime(*fused, *t));
+  const absl::StatusOr<CostModel> costs = CostModel::Create(*spelled, *t);
+  ASSERT_TRUE(costs.ok());
+  EXPECT_EQ(costs->op_time(spelled->FindOp("div/grad"), 0), 0);
+  EXPECT_GT(costs->op_time(spelled->FindOp("gelu/grad"), 0), 0);
+}
+
+// A pattern with a measured operator keeps its measured times: nothing says what the fused kernel would take.
+TEST(FusedCosts, MeasuredOperatorsKeepTheirTimes) {
+  const absl::StatusOr<Topology> t = ParseTopologyShorthand("1xH100");
+  ASSERT_TRUE(t.ok()) << t.status();
+  Graph spelled = Mlp(true);
+  GraphBuilder b;
+  for (OpId op = 0; op < spelled.num_ops(); ++op) {
+    OpSpec spec = testing::TypedOp(std::string(spelled.name(op)), std::string(spelled.op_type(op)),
+                                   spelled.param_bytes(op), {spelled.tensor(spelled.first_output(op)).bytes});
+    spec.flops = spelled.flops(op);
+    spec.bytes_accessed = spelled.bytes_accessed(op);
+    if (spelled.name(op) == "erf") spec.measured_seconds.emplace_back("H100", 1e-3);
+    b.AddOp(std::move(spec));
+  }
+  for (EdgeId e = 0; e < spelled.num_edges(); ++e) {
+    const Edge& edge = spelled.edge(e);
+    b.AddEdge(edge.src, edge.src_output, edge.dst, edge.bytes);
+  }
+  const Graph measured = testing::BuildOrFail(std::move(b));
+  const absl::StatusOr<CostModel> costs = CostModel::Create(measured, *t);
+  ASSERT_TRUE(costs.ok()) << costs.status();
+  EXPECT_EQ(costs->op_time(measured.FindOp("erf"), 0), 1e-3);
+  EXPECT_GT(costs->op_time(measured.FindOp("div"), 0), 0);
+}
+
+}  // namespace
+}  // namespace placement
