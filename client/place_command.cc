@@ -54,45 +54,9 @@ absl::StatusOr<absl::Duration> ParseDeadline(const std::string& text) {
 
 }  // namespace
 
-absl::StatusOr<BatchSplit> SplitGlobalBatch(int64_t samples, int64_t micro_batch, int32_t devices) {
-  if (samples < 1) return UsageError(absl::StrCat("--batch ", samples, " is not a positive batch"));
-  BatchSplit split;
-  split.global_samples = samples;
-  if (micro_batch > 0) {
-    if (samples % micro_batch != 0) {
-      int64_t below = micro_batch;
-      while (samples % below != 0) --below;
-      return UsageError(absl::StrCat("--micro_batch ", micro_batch, " does not divide --batch ", samples,
-                                     ": try --micro_batch ", below));
-    }
-    split.micro_batch = micro_batch;
-  } else {
-    split.micro_batch = std::max<int64_t>(1, samples / std::max(devices, 1));
-    while (samples % split.micro_batch != 0) --split.micro_batch;
-  }
-  split.micro_batches = samples / split.micro_batch;
-  return split;
-}
-
 namespace {
 
-// A graph whose batch is fixed (an ONNX model exported so, or a graph with fixed costs, whose run is a sample)
-// runs micro-batches of that batch: the global batch is a whole number of them.
-absl::StatusOr<BatchSplit> SplitFixedBatch(int64_t samples, int64_t micro_batch, int64_t fixed) {
-  if (micro_batch > 0 && micro_batch != fixed)
-    return UsageError(absl::StrCat("--micro_batch ", micro_batch, ": a run of the graph holds its batch, fixed at ",
-                                   fixed, " (an ONNX export with a dynamic batch axis can take another)"));
-  if (samples % fixed != 0)
-    return UsageError(absl::StrCat("--batch ", samples, ": a run of the graph holds its batch, fixed at ", fixed,
-                                   ", so a step is a whole number of runs: try --batch ",
-                                   std::max<int64_t>(fixed, samples / fixed * fixed),
-                                   " (or export it with a dynamic batch axis)"));
-  BatchSplit split;
-  split.global_samples = samples;
-  split.micro_batch = fixed;
-  split.micro_batches = samples / fixed;
-  return split;
-}
+constexpr BatchWords kFlags{"--batch", "--micro_batch"};
 
 // What the command settled on from the options and the cluster. Parallelism auto is the hybrid portfolio at
 // the global batch split into micro-batches.
@@ -125,11 +89,6 @@ absl::Status CheckAutoOptions(const PlaceOptions& o) {
   return absl::OkStatus();
 }
 
-int32_t Accelerators(const Topology& t) {
-  int32_t n = 0;
-  for (DeviceId d = 0; d < t.num_devices(); ++d) n += t.device(d).type == DeviceType::kAccelerator;
-  return n > 0 ? n : t.num_devices();
-}
 
 // The graph and cluster of the request, and the mode: auto splits the global batch over the devices and binds the
 // graph to the micro-batch, reading the graph again where that is not the batch it was read at.
@@ -150,9 +109,9 @@ absl::Status LoadRequest(const PlaceOptions& o, std::optional<LoadedGraph>& load
   if (asked || (LeavesPlanToUs(o) && onnx && devices > 1)) {
     const int64_t fixed = onnx ? graph->fixed_batch : 1;  // 0: the batch binds
     const int64_t samples = onnx && o.load.batch > 0 ? o.load.batch : devices * std::max<int64_t>(fixed, 1);
-    absl::StatusOr<BatchSplit> split = fixed > 0 ? SplitFixedBatch(samples, o.plan.micro_batch, fixed)
-                                                 : SplitGlobalBatch(samples, o.plan.micro_batch, devices);
-    if (!split.ok()) return split.status();
+    absl::StatusOr<BatchSplit> split = fixed > 0 ? SplitFixedBatch(samples, o.plan.micro_batch, fixed, kFlags)
+                                                 : SplitGlobalBatch(samples, o.plan.micro_batch, devices, kFlags);
+    if (!split.ok()) return AsUsageError(split.status());
     if (!onnx || o.load.batch <= 0)
       mode.notes.push_back(absl::StrCat("global batch ", samples, " samples, ", fixed > 1 ? "a run" : "one",
                                         " per device", onnx ? ": --batch sets it" : " (a sample is one run of this graph)"));

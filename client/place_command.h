@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/graph_loader.h"
+#include "policy/parallel/batch_split.h"
 
 namespace placement {
 class PlacerRegistry;
@@ -29,18 +30,6 @@ struct PlanOptions {
   std::string recompute = "none";  // none | full
   int64_t micro_batch = 0;  // auto: samples per micro-batch, a divisor of the global batch; 0: batch / devices
 };
-
-// A training step's global batch split into micro-batches (a sample is one run of the graph where the graph's batch
-// is fixed).
-struct BatchSplit {
-  int64_t global_samples = 0;
-  int64_t micro_batch = 1;  // samples per micro-batch: the batch the graph is bound to
-  int64_t micro_batches = 0;
-};
-
-// The split of `samples` over `devices`: the given micro-batch (INVALID_ARGUMENT unless it divides the samples),
-// or the largest divisor of the samples no larger than samples / devices (at least 1).
-absl::StatusOr<BatchSplit> SplitGlobalBatch(int64_t samples, int64_t micro_batch, int32_t devices);
 
 struct PlaceOptions {
   std::string graph_path;

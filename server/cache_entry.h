@@ -22,8 +22,10 @@ namespace placement::server {
 
 // 2: answers of the memory model that keeps what autograd saves, with each device's memory by kind; a version 1
 // answer of the same request holds other memory figures, so it misses. 3: plans with DistributedDataParallel's
-// bucketed all-reduce, their memory by kind per replica and their micro-batch size.
-inline constexpr uint32_t kCacheFormatVersion = 3;
+// bucketed all-reduce, their memory by kind per replica and their micro-batch size. 4: a training step on several
+// accelerators left to the service is answered with the fastest plan at its global batch, and the fused kernels of
+// spelled-out patterns are priced once.
+inline constexpr uint32_t kCacheFormatVersion = 4;
 
 std::string EncodeCacheEntry(const placement::v1::PlaceResponse& response);
 

@@ -14,6 +14,7 @@
 #include "graph/status_macros.h"
 #include "graph/topology_json.h"
 #include "server/answer.h"
+#include "server/auto_plan.h"
 #include "server/request_decoder.h"
 #include "server/request_key.h"
 #include "server/request_log.h"
@@ -215,7 +216,11 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   // budget is planned once the graph's size is known.
   const Budget call{control.client_deadline, control.cancelled};
   if (call.Expired()) return call.ExpiredStatus();
-  ASSIGN_OR_RETURN(const PlaceRoute route, Route(request));
+  // A training step on several accelerators left to the service is answered as the plan it would run
+  // (server/auto_plan.h): routed, decoded and placed as that plan, cached under the request as sent too.
+  ASSIGN_OR_RETURN(std::optional<pb::PlaceRequest> planned, PlanRequestFor(request));
+  const pb::PlaceRequest& asked = planned.has_value() ? *planned : request;
+  ASSIGN_OR_RETURN(const PlaceRoute route, Route(asked));
 
   // A repeat of a request is answered before the graph is decoded: decoding and importing an ONNX model costs
   // tens of milliseconds, the lookup tens of microseconds. The nominal budget does not depend on the graph.
@@ -227,14 +232,24 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
     if (std::optional<pb::PlaceResponse> hit = Cached(request_key, control, /*count_miss=*/false))
       return *std::move(hit);
   }
-  ASSIGN_OR_RETURN(const DecodedPlace decoded, Decode(request, route, control));
+  ASSIGN_OR_RETURN(DecodedPlace decoded, Decode(asked, route, control));
+  if (planned.has_value()) {
+    ASSIGN_OR_RETURN(const bool bind_again, SplitGlobalBatchOf(request, decoded.input, *planned));
+    if (bind_again) {
+      ASSIGN_OR_RETURN(decoded, Decode(*planned, route, control));
+    } else {  // the graph is bound to the micro-batch already; the key follows the split
+      decoded.parts.plan_options = CanonicalPlanOptions(*planned);
+      decoded.parts.graph_options = CanonicalGraphOptions(planned->options());
+      decoded.key = AnswerCache::Key(decoded.parts);
+    }
+  }
   if (use_cache) {
     if (std::optional<pb::PlaceResponse> hit = CachedUnderGraphKey(decoded.key, request_key, control)) {
       return *std::move(hit);
     }
   }
 
-  ASSIGN_OR_RETURN(pb::PlaceResponse response, RunPlacer(request, route, decoded, control));
+  ASSIGN_OR_RETURN(pb::PlaceResponse response, RunPlacer(asked, route, decoded, control));
   if (cache_ != nullptr && !decoded.plan.cut_by_client) {
     Store(decoded.key, response, control);
     Store(request_key, response, control);

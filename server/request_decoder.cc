@@ -54,6 +54,7 @@ struct Imported {
   std::string time_unit = "s";
   std::string format;
   int64_t samples_per_run = 1;
+  int64_t fixed_batch = 0;
   std::vector<std::string> warnings;
 };
 
@@ -128,6 +129,7 @@ absl::StatusOr<Imported> Import(const GraphSource& source, const pb::GraphOption
       out.warnings = std::move(r->warnings);
       out.format = "onnx";
       out.samples_per_run = r->batch;
+      out.fixed_batch = r->fixed_batch;
       return out;
     }
     case GraphSource::Kind::kJson: {
@@ -175,17 +177,6 @@ absl::StatusOr<Graph> StepGraph(const Graph& forward, const pb::GraphOptions& o,
   return step;
 }
 
-absl::StatusOr<Topology> ParseTopology(const pb::Topology& t) {
-  absl::StatusOr<Topology> topology;
-  if (t.source_case() == pb::Topology::kShorthand) {
-    topology = ParseTopologyShorthand(t.shorthand());
-    if (!topology.ok()) return InField("topology.shorthand", topology.status());
-  } else {
-    topology = ParseTopologyJson(t.json());
-    if (!topology.ok()) return InField("topology.json", topology.status());
-  }
-  return topology;
-}
 
 // The graph a request carries: both requests hold it in the same oneof.
 template <typename Request>
@@ -204,6 +195,18 @@ GraphSource SourceOfRequest(const Request& r) {
 
 }  // namespace
 
+absl::StatusOr<Topology> ParseTopology(const pb::Topology& t) {
+  absl::StatusOr<Topology> topology;
+  if (t.source_case() == pb::Topology::kShorthand) {
+    topology = ParseTopologyShorthand(t.shorthand());
+    if (!topology.ok()) return InField("topology.shorthand", topology.status());
+  } else {
+    topology = ParseTopologyJson(t.json());
+    if (!topology.ok()) return InField("topology.json", topology.status());
+  }
+  return topology;
+}
+
 GraphSource SourceOf(const pb::PlaceRequest& r) { return SourceOfRequest(r); }
 
 GraphSource SourceOf(const pb::SimulateRequest& r) { return SourceOfRequest(r); }
@@ -216,6 +219,7 @@ absl::StatusOr<DecodedInput> DecodeInput(const GraphSource& source, const pb::Gr
   out.time_unit = imported->time_unit;
   out.format = imported->format;
   out.samples_per_run = imported->samples_per_run;
+  out.fixed_batch = imported->fixed_batch;
   out.warnings = std::move(imported->warnings);
   if (absl::Status s = CheckGraphSize("graph", imported->graph.num_ops(), imported->graph.num_edges(), limits);
       !s.ok()) {
@@ -340,8 +344,9 @@ std::string CanonicalPlanOptions(const pb::PlaceRequest& r) {
   const bool unsharded = sharding.empty() || sharding == "none";
   const std::string recompute = absl::AsciiStrToLower(r.recompute());
   const bool kept = recompute.empty() || recompute == "none";
-  const bool plain = (parallelism.empty() || parallelism == "operator") && (schedule.empty() || schedule == "1f1b") &&
-                     r.global_batch() == 0 && unsharded && kept;
+  // "" is not "operator": a training step on several accelerators left to the service is answered as a plan.
+  const bool plain = parallelism.empty() && (schedule.empty() || schedule == "1f1b") && r.global_batch() == 0 &&
+                     unsharded && kept;
   if (plain) return "";
   return absl::StrCat("parallelism=", parallelism.empty() ? "operator" : parallelism,
                       ";schedule=", schedule.empty() ? "1f1b" : schedule, ";global_batch=", r.global_batch(),

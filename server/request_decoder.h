@@ -33,12 +33,16 @@ struct GraphSource {
 GraphSource SourceOf(const placement::v1::PlaceRequest& request);
 GraphSource SourceOf(const placement::v1::SimulateRequest& request);
 
+// A request's cluster: its shorthand ("8xH100") or JSON; errors name the field.
+absl::StatusOr<Topology> ParseTopology(const placement::v1::Topology& topology);
+
 struct DecodedInput {
   Graph graph;  // as placed: imported, then expanded into a training step when asked
   Topology topology;
   std::string time_unit = "s";
   std::string format;                 // "proto", "onnx", "placement.graph/v1" or "tarnawski"
   int64_t samples_per_run = 1;        // the batch an ONNX graph is bound to; 1 (a run is a sample) otherwise
+  int64_t fixed_batch = 0;            // an ONNX graph exported with its batch fixed: that batch
   std::vector<std::string> warnings;  // what the importer assumed
   CostSources cost_sources;           // which operators' costs are measured, which modelled
 };

@@ -179,5 +179,45 @@ TEST(SimulatePlan, PlacementScoresUnderPipeDreamsCostModel) {
   EXPECT_THAT(s.error_message(), HasSubstr("cost_model"));
 }
 
+
+// A training step on several accelerators that leaves the plan to the service gets the plan people would run, as
+// placectl's default gives it: the global batch (options.batch_size, in samples) split into micro-batches, data,
+// pipeline and hybrid plans and operator placement compared per step; operator placement stays one field away.
+TEST(PlacePlan, TrainingOnSeveralAcceleratorsDefaultsToTheFastestPlanAtTheGlobalBatch) {
+  TempDir dir;
+  auto server = StartReadyServer(TestOptions(dir.path()));
+  ASSERT_NE(server, nullptr);
+  pb::PlaceRequest request;
+  request.set_onnx(testing::ReadSourceFile("tests/data/corpus/resnet50.onnx"));
+  request.mutable_topology()->set_shorthand("8xH100");
+  request.mutable_options()->set_training(true);
+  request.mutable_options()->set_batch_size(32);
+  request.set_budget_ms(20000);
+  absl::StatusOr<pb::PlaceResponse> plan = Place(server->port(), request);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_GT(plan->stages_size(), 0);
+  EXPECT_EQ(plan->global_batch() * plan->micro_batch_size(), 32);
+  EXPECT_EQ(plan->micro_batch_size(), 4);
+  EXPECT_GT(plan->samples_per_second(), 0);
+
+  pb::PlaceRequest operators = request;
+  operators.set_parallelism("operator");
+  absl::StatusOr<pb::PlaceResponse> placed = Place(server->port(), operators);
+  ASSERT_TRUE(placed.ok()) << placed.status();
+  EXPECT_EQ(placed->stages_size(), 0);
+  EXPECT_LT(plan->step_time(), placed->score().value());  // a step of 32 samples against the operator placement's
+
+  pb::PlaceRequest asked = request;  // the same as asked by name
+  asked.set_parallelism("auto");
+  absl::StatusOr<pb::PlaceResponse> named = Place(server->port(), asked);
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_NEAR(named->step_time(), plan->step_time(), 1e-9 * plan->step_time());
+  asked.set_algorithm("heft");
+  absl::StatusOr<pb::PlaceResponse> refused = Place(server->port(), asked);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("parallelism auto: algorithm"));
+}
+
 }  // namespace
 }  // namespace placement::server
