@@ -8,6 +8,7 @@
 #include "client/chart_file.h"
 #include "client/plan_json.h"
 #include "graph/cost_model.h"
+#include "simulator/parallel_plan.h"
 #include "simulator/simulator.h"
 
 namespace placement::cli {
@@ -51,6 +52,12 @@ absl::StatusOr<ParallelPlan> PlanOfAnswer(const pb::PlaceResponse& answer, const
   if (!schedule.ok()) return schedule.status();
   plan->schedule = *schedule;
   plan->global_batch = answer.global_batch();
+  absl::StatusOr<Sharding> sharding = ParseSharding(answer.sharding());
+  if (!sharding.ok()) return sharding.status();
+  absl::StatusOr<Recompute> recompute = ParseRecompute(answer.recompute());
+  if (!recompute.ok()) return recompute.status();
+  plan->sharding = *sharding;
+  plan->recompute = *recompute;
   return plan;
 }
 
@@ -75,7 +82,10 @@ Objective ObjectiveOf(pb::Objective o) {
 }  // namespace
 
 absl::Status WriteAnswerChart(const std::string& path, const AnswerChartInput& input, const pb::PlaceResponse& answer) {
-  absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(input.graph_path, input.load);
+  // A plan runs the graph bound to its micro-batch, which the server chose where the request left the plan to it.
+  GraphLoadOptions load = input.load;
+  if (answer.stages_size() > 0 && answer.micro_batch_size() > 0 && load.batch > 0) load.batch = answer.micro_batch_size();
+  absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(input.graph_path, load);
   if (!loaded.ok()) return absl::Status(loaded.status().code(), absl::StrCat("--chart: ", loaded.status().message()));
   const Problem& problem = loaded->problem;
   absl::StatusOr<Topology> topology = ResolveTopology(problem, input.topology_file, input.devices);
