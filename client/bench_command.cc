@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "client/flag_values.h"
 #include "client/remote_commands.h"
 #include "client/rpc_request.h"
 #include "client/server_channel.h"

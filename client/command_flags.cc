@@ -7,14 +7,10 @@
 #include "absl/flags/reflection.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "graph/precision.h"
 #include "graph/spelling.h"
-#include "graph/topology_json.h"
 
 namespace placement::cli {
 namespace {
@@ -110,22 +106,48 @@ std::vector<std::string> SpellingsFor(absl::string_view command) {
   return {names.begin(), names.end()};
 }
 
+// "--a, --b" or "no flags", for the errors that say what a command takes.
+std::string FlagList(absl::string_view command) {
+  const std::vector<std::string> flags = FlagsOf(command);
+  return flags.empty() ? "no flags" : absl::StrCat("--", absl::StrJoin(flags, ", --"));
+}
+
 }  // namespace
+
+std::vector<FlagGiven> FlagsGiven(int argc, char** argv) {
+  std::vector<FlagGiven> given;
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (arg == "--") break;
+    const std::string name = FlagName(arg);
+    if (name.empty()) continue;
+    FlagGiven flag{name, std::nullopt};
+    const size_t equals = arg.find('=');
+    if (equals != absl::string_view::npos) {
+      flag.value = std::string(arg.substr(equals + 1));
+    } else if (!absl::FindCommandLineFlag(name)->IsOfType<bool>() && i + 1 < argc) {
+      flag.value = argv[++i];  // absl takes the next argument as the value, whatever it looks like
+    }
+    given.push_back(std::move(flag));
+  }
+  return given;
+}
 
 absl::Status CheckFlagsKnown(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const absl::string_view arg = argv[i];
     if (arg == "--") break;
     const std::string name = WrittenName(arg);
-    // A negative number is a value ("--batch -4", reported by CheckCountsGiven), not a flag.
+    // A negative number is a value ("--batch -4", reported by CheckValuesValid), not a flag.
     if (name.empty() || absl::ascii_isdigit(name[0]) || name[0] == '.' || !FlagName(arg).empty()) continue;
+    if (std::find(kAbsl.begin(), kAbsl.end(), name) != kAbsl.end()) continue;  // absl's own, not in its registry
     const std::string command = CommandOf(argc, argv);
     const std::string nearest = NearestSpelling(name, SpellingsFor(command));
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown flag --", name,
         !nearest.empty() ? absl::StrCat("; did you mean --", nearest, "?")
         : command.empty() ? "; `placectl help` lists the commands and their flags"
-                          : absl::StrCat("; ", command, " takes --", absl::StrJoin(FlagsOf(command), ", --"))));
+                          : absl::StrCat("; ", command, " takes ", FlagList(command))));
   }
   return absl::OkStatus();
 }
@@ -150,48 +172,7 @@ absl::Status CheckFlagsApply(absl::string_view command, int argc, char** argv) {
       continue;
     }
     return absl::InvalidArgumentError(
-        absl::StrCat("--", name, " does not apply to ", command, "; ", command, " takes ",
-                     allowed.empty() ? "no flags" : absl::StrCat("--", absl::StrJoin(allowed, ", --"))));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status CheckCountsGiven(int argc, char** argv) {
-  // 0 stands for "not given" in these flags' defaults, so a 0 or a negative count given would be silently ignored.
-  static const std::set<std::string> kPositive = {"batch", "seq", "micro_batch"};
-  for (int i = 1; i < argc; ++i) {
-    const absl::string_view arg = argv[i];
-    if (arg == "--") break;
-    const std::string name = FlagName(arg);
-    if (kPositive.count(name) == 0) continue;
-    const std::string value = absl::FindCommandLineFlag(name)->CurrentValue();
-    int64_t count = 0;
-    if (absl::SimpleAtoi(value, &count) && count > 0) continue;
-    return absl::InvalidArgumentError(absl::StrCat("--", name, " ", value, " is not a positive count",
-                                                   name == "batch" ? " of samples" : ""));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status CheckValuesParse(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const absl::string_view arg = argv[i];
-    if (arg == "--") break;
-    const std::string name = FlagName(arg);
-    if (name != "precision" && name != "devices") continue;
-    const std::string value = absl::FindCommandLineFlag(name)->CurrentValue();
-    if (value.empty()) continue;
-    if (name == "precision") {
-      if (absl::Status s = ParsePrecision(value).status(); !s.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("--precision: ", s.message()));
-      }
-      continue;
-    }
-    for (absl::string_view cluster : absl::StrSplit(value, ',')) {  // train takes a list of clusters
-      if (absl::Status s = ParseTopologyShorthand(cluster).status(); !s.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("--devices: ", s.message()));
-      }
-    }
+        absl::StrCat("--", name, " does not apply to ", command, "; ", command, " takes ", FlagList(command)));
   }
   return absl::OkStatus();
 }

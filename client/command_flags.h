@@ -3,6 +3,7 @@
 // --devices`).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,11 +24,14 @@ absl::Status CheckFlagsApply(absl::string_view command, int argc, char** argv);
 // "unknown flag --device; did you mean --devices?".
 absl::Status CheckFlagsKnown(int argc, char** argv);
 
-// INVALID_ARGUMENT naming the flag when --batch, --seq or --micro_batch is given a count that is not positive.
-absl::Status CheckCountsGiven(int argc, char** argv);
+// A flag on the command line: its registered name ("--noX" is X), and its value as written ("--name=value", or the
+// next argument for a flag that is not a boolean); none for a boolean without "=" or a flag last on the line.
+struct FlagGiven {
+  std::string name;
+  std::optional<std::string> value;
+};
 
-// INVALID_ARGUMENT naming the flag when --precision or --devices is given a value that does not parse (an unknown
-// precision, a device preset that does not exist), before any file is read: a usage error, not a bad input.
-absl::Status CheckValuesParse(int argc, char** argv);
+// The flags of the command line (argv, as main received it), in order; what is not a registered flag is left out.
+std::vector<FlagGiven> FlagsGiven(int argc, char** argv);
 
 }  // namespace placement::cli

@@ -4,6 +4,7 @@
 #include "graph/graph_families.h"
 #include "graph/graph_json.h"
 #include "graph/training.h"
+#include "graph/usage_error.h"
 
 namespace placement::cli {
 
@@ -22,7 +23,8 @@ absl::StatusOr<std::string> RunGenerate(const GenerateOptions& o) {
   family.batch = o.batch;
   family.width = o.width;
   absl::StatusOr<Graph> graph = GenerateFamily(o.family, family);
-  if (!graph.ok()) return graph.status();
+  // generate reads no file: what it refuses is the command line's FAMILY or flags.
+  if (!graph.ok()) return AsUsageError(graph.status());
   if (o.training) {
     absl::StatusOr<Graph> step = BuildTrainingGraph(*graph, TrainingOptions{});
     if (!step.ok()) return step.status();

@@ -2,8 +2,7 @@
 #pragma once
 
 #include "absl/status/status.h"
-#include "absl/strings/cord.h"
-#include "absl/strings/string_view.h"
+#include "graph/usage_error.h"  // AsUsageError, UsageError: the command line's own mistakes
 
 namespace placement::cli {
 
@@ -17,20 +16,8 @@ enum ExitCode : int {
   kExitDenied = 6,       // the server refused who we are: a missing or wrong token, or certificate
 };
 
-// A command line's own mistake (a flag's value, a combination of flags) is INVALID_ARGUMENT marked as a usage
-// error, so that it exits 2 where a bad file's INVALID_ARGUMENT exits 3.
-inline constexpr char kUsagePayload[] = "type.placement/usage";
-
-inline absl::Status AsUsageError(absl::Status status) {
-  if (!status.ok()) status.SetPayload(kUsagePayload, absl::Cord("1"));
-  return status;
-}
-inline absl::Status UsageError(absl::string_view message) {
-  return AsUsageError(absl::InvalidArgumentError(message));
-}
-
 inline int ExitCodeFor(const absl::Status& status) {
-  if (!status.ok() && status.GetPayload(kUsagePayload).has_value()) return kExitUsage;
+  if (IsUsageError(status)) return kExitUsage;
   switch (status.code()) {
     case absl::StatusCode::kOk:
       return kExitOk;

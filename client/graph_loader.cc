@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -21,12 +22,16 @@
 #include "graph/tarnawski.h"
 #include "graph/topology_json.h"
 #include "graph/training.h"
+#include "graph/usage_error.h"
 
 namespace placement::cli {
 namespace {
 
+// `s` with the file it is about in front; its payloads (a usage error's mark) kept.
 absl::Status WithPath(const std::string& path, const absl::Status& s) {
-  return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+  absl::Status with(s.code(), absl::StrCat(path, ": ", s.message()));
+  s.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) { with.SetPayload(url, payload); });
+  return with;
 }
 
 OnnxImportOptions ImportOptions(const GraphLoadOptions& o) {
@@ -45,7 +50,8 @@ absl::StatusOr<LoadedGraph> Import(const std::string& path, const std::string& t
   LoadedGraph loaded;
   const GraphFormat format = DetectGraphFormat(text);
   if (SetsOnnxOptions(o) && format != GraphFormat::kOnnx) {
-    return absl::InvalidArgumentError(absl::StrCat(
+    // The graph is fine: the flag is what does not fit it.
+    return UsageError(absl::StrCat(
         path,
         ": --batch, --seq, --dim and the other ONNX options apply to ONNX models; this graph has its costs fixed"));
   }
@@ -134,6 +140,18 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseDims(const std::vector<std::
     dims[item.substr(0, eq)] = value;
   }
   return dims;
+}
+
+absl::StatusOr<std::string> ReadCostsFile(const std::string& path, const std::string& kind) {
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) return text.status();
+  // An empty file would measure nothing, leaving every operator at the model's estimate without a word.
+  if (absl::StripAsciiWhitespace(*text).empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": the costs file is empty"));
+  }
+  // Parsed here too for the commands that send it to a server as it is.
+  if (absl::Status s = ParseCostsInput(*text, kind).status(); !s.ok()) return WithPath(path, s);
+  return text;
 }
 
 absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLoadOptions& options) {

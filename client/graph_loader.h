@@ -49,6 +49,10 @@ bool SetsOnnxOptions(const GraphLoadOptions& options);
 // integer is an error naming it.
 absl::StatusOr<std::map<std::string, int64_t>> ParseDims(const std::vector<std::string>& items);
 
+// The text of a --costs file (a profiler trace recorded on device kind `kind`), refusing one that is empty or does
+// not parse: a bad input naming it.
+absl::StatusOr<std::string> ReadCostsFile(const std::string& path, const std::string& kind);
+
 absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLoadOptions& options = {});
 
 // Chooses the topology: the file, else the shorthand, else the one the graph file carried. Giving both a file and

@@ -19,6 +19,7 @@
 #include "client/command_flags.h"
 #include "client/convert_commands.h"
 #include "client/exit_codes.h"
+#include "client/flag_values.h"
 #include "client/lifecycle_commands.h"
 #include "client/memory_command.h"
 #include "client/place_command.h"
@@ -27,7 +28,6 @@
 #include "client/simulate_command.h"
 #include "client/torch_commands.h"
 #include "graph/device_presets.h"
-#include "graph/file_io.h"
 #include "policy/learned/learned_placer_info.h"
 #include "policy/placer_families.h"
 
@@ -520,9 +520,12 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   std::vector<std::string> joined;
   std::vector<char*> rewritten = JoinRepeatedDims(argc, argv, &joined);
-  // Before absl parses them: its own report of an unknown flag exits 1 and suggests nothing.
-  if (absl::Status known = placement::cli::CheckFlagsKnown(argc, argv); !known.ok()) {
-    std::cerr << "placectl: " << known.message() << "\n";
+  // Before absl parses them: its own report of an unknown flag or a value of the wrong type exits 1 and suggests
+  // nothing.
+  absl::Status parses = placement::cli::CheckFlagsKnown(argc, argv);
+  if (parses.ok()) parses = placement::cli::CheckValuesTyped(argc, argv);
+  if (!parses.ok()) {
+    std::cerr << "placectl: " << parses.message() << "\n";
     return kExitUsage;
   }
   std::vector<char*> args = absl::ParseCommandLine(static_cast<int>(rewritten.size()), rewritten.data());
@@ -531,14 +534,14 @@ int main(int argc, char** argv) {
   if (!dims.ok()) return Usage(std::string(dims.status().message()));
   Invocation in{args[1], std::vector<std::string>(args.begin() + 2, args.end()), *std::move(dims), "", argv};
   absl::Status s = placement::cli::CheckFlagsApply(in.command, argc, argv);
-  if (s.ok()) s = placement::cli::CheckCountsGiven(argc, argv);
-  if (s.ok()) s = placement::cli::CheckValuesParse(argc, argv);
+  if (s.ok()) s = placement::cli::CheckValuesValid(in.command, argc, argv);
   if (!s.ok()) {
     std::cerr << "placectl " << in.command << ": " << s.message() << "\n";
     return kExitUsage;
   }
   if (!absl::GetFlag(FLAGS_costs).empty()) {
-    absl::StatusOr<std::string> text = placement::ReadWholeFile(absl::GetFlag(FLAGS_costs));
+    absl::StatusOr<std::string> text =
+        placement::cli::ReadCostsFile(absl::GetFlag(FLAGS_costs), absl::GetFlag(FLAGS_costs_kind));
     if (!text.ok()) return Fail(in.command, text.status());
     in.costs = *std::move(text);
   }

@@ -15,6 +15,7 @@
 #include "client/answer_chart.h"
 #include "client/answer_report.h"
 #include "client/chart_file.h"
+#include "client/flag_values.h"
 #include "client/rpc_request.h"
 #include "client/server_channel.h"
 #include "graph/file_io.h"
@@ -78,15 +79,6 @@ class ProgressLine {
 };
 
 }  // namespace
-
-absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& flag, const std::string& text) {
-  absl::Duration d;
-  if (!absl::ParseDuration(text, &d) || d <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", flag, " '", text, "' is not a positive duration such as 500ms, 2s or 1m"));
-  }
-  return d;
-}
 
 absl::StatusOr<std::string> RunSubmit(const SubmitOptions& o) {
   if (absl::Status s = CheckOutput(o.output); !s.ok()) return s;

@@ -58,7 +58,4 @@ absl::StatusOr<std::string> MessageJson(const google::protobuf::Message& message
 // "policies       NAME (default): VERSION from FILE on DEVICE", a line per served policy.
 std::string DescribePolicies(const google::protobuf::RepeatedPtrField<placement::v1::ServedPolicy>& policies);
 
-// absl::ParseDuration, refusing what is not positive; `flag` names the option in the message.
-absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& flag, const std::string& text);
-
 }  // namespace placement::cli

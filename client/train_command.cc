@@ -158,7 +158,9 @@ absl::StatusOr<std::vector<std::string>> ExpandGraphInputs(const std::vector<std
       return absl::NotFoundError(absl::StrCat("'", input, "' is neither a graph file nor a folder"));
     }
   }
-  if (files.empty()) return absl::InvalidArgumentError("no graph files (.onnx, .json) in the inputs given");
+  if (files.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("no graph files (.onnx, .json) in ", absl::StrJoin(inputs, ", ")));
+  }
   return files;
 }
 

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "graph/generators.h"
 #include "graph/seeded_random.h"
+#include "graph/spelling.h"
 
 namespace placement {
 namespace {
@@ -305,8 +306,10 @@ absl::StatusOr<Graph> GenerateFamily(absl::string_view family, const FamilyOptio
   for (const auto& [name, generate] : kFamilies) {
     if (name == family) return generate(o);
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown graph family '", family, "'; known families: ", absl::StrJoin(GraphFamilies(), ", ")));
+  const std::string nearest = NearestSpelling(family, GraphFamilies());
+  return absl::InvalidArgumentError(absl::StrCat("unknown graph family '", family, "'",
+                                                 nearest.empty() ? "" : absl::StrCat(" (did you mean ", nearest, "?)"),
+                                                 "; known families: ", absl::StrJoin(GraphFamilies(), ", ")));
 }
 
 }  // namespace placement

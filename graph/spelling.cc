@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
+
 namespace placement {
 
 size_t EditDistance(absl::string_view a, absl::string_view b) {
@@ -28,6 +30,16 @@ std::string NearestSpelling(absl::string_view name, const std::vector<std::strin
       best = d;
       nearest = candidate;
     }
+  }
+  if (!nearest.empty()) return nearest;
+  // A word with a tail added or cut off ("batchsize", "seq_len", "devi") is far in edits but plainly meant, when
+  // only one candidate is so ("ilp" could be any of three placers).
+  for (const std::string& candidate : candidates) {
+    const absl::string_view shorter = candidate.size() < name.size() ? absl::string_view(candidate) : name;
+    const absl::string_view longer = candidate.size() < name.size() ? name : absl::string_view(candidate);
+    if (shorter.size() < 3 || !absl::StartsWith(longer, shorter)) continue;
+    if (!nearest.empty()) return "";
+    nearest = candidate;
   }
   return nearest;
 }

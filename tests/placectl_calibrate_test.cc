@@ -120,8 +120,8 @@ TEST(PlacectlCalibrate, WritesAOneDeviceTopologyThatPlaceTakes) {
       placement::ParseTorchTrace(placement::testing::Slurp(data + "resnet18_b1_train_cpu1.trace.json"));
   ASSERT_TRUE(trace.ok()) << trace.status();
   EXPECT_NEAR(nlohmann::json::parse(placed_step.out)["value"].get<double>() / trace->step_seconds, 1.0, 0.1);
-  EXPECT_EQ(no_threads.exit_code, 3);
-  EXPECT_THAT(no_threads.err, HasSubstr("--threads must be at least 1"));
+  EXPECT_EQ(no_threads.exit_code, 2);  // a usage error
+  EXPECT_THAT(no_threads.err, HasSubstr("--threads 0 is not a positive count"));
   EXPECT_NE(no_profile.exit_code, 0);
   EXPECT_THAT(no_profile.err, HasSubstr("/nonexistent/profile/model.onnx"));
 }

@@ -1,5 +1,6 @@
 #include "client/security/channel_credentials.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <grpcpp/create_channel.h>
@@ -8,16 +9,32 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "graph/file_io.h"
 
 namespace placement::client {
 namespace {
 
+// A file the options name, read before any connection: one that is missing or unreadable is a bad input naming it.
 absl::StatusOr<std::string> ReadWhole(absl::string_view what, const std::string& path) {
   absl::StatusOr<std::string> bytes = ReadWholeFile(path);
-  if (!bytes.ok()) return absl::FailedPreconditionError(absl::StrCat(what, ": cannot read '", path, "'"));
+  if (!bytes.ok()) return absl::InvalidArgumentError(absl::StrCat(what, ": ", bytes.status().message()));
   return bytes;
+}
+
+// A certificate or key file: gRPC would otherwise report a file that is not PEM only on its log, then fail to connect.
+absl::StatusOr<std::string> ReadPem(absl::string_view what, const std::string& path) {
+  absl::StatusOr<std::string> text = ReadWhole(what, path);
+  if (text.ok() && !absl::StrContains(*text, "-----BEGIN ")) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": '", path, "' is not PEM (no -----BEGIN line)"));
+  }
+  return text;
+}
+
+// What an HTTP/2 header value can carry.
+bool IsPrintableAscii(absl::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
 }
 
 // Adds "authorization: Bearer <token>" to every call of the channel.
@@ -45,7 +62,11 @@ absl::StatusOr<std::string> ResolveAuthToken(const ClientSecurityOptions& o) {
     absl::StatusOr<std::string> text = ReadWhole("token file", o.token_file);
     if (!text.ok()) return text.status();
     std::string token(absl::StripAsciiWhitespace(*text));
-    if (token.empty()) return absl::FailedPreconditionError(absl::StrCat("token file: '", o.token_file, "' is empty"));
+    if (token.empty()) return absl::InvalidArgumentError(absl::StrCat("token file: '", o.token_file, "' is empty"));
+    if (!IsPrintableAscii(token)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("token file: '", o.token_file, "' holds bytes a token cannot (printable ASCII only)"));
+    }
     return token;
   }
   const char* env = std::getenv(kAuthTokenEnv);
@@ -64,14 +85,14 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials
   if (tls) {
     grpc::SslCredentialsOptions ssl;
     if (!o.ca_file.empty()) {
-      absl::StatusOr<std::string> ca = ReadWhole("CA file", o.ca_file);
+      absl::StatusOr<std::string> ca = ReadPem("CA file", o.ca_file);
       if (!ca.ok()) return ca.status();
       ssl.pem_root_certs = *std::move(ca);
     }
     if (!o.cert_file.empty()) {
-      absl::StatusOr<std::string> cert = ReadWhole("client certificate", o.cert_file);
+      absl::StatusOr<std::string> cert = ReadPem("client certificate", o.cert_file);
       if (!cert.ok()) return cert.status();
-      absl::StatusOr<std::string> key = ReadWhole("client key", o.key_file);
+      absl::StatusOr<std::string> key = ReadPem("client key", o.key_file);
       if (!key.ok()) return key.status();
       ssl.pem_cert_chain = *std::move(cert);
       ssl.pem_private_key = *std::move(key);

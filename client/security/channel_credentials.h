@@ -24,13 +24,14 @@ struct ClientSecurityOptions {
 };
 
 // The bearer token the options name: the file's content (less surrounding whitespace), else the environment
-// variable's value, else "" (no token). FAILED_PRECONDITION when the file cannot be read or is empty.
+// variable's value, else "" (no token). INVALID_ARGUMENT when the file cannot be read, is empty, or holds what a
+// token cannot.
 absl::StatusOr<std::string> ResolveAuthToken(const ClientSecurityOptions& options);
 
 // Transport credentials composed with the token, when there is one, as "authorization: Bearer <token>" call
 // credentials. gRPC refuses to send call credentials over plaintext except to a loopback peer, so a token
-// without TLS works on 127.0.0.1 and ::1 only. INVALID_ARGUMENT for half-given options, FAILED_PRECONDITION for
-// files that cannot be read.
+// without TLS works on 127.0.0.1 and ::1 only. INVALID_ARGUMENT for half-given options and for files that cannot be
+// read or are not PEM.
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials(const ClientSecurityOptions& options);
 
 // A channel to `target` with MakeChannelCredentials, the server name override when set, and `max_message_bytes`

@@ -21,6 +21,8 @@
 #include "graph/onnx/model_reader.h"
 #include "graph/onnx/op_costs.h"
 #include "graph/onnx/weights.h"
+#include "graph/spelling.h"
+#include "graph/usage_error.h"
 
 namespace placement {
 namespace {
@@ -60,8 +62,11 @@ absl::Status CheckDimSymbols(const onnx::GraphProto& graph, const OnnxImportOpti
   }
   for (const auto& [name, value] : options.dims) {
     if (name.find(':') != std::string::npos || symbols.count(name) > 0) continue;
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--dim '", name, "': the model's inputs have no dimension named '", name, "'; ",
+    const std::string nearest = NearestSpelling(name, {symbols.begin(), symbols.end()});
+    // The model is fine: the option is what is wrong, as a misspelt flag would be.
+    return UsageError(absl::StrCat(
+        "--dim '", name, "': the model's inputs have no dimension named '", name, "'",
+        nearest.empty() ? "" : absl::StrCat(" (did you mean ", nearest, "?)"), "; ",
         symbols.empty() ? "they have no named dimensions"
                         : absl::StrCat("their named dimensions: ", absl::StrJoin(symbols, ", ")),
         " (a tensor's axis is set as TENSOR:AXIS=VALUE)"));

@@ -21,5 +21,13 @@ TEST(Spelling, TheNearestIsSuggestedOnlyWhenItIsClose) {
   EXPECT_EQ(NearestSpelling("x", {}), "");
 }
 
+TEST(Spelling, AWordWithATailAddedOrCutOffSuggestsTheWord) {
+  const std::vector<std::string> flags = {"batch", "global_batch", "seq", "devices", "deadline"};
+  EXPECT_EQ(NearestSpelling("batchsize", flags), "batch");
+  EXPECT_EQ(NearestSpelling("seq_len", flags), "seq");
+  EXPECT_EQ(NearestSpelling("devi", flags), "devices");
+  EXPECT_EQ(NearestSpelling("ilp", {"ilp_latency", "ilp_throughput"}), "");  // either
+}
+
 }  // namespace
 }  // namespace placement
