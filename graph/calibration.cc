@@ -17,6 +17,21 @@
 namespace placement {
 namespace {
 
+// An accelerator's host thread issues each operator of eager PyTorch in a multiple of the time one tiny operator
+// takes from Python (the measured launch overhead): the module call and autograd's bookkeeping forward, the
+// autograd engine's node, its gradient accumulation and the optimizer's share of the parameters backward. The
+// multiples were fitted on one H100 host (PyTorch 2.11, fifteen torchvision models at batch 32, bench/fidelity/h100)
+// and hold on an H200 host whose launches took 7.2 us against 11.3 (docs/BENCHMARKS.md, "The host's dispatch").
+// A CPU runs its operators on the thread that issues them: no overlap, nothing to add.
+constexpr double kHostForwardPerLaunch = 3.5;
+constexpr double kHostBackwardPerLaunch = 8.9;
+
+void SetHostOverheads(Device& d) {
+  if (d.type == DeviceType::kCpu) return;
+  d.host_op_overhead = kHostForwardPerLaunch * d.launch_overhead;
+  d.host_backward_op_overhead = kHostBackwardPerLaunch * d.launch_overhead;
+}
+
 using Json = nlohmann::json;
 
 bool PositiveFinite(double x) { return std::isfinite(x) && x > 0; }
@@ -139,6 +154,7 @@ absl::StatusOr<Calibration> ParseMeasurements(absl::string_view text) {
   ASSIGN_OR_RETURN(d.peak_flops, RequiredFigure(root, "", "peak_flops"));
   ASSIGN_OR_RETURN(d.memory_bandwidth, RequiredFigure(root, "", "memory_bandwidth"));
   ASSIGN_OR_RETURN(d.launch_overhead, RequiredFigure(root, "", "launch_overhead"));
+  SetHostOverheads(d);
   const Json* lines = json::Find(root, "lines");
   if (lines == nullptr || !lines->is_array() || lines->empty()) {
     return absl::InvalidArgumentError("the measurements need a non-empty \"lines\" array");
@@ -185,6 +201,7 @@ absl::StatusOr<Calibration> MedianOfCalibrations(const std::vector<Calibration>&
   d.peak_flops = median_of([](const Calibration& c) { return c.device.peak_flops; });
   d.memory_bandwidth = median_of([](const Calibration& c) { return c.device.memory_bandwidth; });
   d.launch_overhead = median_of([](const Calibration& c) { return c.device.launch_overhead; });
+  SetHostOverheads(d);
   for (size_t i = 0; i < merged.lines.size(); ++i) {
     merged.lines[i].forward_seconds = median_of([i](const Calibration& c) { return c.lines[i].forward_seconds; });
     // Of the timings whose backward came out above 0 (see above); 0, not timed, where none did.

@@ -28,6 +28,32 @@ double Roofline(const Graph& g, OpId op, const Device& d, OpClass c, bool backwa
   return KernelSeconds(c, g.flops(op), g.bytes_accessed(op), d, backward);
 }
 
+// Per kind and operator, the host's time to issue it (CostModel::host_time); empty when no kind has any.
+std::vector<double> HostTimes(const Graph& g, const Topology& topology, const std::vector<DeviceId>& kind_device,
+                              const std::vector<double>& time) {
+  bool any = false;
+  for (DeviceId d : kind_device) {
+    const Device& device = topology.device(d);
+    any |= device.host_op_overhead > 0 || device.host_backward_op_overhead > 0;
+  }
+  if (!any) return {};
+  const size_t n = static_cast<size_t>(g.num_ops());
+  std::vector<double> host(kind_device.size() * n, 0);
+  for (OpId op = 0; op < g.num_ops(); ++op) {
+    // Views and copies of data (reshapes, transposes, slices: views in eager PyTorch), the optimizer's updates and
+    // a weight gradient (computed by the same autograd node as its input gradient) add nothing the host issues.
+    const OpClass c = ClassOfType(g.op_type(op));
+    if (c == OpClass::kView || c == OpClass::kDataMovement || c == OpClass::kOptimizer) continue;
+    if (absl::EndsWith(g.op_type(op), "WeightGrad")) continue;
+    for (size_t k = 0; k < kind_device.size(); ++k) {
+      if (time[k * n + op] <= 0 || time[k * n + op] == kCannotRun) continue;  // no kernel: a fused pattern's part
+      const Device& d = topology.device(kind_device[k]);
+      host[k * n + op] = g.is_backward(op) ? d.host_backward_op_overhead : d.host_op_overhead;
+    }
+  }
+  return host;
+}
+
 }  // namespace
 
 double KernelSeconds(OpClass c, double flops, double bytes, const Device& d, bool backward) {
@@ -102,6 +128,7 @@ absl::StatusOr<CostModel> CostModel::Create(const Graph& graph, const Topology& 
     }
   }
   PriceFusedPatterns(graph, topology, kind_device, m.time_);
+  m.host_time_ = HostTimes(graph, topology, kind_device, m.time_);
   for (OpId op = 0; op < m.num_ops_; ++op) {
     for (DeviceId d = 0; d < topology.num_devices(); ++d) {
       const double t = m.op_time(op, d);

@@ -50,6 +50,14 @@ class CostModel {
   // kCannotRun where the device's kind cannot run op.
   double op_time(OpId op, DeviceId d) const { return time_[static_cast<size_t>(kind_of_device_[d]) * num_ops_ + op]; }
   bool can_run(OpId op, DeviceId d) const { return op_time(op, d) != kCannotRun; }
+  // Seconds the host spends issuing op for d (Device::host_op_overhead): operators that compute, forward or
+  // backward (one autograd node for an input and a weight gradient); none for views and copies of data (views in
+  // eager PyTorch), for the parts of a fused pattern, and for the optimizer's updates (a foreach optimizer updates
+  // every parameter in a few kernels).
+  double host_time(OpId op, DeviceId d) const {
+    return host_time_.empty() ? 0 : host_time_[static_cast<size_t>(kind_of_device_[d]) * num_ops_ + op];
+  }
+  bool has_host_stream() const { return !host_time_.empty(); }
   // Fastest time of op over all devices of the topology (finite after Create succeeded).
   double fastest_time(OpId op) const { return fastest_[op]; }
   DeviceId fastest_device(OpId op) const { return fastest_device_[op]; }
@@ -70,7 +78,8 @@ class CostModel {
   const Topology* topology_ = nullptr;
   int32_t num_ops_ = 0;
   std::vector<int32_t> kind_of_device_;
-  std::vector<double> time_;  // kinds x ops
+  std::vector<double> time_;       // kinds x ops
+  std::vector<double> host_time_;  // kinds x ops, or empty
   std::vector<double> fastest_;
   std::vector<DeviceId> fastest_device_;
   std::vector<int64_t> pipelined_bytes_;

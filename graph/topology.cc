@@ -31,6 +31,8 @@ absl::Status ValidateDevice(const Device& d) {
   if (!(s = CheckFigure(what, "peak_flops", d.peak_flops, true)).ok()) return s;
   if (!(s = CheckFigure(what, "memory_bandwidth", d.memory_bandwidth, true)).ok()) return s;
   if (!(s = CheckFigure(what, "launch_overhead", d.launch_overhead, false)).ok()) return s;
+  if (!(s = CheckFigure(what, "host_op_overhead", d.host_op_overhead, false)).ok()) return s;
+  if (!(s = CheckFigure(what, "host_backward_op_overhead", d.host_backward_op_overhead, false)).ok()) return s;
   for (int c = 0; c < kNumOpClasses; ++c) {
     const absl::string_view name = OpClassName(static_cast<OpClass>(c));
     if (!(s = CheckFigure(what, absl::StrCat("efficiency.", name), d.efficiency[c], true)).ok()) return s;
@@ -47,11 +49,12 @@ absl::Status ValidateDevice(const Device& d) {
 // Devices of one kind share a row of the cost table, so they must agree on what the cost model reads.
 absl::Status CheckKindConsistent(const Device& a, const Device& b) {
   if (a.peak_flops != b.peak_flops || a.memory_bandwidth != b.memory_bandwidth ||
-      a.launch_overhead != b.launch_overhead || a.type != b.type || a.efficiency != b.efficiency ||
+      a.launch_overhead != b.launch_overhead || a.host_op_overhead != b.host_op_overhead ||
+      a.host_backward_op_overhead != b.host_backward_op_overhead || a.type != b.type || a.efficiency != b.efficiency ||
       a.backward_efficiency != b.backward_efficiency || a.serial_bandwidth != b.serial_bandwidth) {
     return absl::InvalidArgumentError(absl::StrCat("devices '", a.name, "' and '", b.name, "' are both of kind '",
                                                    a.kind,
-                                                   "' but differ in peak FLOP/s, memory bandwidth, launch overhead, "
+                                                   "' but differ in peak FLOP/s, memory bandwidth, launch or host overheads, "
                                                    "efficiencies or type; give them different kinds"));
   }
   return absl::OkStatus();

@@ -31,6 +31,12 @@ struct Device {
   int64_t memory_bytes = 0;     // capacity; 0 means unlimited (host memory in the Tarnawski model)
   int32_t host = 0;
   double launch_overhead = 0;  // seconds added to every roofline-estimated operator
+  // Seconds the framework's host thread spends issuing each operator that runs a kernel, forward and backward
+  // (eager PyTorch: the module call, the dispatcher, autograd's bookkeeping); 0: none. The host issues a device's
+  // operators one after another while the device runs those issued before, so where kernels are short the step
+  // takes the host's time, not the kernels' (simulator/simulator.h).
+  double host_op_overhead = 0;
+  double host_backward_op_overhead = 0;
   // Share of the roofline each operator class reaches (graph/op_class.h); backward operators of a training
   // step reach efficiency x backward_efficiency.
   ClassFactors efficiency = kUnitFactors;

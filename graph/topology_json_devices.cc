@@ -22,13 +22,14 @@ struct DeviceEntry {
 
 // The explicit form's devices may say which host they are on; in the hierarchical form the host's list does.
 absl::Status CheckEntryKeys(const Json& j, absl::string_view path, bool explicit_form) {
-  return explicit_form
-             ? CheckObject(j, path,
-                           {"preset", "count", "name", "kind", "type", "peak_flops", "memory_bandwidth", "memory",
-                            "launch_overhead", "efficiency", "backward_efficiency", "serial_bandwidth", "host"})
-             : CheckObject(j, path,
-                           {"preset", "count", "name", "kind", "type", "peak_flops", "memory_bandwidth", "memory",
-                            "launch_overhead", "efficiency", "backward_efficiency", "serial_bandwidth"});
+  return explicit_form ? CheckObject(j, path,
+                                     {"preset", "count", "name", "kind", "type", "peak_flops", "memory_bandwidth",
+                                      "memory", "launch_overhead", "host_op_overhead", "host_backward_op_overhead",
+                                      "efficiency", "backward_efficiency", "serial_bandwidth", "host"})
+                       : CheckObject(j, path,
+                                     {"preset", "count", "name", "kind", "type", "peak_flops", "memory_bandwidth",
+                                      "memory", "launch_overhead", "host_op_overhead", "host_backward_op_overhead",
+                                      "efficiency", "backward_efficiency", "serial_bandwidth"});
 }
 
 // The preset's device, the figures below then changing it; or, without a preset, a check that they are all given.
@@ -83,9 +84,12 @@ absl::Status ReadFigures(const Json& j, absl::string_view path, Device& device) 
     bool positive;
     double* out;
   };
-  for (const Figure& f : {Figure{"peak_flops", ParseFlops, true, &device.peak_flops},
-                          Figure{"memory_bandwidth", ParseBandwidth, true, &device.memory_bandwidth},
-                          Figure{"launch_overhead", ParseSeconds, false, &device.launch_overhead}}) {
+  for (const Figure& f :
+       {Figure{"peak_flops", ParseFlops, true, &device.peak_flops},
+        Figure{"memory_bandwidth", ParseBandwidth, true, &device.memory_bandwidth},
+        Figure{"launch_overhead", ParseSeconds, false, &device.launch_overhead},
+        Figure{"host_op_overhead", ParseSeconds, false, &device.host_op_overhead},
+        Figure{"host_backward_op_overhead", ParseSeconds, false, &device.host_backward_op_overhead}}) {
     if (const Json* v = Find(j, f.key)) {
       ASSIGN_OR_RETURN(*f.out, Quantity(*v, Child(path, f.key), f.parse, f.positive));
     }

@@ -35,6 +35,8 @@ nlohmann::ordered_json DeviceJson(const Device& dev) {
                               {"memory", dev.memory_bytes},
                               {"launch_overhead", dev.launch_overhead},
                               {"host", dev.host}};
+  if (dev.host_op_overhead > 0) j["host_op_overhead"] = dev.host_op_overhead;
+  if (dev.host_backward_op_overhead > 0) j["host_backward_op_overhead"] = dev.host_backward_op_overhead;
   if (dev.efficiency != kUnitFactors) j["efficiency"] = ClassFactorsJson(dev.efficiency);
   if (dev.backward_efficiency != kUnitFactors) j["backward_efficiency"] = ClassFactorsJson(dev.backward_efficiency);
   if (dev.serial_bandwidth != ClassFactors{}) j["serial_bandwidth"] = ClassFactorsJson(dev.serial_bandwidth);

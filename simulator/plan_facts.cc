@@ -28,15 +28,28 @@ void GatherTimes(const CostModel& costs, const ParallelPlan& plan, PlanFacts& f)
   const Graph& g = costs.graph();
   const std::vector<std::vector<DeviceId>> kinds = KindRepresentatives(costs.topology(), plan);
   std::vector<std::vector<StageFacts>> per_kind(plan.stages.size());
-  for (size_t s = 0; s < plan.stages.size(); ++s) per_kind[s].resize(kinds[s].size());
+  // The host's time to issue each pass (Device::host_op_overhead): a pass takes at least that, however short its
+  // kernels, as in the simulation, where the host issues them ahead of the device.
+  std::vector<std::vector<std::pair<double, double>>> host(plan.stages.size());
+  for (size_t s = 0; s < plan.stages.size(); ++s) {
+    per_kind[s].resize(kinds[s].size());
+    host[s].assign(kinds[s].size(), {0.0, 0.0});
+  }
   for (OpId op = 0; op < g.num_ops(); ++op) {
     const int32_t s = plan.stage_of_op[op];
     for (size_t k = 0; k < kinds[s].size(); ++k) {
       const double t = costs.op_time(op, kinds[s][k]);
       StageFacts& x = per_kind[s][k];
       (IsOptimizerUpdate(g, op) ? x.update : g.is_backward(op) ? x.backward : x.forward) += t;
+      (g.is_backward(op) ? host[s][k].second : host[s][k].first) += costs.host_time(op, kinds[s][k]);
     }
     f.stages[s].work += costs.op_time(op, plan.stages[s].devices.front());
+  }
+  for (size_t s = 0; s < plan.stages.size(); ++s) {
+    for (size_t k = 0; k < kinds[s].size(); ++k) {
+      per_kind[s][k].forward = std::max(per_kind[s][k].forward, host[s][k].first);
+      per_kind[s][k].backward = std::max(per_kind[s][k].backward, host[s][k].second);
+    }
   }
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     const auto slowest =

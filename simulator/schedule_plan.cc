@@ -41,6 +41,7 @@ class EdgePlanner {
     OpPlan op;
     op.device = device_[u];
     op.time = costs_.op_time(u, op.device);
+    op.host = costs_.host_time(u, op.device);
     // kTopological; kOpOrder and upward ranks replace it later.
     op.priority = -static_cast<double>(g_.topo_rank(u));
     op.releases_begin = releases_begin_[u];

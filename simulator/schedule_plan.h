@@ -20,6 +20,7 @@ namespace placement {
 // One operator; ops[v + 1] closes v's ranges, so the plan has num_ops + 1 of them.
 struct OpPlan {
   double time = 0;          // seconds on its device
+  double host = 0;          // seconds its device's host thread takes to issue it (CostModel::host_time)
   double priority = 0;      // the larger runs first, ties to the smaller OpId
   int64_t start_bytes = 0;  // allocated at its start: temporary bytes and every output
   int64_t end_bytes = 0;    // freed at its end: temporary bytes and the outputs nobody reads

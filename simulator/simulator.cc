@@ -57,6 +57,7 @@ class StepSimulation {
     for (OpId v = 0; v < g_.num_ops(); ++v) remaining_inputs_[v] = g_.in_degree(v);
     link_free_at_.assign(topo_.num_resources(), 0);
     running_.assign(num_devices, 0);
+    host_issued_.assign(num_devices, 0);
     dispatch_pending_.assign(num_devices, 0);
     dispatch_list_.reserve(num_devices);
     ready_.resize(num_devices);
@@ -142,15 +143,19 @@ class StepSimulation {
     dispatch_list_.clear();
   }
 
+  // The device's host thread issues its operators one after another, in the order the device runs them, without
+  // waiting for them; a kernel starts once it is issued and the device is free.
   void StartOp(OpId v, DeviceId d) {
     const OpPlan& op = plan_.ops[v];
     running_[d] = 1;
     memory_.Allocate(d, op.start_bytes);
-    const double end = now_ + op.time;
+    host_issued_[d] += op.host;
+    const double start = std::max(now_, host_issued_[d]);
+    const double end = start + op.time;
     result_.devices[d].busy += op.time;
     Push(end, kOpEnd, v);
     if (config_.record_timeline)
-      result_.timeline.push_back(TimelineEntry{TimelineEntry::Kind::kOp, v, d, -1, now_, end});
+      result_.timeline.push_back(TimelineEntry{TimelineEntry::Kind::kOp, v, d, -1, start, end});
   }
 
   void FinishOp(OpId v) {
@@ -256,6 +261,7 @@ class StepSimulation {
   int32_t ops_run_ = 0;
   std::vector<int32_t> remaining_inputs_;  // per op: inputs not yet on its device
   std::vector<double> link_free_at_;       // per link resource
+  std::vector<double> host_issued_;        // per device: when its host thread has issued the operators started
   std::vector<uint8_t> running_;           // per device: busy with an operator or idling after one
   std::vector<uint8_t> dispatch_pending_;  // per device: in dispatch_list_
   std::vector<DeviceId> dispatch_list_;

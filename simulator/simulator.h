@@ -1,6 +1,8 @@
 // Deterministic discrete-event simulation of one step of a placed graph.
 //
-// Each device runs one operator at a time from a ready queue ordered by a configurable priority. A tensor
+// Each device runs one operator at a time from a ready queue ordered by a configurable priority. Where the
+// topology gives host overheads (Device::host_op_overhead), each device's host thread issues its operators in
+// that order, one after another and ahead of the device: an operator starts no earlier than its issue. A tensor
 // needed on another device is sent once per destination device, over the link resources of the topology's
 // path; a resource carries one transfer at a time, so transfers sharing a link queue in request order.
 // Tensors consumed on their own device are free. Memory per device: parameters resident for the whole step;

@@ -225,6 +225,17 @@ TEST(TopologyJsonTest, DeviceFieldsOverrideThePreset) {
   EXPECT_EQ(t.device(0).peak_flops, 989e12);
 }
 
+TEST(TopologyJsonTest, HostOverheadsAreReadAndWrittenBack) {
+  Topology t = Parsed(ParseTopologyJson(R"({"hosts": [{"devices": [
+    {"preset": "H100", "count": 2, "host_op_overhead": "35us", "host_backward_op_overhead": 8e-5}]}]})"));
+  EXPECT_EQ(t.device(1).host_op_overhead, 35e-6);
+  EXPECT_EQ(t.device(1).host_backward_op_overhead, 8e-5);
+  Topology again = Parsed(ParseTopologyJson(TopologyToJson(t)));
+  EXPECT_EQ(again.device(0).host_op_overhead, 35e-6);
+  EXPECT_EQ(again.device(0).host_backward_op_overhead, 8e-5);
+  EXPECT_FALSE(ParseTopologyJson(R"({"hosts": [{"devices": [{"preset": "H100", "host_op_overhead": "-1us"}]}]})").ok());
+}
+
 TEST(TopologyJsonTest, FullySpecifiedDevicesNeedNoPreset) {
   Topology t = Parsed(ParseTopologyJson(R"({"hosts": [{
     "devices": [{"name": "fpga", "count": 2, "kind": "U280", "type": "accelerator", "peak_flops": "24.5 TFLOPS",

@@ -311,5 +311,44 @@ TEST(Simulator, RejectsInvalidPlacement) {
   EXPECT_TRUE(Simulate(costs, Placement{{1, 1}}).ok());
 }
 
+namespace host_stream {
+
+// A chain of three operators on one GPU whose host thread takes `host` seconds to issue each.
+SimulationResult ChainIssuedByTheHost(double kernel, double host) {
+  GraphBuilder b;
+  const OpId a = b.AddOp(Op("a", kernel));
+  const OpId m = b.AddOp(Op("b", kernel));
+  const OpId c = b.AddOp(Op("c", kernel));
+  b.AddEdge(a, 0, m);
+  b.AddEdge(m, 0, c);
+  const Graph g = Build(std::move(b));
+  Device gpu = Gpu("d0");
+  gpu.host_op_overhead = host;
+  const Topology t = Matrix({gpu}, 1000);
+  const CostModel costs = Costs(g, t);
+  return SimulateWithTimeline(costs, {0, 0, 0});
+}
+
+TEST(Simulator, ShortKernelsWaitForTheHostThatIssuesThem) {
+  // Issued at 10, 20 and 30 us, each runs 1 us once issued: the step is the host's.
+  const SimulationResult r = ChainIssuedByTheHost(1e-6, 10e-6);
+  EXPECT_NEAR(r.makespan, 31e-6, 1e-12);
+  EXPECT_NEAR(FindOp(r, 1)->start, 20e-6, 1e-12);
+  EXPECT_NEAR(r.devices[0].busy, 3e-6, 1e-12);  // the device computes only while its kernels run
+}
+
+TEST(Simulator, LongKernelsHideTheHostsIssue) {
+  // The host issues b at 0.2 s and c at 0.3 s, while a (0.1 .. 1.1 s) still runs: only the first issue shows.
+  const SimulationResult r = ChainIssuedByTheHost(1.0, 0.1);
+  EXPECT_NEAR(r.makespan, 3.1, 1e-12);
+  EXPECT_NEAR(FindOp(r, 2)->start, 2.1, 1e-12);
+}
+
+TEST(Simulator, WithoutHostOverheadsNothingWaitsForTheHost) {
+  const SimulationResult r = ChainIssuedByTheHost(1.0, 0);
+  EXPECT_NEAR(r.makespan, 3.0, 1e-12);
+}
+
+}  // namespace host_stream
 }  // namespace
 }  // namespace placement
