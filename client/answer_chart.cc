@@ -88,7 +88,7 @@ absl::Status WriteAnswerChart(const std::string& path, const AnswerChartInput& i
   absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(input.graph_path, load);
   if (!loaded.ok()) return absl::Status(loaded.status().code(), absl::StrCat("--chart: ", loaded.status().message()));
   const Problem& problem = loaded->problem;
-  absl::StatusOr<Topology> topology = ResolveTopology(problem, input.topology_file, input.devices);
+  absl::StatusOr<Topology> topology = ResolveTopology(problem, input.topology_file, input.devices, load.runtime);
   absl::StatusOr<CostModel> costs =
       topology.ok() ? CostModel::Create(problem.graph, *topology) : absl::StatusOr<CostModel>(topology.status());
   if (!costs.ok()) return absl::Status(costs.status().code(), absl::StrCat("--chart: ", costs.status().message()));

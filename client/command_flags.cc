@@ -29,7 +29,8 @@ const Flags kGraphLoading = {"batch",
                              "training",
                              "optimizer",
                              "backward_multiplier",
-                             "precision"};
+                             "precision",
+                             "runtime"};
 const Flags kPlacing = {"topology",    "devices",  "algorithm",    "objective",   "cost_model", "deadline", "output",
                         "parallelism", "schedule", "global_batch", "micro_batch", "sharding",   "recompute"};
 const Flags kSecurity = {"tls", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file"};

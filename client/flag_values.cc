@@ -70,6 +70,7 @@ const std::map<std::string, Choice, std::less<>>& Choices() {
       {"sharding", {{"none", "zero1", "zero2", "zero3", "fsdp"}, &Parses<ParseSharding>}},
       {"recompute", {{"none", "full"}, &Parses<ParseRecompute>}},
       {"precision", {{"fp32", "tf32", "amp_bf16", "amp_fp16", "bf16", "fp16"}, &Parses<ParsePrecision>}},
+      {"runtime", {{"eager", "graphs"}}},
       {"optimizer", {{"sgd", "momentum", "adam"}, &Parses<ParseOptimizer>}},
       {"policy_device", {{"auto", "cpu", "cuda", "none"}}},
       // The server's placers are its own to name: only place's are checked here.

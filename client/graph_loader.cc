@@ -186,8 +186,10 @@ absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLo
   return loaded;
 }
 
-absl::StatusOr<Topology> ResolveTopology(const Problem& problem, const std::string& topology_file,
-                                         const std::string& devices_spec) {
+namespace {
+
+absl::StatusOr<Topology> ChooseTopology(const Problem& problem, const std::string& topology_file,
+                                        const std::string& devices_spec) {
   if (!topology_file.empty() && !devices_spec.empty()) {
     return absl::InvalidArgumentError("give either --topology or --devices, not both");
   }
@@ -196,6 +198,15 @@ absl::StatusOr<Topology> ResolveTopology(const Problem& problem, const std::stri
   if (problem.topology.has_value()) return *problem.topology;
   return absl::InvalidArgumentError(
       "the graph does not describe its devices: pass --devices (e.g. 4xA100) or --topology FILE");
+}
+
+}  // namespace
+
+absl::StatusOr<Topology> ResolveTopology(const Problem& problem, const std::string& topology_file,
+                                         const std::string& devices_spec, absl::string_view runtime) {
+  absl::StatusOr<Topology> topology = ChooseTopology(problem, topology_file, devices_spec);
+  if (!topology.ok()) return topology.status();
+  return ForRuntime(*topology, runtime);
 }
 
 }  // namespace placement::cli

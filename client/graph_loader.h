@@ -31,6 +31,7 @@ struct GraphLoadOptions {
   std::string optimizer = "adam";
   double backward_multiplier = 2.0;
   std::string precision = "fp32";       // graph/precision.h: fp32, tf32, amp_bf16, amp_fp16, bf16, fp16
+  std::string runtime = "eager";        // graph/topology.h ForRuntime: eager or graphs
 };
 
 struct LoadedGraph {
@@ -57,7 +58,8 @@ absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLo
 
 // Chooses the topology: the file, else the shorthand, else the one the graph file carried. Giving both a file and
 // a shorthand, or neither for a graph without devices, is an error that says what to pass.
+// `runtime`: how the step issues its operators (graph/topology.h ForRuntime).
 absl::StatusOr<Topology> ResolveTopology(const Problem& problem, const std::string& topology_file,
-                                         const std::string& devices_spec);
+                                         const std::string& devices_spec, absl::string_view runtime = "eager");
 
 }  // namespace placement::cli

@@ -76,19 +76,29 @@ bool LeavesPlanToUs(const PlaceOptions& o) {
 
 absl::Status CheckAutoOptions(const PlaceOptions& o) {
   if (!o.objective.empty() && o.objective != "throughput")
-    return UsageError(absl::StrCat("--parallelism auto answers the fastest training step at the global batch; "
-                                   "--objective ",
-                                   o.objective, " goes with --parallelism operator"));
+    return UsageError(
+        absl::StrCat("--parallelism auto answers the fastest training step at the global batch; "
+                     "--objective ",
+                     o.objective, " goes with --parallelism operator"));
   if (o.algorithm != "auto" || o.cost_model != "default" || o.plan.global_batch != 0)
     return UsageError(
         "--parallelism auto takes the global batch in samples from --batch (and --micro_batch), with the default "
         "algorithm and cost model; --global_batch, --algorithm and --cost_model go with --parallelism data, "
         "pipeline, hybrid or operator");
-  if (!o.load.training)
-    return UsageError("--parallelism auto plans a training step: add --training");
+  if (!o.load.training) return UsageError("--parallelism auto plans a training step: add --training");
   return absl::OkStatus();
 }
 
+// What the answer assumes of how the step issues its operators, where the cluster's devices say.
+std::string RuntimeNote(const Topology& cluster, const std::string& runtime) {
+  if (runtime == "graphs") return "runtime graphs: operators replayed without per-operator host work";
+  const Device& d = cluster.device(0);
+  if (d.host_op_overhead <= 0 && d.host_backward_op_overhead <= 0) return "";
+  return absl::StrFormat(
+      "runtime eager: the host issues each operator (%.1f us forward, %.1f us backward) while the device runs "
+      "earlier ones; --runtime graphs for CUDA graphs or a compiled step",
+      d.host_op_overhead * 1e6, d.host_backward_op_overhead * 1e6);
+}
 
 // The graph and cluster of the request, and the mode: auto splits the global batch over the devices and binds the
 // graph to the micro-batch, reading the graph again where that is not the batch it was read at.
@@ -99,7 +109,7 @@ absl::Status LoadRequest(const PlaceOptions& o, std::optional<LoadedGraph>& load
   GraphLoadOptions load = o.load;
   absl::StatusOr<LoadedGraph> graph = LoadGraphFile(o.graph_path, load);
   if (!graph.ok()) return graph.status();
-  absl::StatusOr<Topology> cluster = ResolveTopology(graph->problem, o.topology_file, o.devices);
+  absl::StatusOr<Topology> cluster = ResolveTopology(graph->problem, o.topology_file, o.devices, o.load.runtime);
   if (!cluster.ok()) return cluster.status();
   const int32_t devices = Accelerators(*cluster);
   const bool onnx = graph->format == "onnx";
@@ -114,7 +124,8 @@ absl::Status LoadRequest(const PlaceOptions& o, std::optional<LoadedGraph>& load
     if (!split.ok()) return AsUsageError(split.status());
     if (!onnx || o.load.batch <= 0)
       mode.notes.push_back(absl::StrCat("global batch ", samples, " samples, ", fixed > 1 ? "a run" : "one",
-                                        " per device", onnx ? ": --batch sets it" : " (a sample is one run of this graph)"));
+                                        " per device",
+                                        onnx ? ": --batch sets it" : " (a sample is one run of this graph)"));
     if (onnx && fixed > 0)
       mode.notes.push_back(absl::StrCat("the model's batch is fixed at ", fixed, " by its export: micro-batches of ",
                                         fixed, fixed == 1 ? " sample" : " samples"));
@@ -122,7 +133,7 @@ absl::Status LoadRequest(const PlaceOptions& o, std::optional<LoadedGraph>& load
       load.batch = split->micro_batch;
       graph = LoadGraphFile(o.graph_path, load);
       if (!graph.ok()) return graph.status();
-      cluster = ResolveTopology(graph->problem, o.topology_file, o.devices);
+      cluster = ResolveTopology(graph->problem, o.topology_file, o.devices, o.load.runtime);
       if (!cluster.ok()) return cluster.status();
     }
     mode.parallelism = "hybrid";
@@ -131,6 +142,7 @@ absl::Status LoadRequest(const PlaceOptions& o, std::optional<LoadedGraph>& load
     mode.split = *split;
   }
   mode.samples_per_run = graph->samples_per_run;
+  if (const std::string note = RuntimeNote(*cluster, o.load.runtime); !note.empty()) mode.notes.push_back(note);
   loaded = *std::move(graph);
   topology = *std::move(cluster);
   return absl::OkStatus();
@@ -172,8 +184,8 @@ std::string FitSuggestion(const PlaceOptions& o, const Mode& mode, const Topolog
                         fit->batch_that_fits, " fit one, so --micro_batch ", micro, " (a divisor of the global batch ",
                         mode.split->global_samples, ") fits");
   }
-  return absl::StrCat("; ", what, " needs ", FormatBytes(fit->peak), " on ", device, ": --batch ",
-                      fit->batch_that_fits, " fits one such device");
+  return absl::StrCat("; ", what, " needs ", FormatBytes(fit->peak), " on ", device, ": --batch ", fit->batch_that_fits,
+                      " fits one such device");
 }
 
 // For a training step split into micro-batches that no plan fitted: the first of the plan options that hold less
@@ -185,12 +197,10 @@ std::string PlanOptionThatFits(const CostModel& costs, const Mode& mode, const P
   for (DeviceId d = 0; d < costs.topology().num_devices(); ++d) all[d] = d;
   ParallelPlan plan = OneStagePlan(costs.graph(), std::move(all));
   plan.global_batch = mode.global_batch;
-  const std::pair<Sharding, Recompute> options[] = {{Sharding::kOptimizer, Recompute::kNone},
-                                                    {Sharding::kGradients, Recompute::kNone},
-                                                    {Sharding::kParameters, Recompute::kNone},
-                                                    {Sharding::kNone, Recompute::kFull},
-                                                    {Sharding::kGradients, Recompute::kFull},
-                                                    {Sharding::kParameters, Recompute::kFull}};
+  const std::pair<Sharding, Recompute> options[] = {
+      {Sharding::kOptimizer, Recompute::kNone},  {Sharding::kGradients, Recompute::kNone},
+      {Sharding::kParameters, Recompute::kNone}, {Sharding::kNone, Recompute::kFull},
+      {Sharding::kGradients, Recompute::kFull},  {Sharding::kParameters, Recompute::kFull}};
   for (const auto& [sharding, recompute] : options) {
     plan.sharding = sharding;
     plan.recompute = recompute;
@@ -215,10 +225,9 @@ absl::Status PlacerError(const PlaceOptions& o, const Mode& mode, const CostMode
   if (!memory) return absl::Status(s.code(), absl::StrCat(o.algorithm, ": ", s.message()));
   return absl::Status(
       s.code(),
-      absl::StrCat(o.algorithm, ": ", s.message(), PlanOptionThatFits(costs, mode, o),
-                   FitSuggestion(o, mode, topology), "; `placectl memory ",
-                   o.graph_path, o.load.training ? " --training" : "", " --batch ", mode.samples_per_run,
-                   " --devices 1x", topology.device(0).kind,
+      absl::StrCat(o.algorithm, ": ", s.message(), PlanOptionThatFits(costs, mode, o), FitSuggestion(o, mode, topology),
+                   "; `placectl memory ", o.graph_path, o.load.training ? " --training" : "", " --batch ",
+                   mode.samples_per_run, " --devices 1x", topology.device(0).kind,
                    "` says what one step holds and the largest batch that fits one device",
                    mode.split.has_value() ? absl::StrCat(" (each micro-batch of the global batch ",
                                                          mode.split->global_samples, "; give that as --micro_batch)")
@@ -360,7 +369,8 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   if (objective == Objective::kThroughput && !result->plan.has_value() && o.load.training) {
     report.notes.push_back(absl::StrCat(
         "--objective throughput runs the placement as an asynchronous pipeline: each device holds its parameters, "
-        "gradients, optimizer state and the activations of ", topology->num_devices(),
+        "gradients, optimizer state and the activations of ",
+        topology->num_devices(),
         " micro-batches in flight (the most its first stage keeps); leave out --objective for synchronous steps "
         "of a global batch (--parallelism auto)"));
   }

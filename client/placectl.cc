@@ -61,6 +61,9 @@ ABSL_FLAG(std::string, costs_kind, "*",
           "the device kind a PyTorch profiler trace given as --costs was recorded on (*: every kind)");
 ABSL_FLAG(bool, training, false, "place one training step: backward ops, gradients and optimizer updates");
 ABSL_FLAG(std::string, optimizer, "adam", "training: sgd | momentum | adam (its state is in memory)");
+ABSL_FLAG(std::string, runtime, "eager",
+          "how the step issues its operators: eager (one by one from the host thread, at the topology's host "
+          "overheads) or graphs (CUDA graphs or a compiled step: no per-operator host work)");
 ABSL_FLAG(std::string, precision, "fp32",
           "fp32 (PyTorch's defaults) | amp_bf16 | amp_fp16 (torch.autocast) | bf16 | fp16 (the model converted): "
           "the bytes of tensors, weights and optimizer state (docs/memory.md)");
@@ -123,7 +126,8 @@ constexpr char kUsage[] =
     "GRAPH is an ONNX model, a placement.graph/v1 JSON graph (docs/graph-format.md) or a Tarnawski JSON graph;\n"
     "with --training it is expanded into one training step, --batch and --seq bind an ONNX model's dimensions,\n"
     "--precision fp32|amp_bf16|amp_fp16|bf16|fp16 sets what its tensors, weights and optimizer state hold\n"
-    "(docs/memory.md).\n"
+    "(docs/memory.md), --runtime eager|graphs how it issues its operators (eager: one by one from the host, at\n"
+    "the topology's host overheads; graphs: CUDA graphs or a compiled step, docs/topology.md).\n"
     "ONNX options (docs/onnx.md): --dim NAME=VALUE (repeatable: a symbol, or TENSOR:AXIS for a size the data\n"
     "decides, as the warnings name them), --allow_unresolved_dims, --num_data_inputs N, --loop_iterations N,\n"
     "--max_unrolled_nodes N.\n"
@@ -249,6 +253,7 @@ placement::cli::GraphLoadOptions LoadOptions(const std::map<std::string, int64_t
   o.optimizer = absl::GetFlag(FLAGS_optimizer);
   o.backward_multiplier = absl::GetFlag(FLAGS_backward_multiplier);
   o.precision = absl::GetFlag(FLAGS_precision);
+  o.runtime = absl::GetFlag(FLAGS_runtime);
   return o;
 }
 

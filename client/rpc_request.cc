@@ -34,7 +34,8 @@ void FillGraph(const GraphPayload& payload, const GraphLoadOptions& load, Reques
     o->set_optimizer(load.optimizer);
     o->set_backward_multiplier(load.backward_multiplier);
   }
-  if (load.precision != "fp32") o->set_precision(load.precision);  // unset: the cache key of fp32 requests stays
+  if (load.precision != "fp32") o->set_precision(load.precision);
+  if (load.runtime != "eager") o->set_runtime(load.runtime);  // unset: the cache key of fp32 requests stays
 }
 
 }  // namespace

@@ -111,7 +111,7 @@ absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
   absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(o.graph_path, *load);
   if (!loaded.ok()) return loaded.status();
   const Problem* problem = &loaded->problem;
-  absl::StatusOr<Topology> topology = ResolveTopology(*problem, o.topology_file, o.devices);
+  absl::StatusOr<Topology> topology = ResolveTopology(*problem, o.topology_file, o.devices, load->runtime);
   if (!topology.ok()) return topology.status();
   absl::StatusOr<CostModel> costs = CostModel::Create(problem->graph, *topology);
   if (!costs.ok()) return costs.status();

@@ -52,10 +52,10 @@ absl::Status CheckKindConsistent(const Device& a, const Device& b) {
       a.launch_overhead != b.launch_overhead || a.host_op_overhead != b.host_op_overhead ||
       a.host_backward_op_overhead != b.host_backward_op_overhead || a.type != b.type || a.efficiency != b.efficiency ||
       a.backward_efficiency != b.backward_efficiency || a.serial_bandwidth != b.serial_bandwidth) {
-    return absl::InvalidArgumentError(absl::StrCat("devices '", a.name, "' and '", b.name, "' are both of kind '",
-                                                   a.kind,
-                                                   "' but differ in peak FLOP/s, memory bandwidth, launch or host overheads, "
-                                                   "efficiencies or type; give them different kinds"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("devices '", a.name, "' and '", b.name, "' are both of kind '", a.kind,
+                     "' but differ in peak FLOP/s, memory bandwidth, launch or host overheads, "
+                     "efficiencies or type; give them different kinds"));
   }
   return absl::OkStatus();
 }
@@ -260,6 +260,14 @@ absl::StatusOr<Topology> WithMemoryCapacity(const Topology& t, int64_t bytes) {
     }
   }
   return Topology::Create(std::move(s));
+}
+
+absl::StatusOr<Topology> ForRuntime(const Topology& topology, absl::string_view runtime) {
+  if (runtime.empty() || runtime == "eager") return topology;
+  if (runtime == "graphs") return topology.WithoutHostDispatch();
+  return absl::InvalidArgumentError(absl::StrCat("runtime '", runtime,
+                                                 "' is not eager (operators issued one by one from the host) or "
+                                                 "graphs (CUDA graphs or a compiled step)"));
 }
 
 }  // namespace placement

@@ -105,6 +105,12 @@ class Topology {
   // the network); false where the cluster keeps data-parallel groups inside a host.
   bool data_parallel_across_hosts() const { return data_parallel_across_hosts_; }
   // The same cluster with data-parallel groups kept inside a host.
+  // The same cluster where nothing issues operators one by one from the host (host overheads 0).
+  Topology WithoutHostDispatch() const {
+    Topology t = *this;
+    for (Device& d : t.devices_) d.host_op_overhead = d.host_backward_op_overhead = 0;
+    return t;
+  }
   Topology WithGroupsInsideHosts() const {
     Topology t = *this;
     t.data_parallel_across_hosts_ = false;
@@ -121,6 +127,11 @@ class Topology {
   std::vector<int32_t> path_resource_ids_;
   bool data_parallel_across_hosts_ = true;
 };
+
+// How the framework issues a step's operators: "eager" (one by one from the host thread, at the topology's host
+// overheads) or "graphs" (CUDA graphs or a compiled step: replayed without per-operator host work). The topology
+// for that runtime; INVALID_ARGUMENT naming the two for another word.
+absl::StatusOr<Topology> ForRuntime(const Topology& topology, absl::string_view runtime);
 
 // Hierarchical description: hosts, each with devices of one or more models, an intra-host interconnect and a
 // network between hosts. Each device gets an outgoing intra-host port; each host an outgoing network

@@ -19,10 +19,10 @@
 #include "graph/onnx/graph_format.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/pipedream.h"
+#include "graph/precision.h"
 #include "graph/proto/graph_proto.h"
 #include "graph/tarnawski.h"
 #include "graph/topology_json.h"
-#include "graph/precision.h"
 #include "graph/training.h"
 
 namespace placement::server {
@@ -177,7 +177,6 @@ absl::StatusOr<Graph> StepGraph(const Graph& forward, const pb::GraphOptions& o,
   return step;
 }
 
-
 // The graph a request carries: both requests hold it in the same oneof.
 template <typename Request>
 GraphSource SourceOfRequest(const Request& r) {
@@ -257,6 +256,9 @@ absl::StatusOr<DecodedInput> DecodeInput(const GraphSource& source, const pb::Gr
   if (out.topology.num_devices() > limits.max_devices) {
     return OverLimit("topology", out.topology.num_devices(), limits.max_devices, "max_devices");
   }
+  absl::StatusOr<Topology> run = ForRuntime(out.topology, absl::AsciiStrToLower(options.runtime()));
+  if (!run.ok()) return InField("options.runtime", run.status());
+  out.topology = *std::move(run);
   return out;
 }
 
@@ -324,6 +326,9 @@ std::string CanonicalGraphOptions(const pb::GraphOptions& o) {
   if (absl::StatusOr<Precision> p = ParsePrecision(o.precision()); !p.ok() || *p != Precision::kFp32) {
     absl::StrAppend(&key, ";precision=", o.precision().size(), ":", absl::AsciiStrToLower(o.precision()));
   }
+  if (const std::string runtime = absl::AsciiStrToLower(o.runtime()); !runtime.empty() && runtime != "eager") {
+    absl::StrAppend(&key, ";runtime=", runtime.size(), ":", runtime);
+  }
   return key;
 }
 
@@ -345,8 +350,8 @@ std::string CanonicalPlanOptions(const pb::PlaceRequest& r) {
   const std::string recompute = absl::AsciiStrToLower(r.recompute());
   const bool kept = recompute.empty() || recompute == "none";
   // "" is not "operator": a training step on several accelerators left to the service is answered as a plan.
-  const bool plain = parallelism.empty() && (schedule.empty() || schedule == "1f1b") && r.global_batch() == 0 &&
-                     unsharded && kept;
+  const bool plain =
+      parallelism.empty() && (schedule.empty() || schedule == "1f1b") && r.global_batch() == 0 && unsharded && kept;
   if (plain) return "";
   return absl::StrCat("parallelism=", parallelism.empty() ? "operator" : parallelism,
                       ";schedule=", schedule.empty() ? "1f1b" : schedule, ";global_batch=", r.global_batch(),

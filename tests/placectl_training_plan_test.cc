@@ -252,4 +252,20 @@ TEST(PlacectlTrainingPlan, BadSplitsAreUsageErrorsNamingTheFix) {
   EXPECT_THAT(latency.err, HasSubstr("--parallelism operator"));
 }
 
+// Eager PyTorch issues each operator from the host while the GPU runs earlier ones; CUDA graphs or a compiled step
+// replay them without that work. The calibrated H100 topology carries the host's figures; --runtime graphs drops
+// them.
+TEST(PlacectlRuntime, GraphsDropTheHostsDispatchAndEagerKeepsIt) {
+  const std::string mobilenet = std::string(PLACEMENT_SOURCE_DIR) + "/tests/data/corpus/mobilenet_v3_large.onnx";
+  const std::string h100 = std::string(PLACEMENT_SOURCE_DIR) + "/examples/topology/h100_pytorch_float32.json";
+  const std::string common = mobilenet + " --training --batch 8 --algorithm single_device --topology " + h100;
+  const nlohmann::json eager = PlaceJson(common);
+  const nlohmann::json graphs = PlaceJson(common + " --runtime graphs");
+  ASSERT_TRUE(eager.contains("value") && graphs.contains("value"));
+  EXPECT_LT(graphs["value"].get<double>(), 0.9 * eager["value"].get<double>());  // a small model: host-bound
+  const auto bad = RunPlacectl("place " + common + " --runtime compiled");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_THAT(bad.err, HasSubstr("--runtime"));
+}
+
 }  // namespace
