@@ -309,9 +309,17 @@ def run(args, work):
                 raise Failure(f"10 s after the reload, {victim.name}'s graphs still do not reach {reborn.address}")
             time.sleep(0.1)
         print(f"{victim.name} started again at {reborn.address}; the balancer reloaded")
+        # A worker of the old configuration may still take a connection for a moment after the first request
+        # reached the new address: each graph gets a few seconds to settle on its replica, not a second chance
+        # to be routed anywhere else for good.
         for g in graphs:
-            answered, hit = place_and_locate(args.probe, balancer, g, replicas)
             expected = reborn if owner[g] is victim else owner[g]
+            end = time.monotonic() + 5
+            while True:
+                answered, hit = place_and_locate(args.probe, balancer, g, replicas)
+                if (answered is expected and hit) or time.monotonic() > end:
+                    break
+                time.sleep(0.1)
             if answered is not expected or not hit:
                 raise Failure(f"{os.path.basename(g)}: after the restart it went to {answered.name} (cache hit "
                               f"{hit}); it belongs to {expected.name} at {expected.address}")
