@@ -13,8 +13,8 @@
 
 namespace {
 
-using ::testing::HasSubstr;
 using placement::testing::RunPlacectl;
+using ::testing::HasSubstr;
 
 const std::string kResnet = std::string(PLACEMENT_SOURCE_DIR) + "/tests/data/corpus/resnet50.onnx";
 
@@ -44,7 +44,8 @@ TEST(PlacectlTrainingPlan, DefaultIsNoSlowerThanDataParallelismOrOperatorPlaceme
   const nlohmann::json data = PlaceJson(kResnet +
                                         " --training --batch 4 --devices 8xH100 --parallelism data "
                                         "--objective throughput --global_batch 8");
-  const nlohmann::json operators = PlaceJson(kResnet + " --training --batch 32 --devices 8xH100 --parallelism operator");
+  const nlohmann::json operators =
+      PlaceJson(kResnet + " --training --batch 32 --devices 8xH100 --parallelism operator");
   ASSERT_TRUE(chosen.contains("step_time") && data.contains("step_time") && operators.contains("value"));
   EXPECT_EQ(data["global_batch"], 32);  // 8 micro-batches of the graph's batch of 4
   EXPECT_LE(chosen["step_time"].get<double>(), data["step_time"].get<double>() * (1 + 1e-9));
@@ -58,9 +59,8 @@ TEST(PlacectlTrainingPlan, EveryReplicaReportsTheMemoryItHolds) {
   ASSERT_TRUE(j.contains("devices"));
   for (const nlohmann::json& d : j["devices"]) {
     const nlohmann::json& m = d["memory"];
-    const int64_t sum = m["parameters"].get<int64_t>() + m["gradients"].get<int64_t>() +
-                        m["optimizer"].get<int64_t>() + m["activations"].get<int64_t>() +
-                        m["workspace"].get<int64_t>();
+    const int64_t sum = m["parameters"].get<int64_t>() + m["gradients"].get<int64_t>() + m["optimizer"].get<int64_t>() +
+                        m["activations"].get<int64_t>() + m["workspace"].get<int64_t>();
     EXPECT_GT(m["activations"].get<int64_t>(), 0) << d["name"];
     EXPECT_EQ(sum, d["peak_memory"].get<int64_t>()) << d["name"];
   }
@@ -105,8 +105,8 @@ TEST(PlacectlTrainingPlan, TheTableSaysStepAndSamplesPerSecond) {
 // The chart draws the plan's step, every replica and its collectives, not the first replica's placement.
 TEST(PlacectlTrainingPlan, TheChartDrawsThePlansStep) {
   const std::string chart = ::testing::TempDir() + "/plan_chart.html";
-  const auto r = RunPlacectl("place " + kResnet + " --training --batch 32 --devices 8xH100 --deadline 3s --chart " +
-                             chart);
+  const auto r =
+      RunPlacectl("place " + kResnet + " --training --batch 32 --devices 8xH100 --deadline 3s --chart " + chart);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream in(chart);
   const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -169,8 +169,9 @@ int64_t DeviceSum(const nlohmann::json& answer, const char* kind) {
 // The same data-parallel plan with its replicas splitting the optimizer's state, then the gradients, then the
 // weights: each device holds a replica's share of what is split, and the answer says which.
 TEST(PlacectlTrainingPlan, ShardingLowersEachReplicasMemoryByWhatItSplits) {
-  const std::string request = kResnet + " --training --batch 4 --devices 8xH100 --parallelism data "
-                                        "--objective throughput --global_batch 8";
+  const std::string request = kResnet +
+                              " --training --batch 4 --devices 8xH100 --parallelism data "
+                              "--objective throughput --global_batch 8";
   const nlohmann::json none = PlaceJson(request);
   const nlohmann::json zero1 = PlaceJson(request + " --sharding zero1");
   const nlohmann::json zero2 = PlaceJson(request + " --sharding zero2");
@@ -193,7 +194,8 @@ TEST(PlacectlTrainingPlan, ShardingLowersEachReplicasMemoryByWhatItSplits) {
               1e-9 * none["step_time"].get<double>());  // the same bytes on the links
   EXPECT_GE(fsdp["step_time"].get<double>(), zero2["step_time"].get<double>());
 
-  const auto operators = RunPlacectl("place " + kResnet + " --training --batch 8 --devices 2xH100 "
+  const auto operators = RunPlacectl("place " + kResnet +
+                                     " --training --batch 8 --devices 2xH100 "
                                      "--parallelism operator --sharding zero2");
   EXPECT_EQ(operators.exit_code, 2) << operators.out;
   EXPECT_THAT(operators.err, HasSubstr("give parallelism data, pipeline or hybrid"));
@@ -205,8 +207,9 @@ TEST(PlacectlTrainingPlan, ShardingLowersEachReplicasMemoryByWhatItSplits) {
 // Recomputation keeps less of each micro-batch and pays a second forward pass: the same plan answers with fewer
 // activations and a longer step, and says it recomputes.
 TEST(PlacectlTrainingPlan, RecomputationTradesActivationsForASecondForward) {
-  const std::string request = kResnet + " --training --batch 4 --devices 8xH100 --parallelism data "
-                                        "--objective throughput --global_batch 8";
+  const std::string request = kResnet +
+                              " --training --batch 4 --devices 8xH100 --parallelism data "
+                              "--objective throughput --global_batch 8";
   const nlohmann::json kept = PlaceJson(request);
   const nlohmann::json full = PlaceJson(request + " --recompute full");
   ASSERT_TRUE(kept.contains("devices") && full.contains("devices"));
@@ -221,7 +224,8 @@ TEST(PlacectlTrainingPlan, RecomputationTradesActivationsForASecondForward) {
     return j["simulated_value"].get<double>() / j["value"].get<double>();
   };
   EXPECT_NEAR(agreement(full), agreement(kept), 0.02);
-  const auto operators = RunPlacectl("place " + kResnet + " --training --batch 8 --devices 2xH100 "
+  const auto operators = RunPlacectl("place " + kResnet +
+                                     " --training --batch 8 --devices 2xH100 "
                                      "--parallelism operator --recompute full");
   EXPECT_EQ(operators.exit_code, 2) << operators.out;
   EXPECT_THAT(operators.err, HasSubstr("recompute full is a plan option"));

@@ -46,8 +46,15 @@ Graph Mlp(bool spelled_out) {
     b.AddOp(Elementwise("add", "Add", 1, kBytes + 4));
     b.AddOp(Elementwise("mul", "Mul", 1, 2 * kBytes));
     b.AddOp(Elementwise("gelu", "Mul", 1, kBytes + 4));
-    AddEdges(b, {{"fc1", "div"}, {"sqrt2", "div"}, {"div", "erf"}, {"erf", "add"}, {"one", "add"}, {"fc1", "mul"},
-                 {"add", "mul"}, {"mul", "gelu"}, {"half", "gelu"}});
+    AddEdges(b, {{"fc1", "div"},
+                 {"sqrt2", "div"},
+                 {"div", "erf"},
+                 {"erf", "add"},
+                 {"one", "add"},
+                 {"fc1", "mul"},
+                 {"add", "mul"},
+                 {"mul", "gelu"},
+                 {"half", "gelu"}});
   } else {
     b.AddOp(Elementwise("gelu", "Gelu", 8, kBytes));
     AddEdges(b, {{"fc1", "gelu"}});

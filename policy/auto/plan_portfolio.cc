@@ -118,13 +118,14 @@ Candidate DataOnPart(const PlacementProblem& problem, const std::vector<std::vec
   }
   ParallelPlan plan = OneStagePlan(problem.graph(), std::move(devices));
   CopyRunOptions(problem, plan);
-  Candidate c{absl::StrCat("data on ", n, " of ", all, " devices"), PlanResult(problem, std::move(plan), kHybridPlacerName),
-              absl::ZeroDuration()};
+  Candidate c{absl::StrCat("data on ", n, " of ", all, " devices"),
+              PlanResult(problem, std::move(plan), kHybridPlacerName), absl::ZeroDuration()};
   if (c.result.ok() && !PlanMemoryStatus(*problem.costs, c.result->plan->plan, c.result->plan->evaluation).ok()) {
     c.result->evaluation.fits_memory = false;
   }
-  if (c.result.ok()) c.result->notes.push_back(absl::StrCat("data plan on ", n, " of the cluster's ", all,
-                                                            " accelerators: 1 stage (replicas ", n, ")"));
+  if (c.result.ok())
+    c.result->notes.push_back(
+        absl::StrCat("data plan on ", n, " of the cluster's ", all, " accelerators: 1 stage (replicas ", n, ")"));
   c.took = absl::Now() - begin;
   return c;
 }

@@ -78,9 +78,9 @@ TEST(PlacePlan, AnswerListsTheStagesAndTheOptionsKeyTheCache) {
   // Every replica holds its stage's memory, by kind, adding up to its peak.
   for (const pb::DeviceScore& d : step->score().devices()) {
     const pb::MemoryBreakdown& m = d.memory();
-    EXPECT_EQ(m.parameters_bytes() + m.gradients_bytes() + m.optimizer_bytes() + m.activations_bytes() +
-                  m.workspace_bytes(),
-              d.peak_memory_bytes())
+    EXPECT_EQ(
+        m.parameters_bytes() + m.gradients_bytes() + m.optimizer_bytes() + m.activations_bytes() + m.workspace_bytes(),
+        d.peak_memory_bytes())
         << d.device();
   }
   // Sharding is its own answer, and says so; each replica holds its share of the optimizer's state.
@@ -178,7 +178,6 @@ TEST(SimulatePlan, PlacementScoresUnderPipeDreamsCostModel) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(s.error_message(), HasSubstr("cost_model"));
 }
-
 
 // A training step on several accelerators that leaves the plan to the service gets the plan people would run, as
 // placectl's default gives it: the global batch (options.batch_size, in samples) split into micro-batches, data,
