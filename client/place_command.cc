@@ -118,13 +118,12 @@ absl::Status LoadRequest(const PlaceOptions& o, std::optional<LoadedGraph>& load
   mode.global_batch = o.plan.global_batch;
   if (asked || (LeavesPlanToUs(o) && onnx && devices > 1)) {
     const int64_t fixed = onnx ? graph->fixed_batch : 1;  // 0: the batch binds
-    const int64_t samples = onnx && o.load.batch > 0 ? o.load.batch : devices * std::max<int64_t>(fixed, 1);
-    absl::StatusOr<BatchSplit> split = fixed > 0 ? SplitFixedBatch(samples, o.plan.micro_batch, fixed, kFlags)
-                                                 : SplitGlobalBatch(samples, o.plan.micro_batch, devices, kFlags);
+    absl::StatusOr<BatchSplit> split =
+        SplitStepBatch(onnx ? std::max<int64_t>(o.load.batch, 0) : 0, o.plan.micro_batch, devices, fixed, kFlags);
     if (!split.ok()) return AsUsageError(split.status());
     if (!onnx || o.load.batch <= 0)
-      mode.notes.push_back(absl::StrCat("global batch ", samples, " samples, ", fixed > 1 ? "a run" : "one",
-                                        " per device",
+      mode.notes.push_back(absl::StrCat("global batch ", split->global_samples, " samples, ",
+                                        fixed > 1 ? "a run" : "one", " per device",
                                         onnx ? ": --batch sets it" : " (a sample is one run of this graph)"));
     if (onnx && fixed > 0)
       mode.notes.push_back(absl::StrCat("the model's batch is fixed at ", fixed, " by its export: micro-batches of ",

@@ -60,12 +60,8 @@ absl::StatusOr<std::optional<pb::PlaceRequest>> PlanRequestFor(const pb::PlaceRe
 absl::StatusOr<bool> SplitGlobalBatchOf(const pb::PlaceRequest& asked, const DecodedInput& input,
                                         pb::PlaceRequest& planned) {
   constexpr BatchWords kFields{"options.batch_size", "micro-batch"};
-  const int32_t devices = Accelerators(input.topology);
-  const int64_t fixed = input.fixed_batch;
-  const int64_t samples =
-      asked.options().batch_size() > 0 ? asked.options().batch_size() : devices * std::max<int64_t>(fixed, 1);
   const absl::StatusOr<BatchSplit> split =
-      fixed > 0 ? SplitFixedBatch(samples, 0, fixed, kFields) : SplitGlobalBatch(samples, 0, devices, kFields);
+      SplitStepBatch(asked.options().batch_size(), 0, Accelerators(input.topology), input.fixed_batch, kFields);
   if (!split.ok()) return split.status();
   planned.set_global_batch(split->micro_batches);
   planned.mutable_options()->set_batch_size(split->micro_batch);

@@ -238,9 +238,7 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
     if (bind_again) {
       ASSIGN_OR_RETURN(decoded, Decode(*planned, route, control));
     } else {  // the graph is bound to the micro-batch already; the key follows the split
-      decoded.parts.plan_options = CanonicalPlanOptions(*planned);
-      decoded.parts.graph_options = CanonicalGraphOptions(planned->options());
-      decoded.key = AnswerCache::Key(decoded.parts);
+      KeyAnswer(*planned, route, decoded);
     }
   }
   if (use_cache) {
@@ -287,11 +285,15 @@ absl::StatusOr<PlacementEngine::DecodedPlace> PlacementEngine::Decode(const pb::
 
   decoded.plan = PlanBudget(request.budget_ms(), control, config_.limits, graph.num_ops());
   decoded.graph_hash = GraphHash(graph);
+  KeyAnswer(request, route, decoded);
+  return decoded;
+}
+
+void PlacementEngine::KeyAnswer(const pb::PlaceRequest& request, const PlaceRoute& route, DecodedPlace& decoded) const {
   decoded.parts = KeyParts(request, decoded.input, route.scoring.objective, route.scoring.cost_model, route.algorithm,
                            decoded.plan, route.serving->policy_version);
   decoded.parts.graph_hash = decoded.graph_hash;
   decoded.key = AnswerCache::Key(decoded.parts);
-  return decoded;
 }
 
 // The same graph, cluster and options sent differently (another ONNX export, JSON spacing): the answer is the

@@ -106,6 +106,8 @@ class PlacementEngine {
   struct PlaceRoute;    // what the request asks for, checked before its graph is decoded
   struct DecodedPlace;  // its graph decoded, with the placer's budget and the answer's cache key
   absl::StatusOr<PlaceRoute> Route(const placement::v1::PlaceRequest& request) const;
+  // The answer's cache key for the request's decoded graph (decoded.parts and decoded.key).
+  void KeyAnswer(const placement::v1::PlaceRequest& request, const PlaceRoute& route, DecodedPlace& decoded) const;
   absl::StatusOr<DecodedPlace> Decode(const placement::v1::PlaceRequest& request, const PlaceRoute& route,
                                       const CallControl& control) const;
   std::optional<placement::v1::PlaceResponse> CachedUnderGraphKey(const std::string& key,

@@ -1,7 +1,6 @@
 #include "policy/auto/plan_portfolio.h"
 
 #include <algorithm>
-#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -13,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "policy/parallel/hybrid_placer.h"
+#include "policy/parallel/plan_search.h"
 
 namespace placement::portfolio {
 namespace {
@@ -52,6 +52,14 @@ Candidate Plan(const PlacementProblem& problem, const Budget& budget, Parallelis
   return Candidate{std::string(ParallelismName(parallelism)), std::move(r), absl::Now() - begin};
 }
 
+// A plan made outside the plan search (PlanResult leaves the memory check to its caller) marked as not fitting
+// where the plan model finds a device over its memory.
+void CheckPlanMemory(const PlacementProblem& problem, Candidate& c) {
+  if (c.result.ok() && !PlanMemoryStatus(*problem.costs, c.result->plan->plan, c.result->plan->evaluation).ok()) {
+    c.result->evaluation.fits_memory = false;
+  }
+}
+
 // AUTO's operator placement for the same throughput problem, as a plan of one replica per stage.
 Candidate OperatorPlacement(const PlacementProblem& problem, const Budget& budget, const AutoOptions& options) {
   const absl::Time begin = absl::Now();
@@ -68,31 +76,17 @@ Candidate OperatorPlacement(const PlacementProblem& problem, const Budget& budge
     ParallelPlan plan = PlanFromPlacement(problem.graph(), placed->placement);
     CopyRunOptions(problem, plan);
     c.result = PlanResult(problem, std::move(plan), placed->algorithm);
-    if (c.result.ok() && !PlanMemoryStatus(*problem.costs, c.result->plan->plan, c.result->plan->evaluation).ok()) {
-      c.result->evaluation.fits_memory = false;
-    }
+    CheckPlanMemory(problem, c);
   }
   c.took = absl::Now() - begin;
   return c;
 }
 
-// Accelerators host by host, in host order.
-std::vector<std::vector<DeviceId>> AcceleratorsByHost(const Topology& topology) {
-  std::map<int32_t, std::vector<DeviceId>> by_host;
-  for (DeviceId d = 0; d < topology.num_devices(); ++d) {
-    if (topology.device(d).type != DeviceType::kCpu) by_host[topology.device(d).host].push_back(d);
-  }
-  std::vector<std::vector<DeviceId>> out;
-  for (auto& [host, devices] : by_host) out.push_back(std::move(devices));
-  return out;
-}
-
 // How many accelerators data parallelism on part of the cluster uses: the first one, two, four... hosts (the
 // gradients' all-reduce then crosses fewer network links, or none), and as many as a step has micro-batches where
 // the cluster has more (data parallelism on all of them has replicas with nothing to run).
-std::vector<int64_t> PartialDataSizes(const std::vector<std::vector<DeviceId>>& hosts, int64_t micro_batches) {
-  int64_t all = 0;
-  for (const auto& host : hosts) all += static_cast<int64_t>(host.size());
+std::vector<int64_t> PartialDataSizes(const std::vector<std::vector<DeviceId>>& hosts, int64_t all,
+                                      int64_t micro_batches) {
   std::vector<int64_t> sizes;
   int64_t first_hosts = 0;
   for (size_t h = 0, next = 1; h + 1 < hosts.size(); ++h) {
@@ -120,9 +114,7 @@ Candidate DataOnPart(const PlacementProblem& problem, const std::vector<std::vec
   CopyRunOptions(problem, plan);
   Candidate c{absl::StrCat("data on ", n, " of ", all, " devices"),
               PlanResult(problem, std::move(plan), kHybridPlacerName), absl::ZeroDuration()};
-  if (c.result.ok() && !PlanMemoryStatus(*problem.costs, c.result->plan->plan, c.result->plan->evaluation).ok()) {
-    c.result->evaluation.fits_memory = false;
-  }
+  CheckPlanMemory(problem, c);
   if (c.result.ok())
     c.result->notes.push_back(
         absl::StrCat("data plan on ", n, " of the cluster's ", all, " accelerators: 1 stage (replicas ", n, ")"));
@@ -180,10 +172,10 @@ absl::StatusOr<PlacerResult> RunPlanPortfolio(const PlacementProblem& problem, c
   if (problem.parallelism == Parallelism::kHybrid) {
     candidates.push_back(Plan(problem, budget, Parallelism::kData));
     if (problem.global_batch > 0 && problem.cost_model == CostModelKind::kDefault) {
-      const std::vector<std::vector<DeviceId>> hosts = AcceleratorsByHost(problem.costs->topology());
+      const std::vector<std::vector<DeviceId>> hosts = parallel::AcceleratorsByHost(problem.costs->topology());
       int64_t all = 0;
       for (const auto& host : hosts) all += static_cast<int64_t>(host.size());
-      for (int64_t n : PartialDataSizes(hosts, problem.global_batch))
+      for (int64_t n : PartialDataSizes(hosts, all, problem.global_batch))
         candidates.push_back(DataOnPart(problem, hosts, n, all));
     }
     const Budget searching = LeaveTimeToSimulate(problem, budget, candidates.front());

@@ -48,6 +48,13 @@ absl::StatusOr<BatchSplit> SplitFixedBatch(int64_t samples, int64_t micro_batch,
   return split;
 }
 
+absl::StatusOr<BatchSplit> SplitStepBatch(int64_t samples, int64_t micro_batch, int32_t devices, int64_t fixed,
+                                          const BatchWords& words) {
+  if (samples == 0) samples = devices * std::max<int64_t>(fixed, 1);
+  return fixed > 0 ? SplitFixedBatch(samples, micro_batch, fixed, words)
+                   : SplitGlobalBatch(samples, micro_batch, devices, words);
+}
+
 int32_t Accelerators(const Topology& t) {
   int32_t n = 0;
   for (DeviceId d = 0; d < t.num_devices(); ++d) n += t.device(d).type == DeviceType::kAccelerator;

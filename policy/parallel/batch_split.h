@@ -34,6 +34,11 @@ absl::StatusOr<BatchSplit> SplitGlobalBatch(int64_t samples, int64_t micro_batch
 absl::StatusOr<BatchSplit> SplitFixedBatch(int64_t samples, int64_t micro_batch, int64_t fixed,
                                            const BatchWords& words = {});
 
+// A training step's split: `samples` (0: one run of the graph per device) over `devices`, in runs of the graph's
+// fixed batch where it has one (`fixed` > 0, SplitFixedBatch), else by SplitGlobalBatch.
+absl::StatusOr<BatchSplit> SplitStepBatch(int64_t samples, int64_t micro_batch, int32_t devices, int64_t fixed,
+                                          const BatchWords& words = {});
+
 // The accelerators of the cluster, or all its devices where it has none.
 int32_t Accelerators(const Topology& topology);
 

@@ -169,7 +169,7 @@ int32_t DevicesUsed(const std::vector<ReplicaStep>& chain) {
 
 absl::StatusOr<HostLayout> LayoutHosts(const CostModel& costs, const PlanLattice& l, bool straight, bool across_hosts) {
   HostLayout layout;
-  layout.hosts = AcceleratorsByHost(costs, l);
+  layout.hosts = AcceleratorsByHost(costs.topology());
   layout.per_host = static_cast<int32_t>(layout.hosts.front().size());
   for (size_t h = 0; h < layout.hosts.size(); ++h) {
     if (static_cast<int32_t>(layout.hosts[h].size()) != layout.per_host) {

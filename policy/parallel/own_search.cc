@@ -196,7 +196,7 @@ absl::StatusOr<PlanSearchResult> OneHost(const PlanLattice& l, const HostLayout&
 }  // namespace
 
 PlanSearchResult DataParallel(const CostModel& costs, const PlanLattice& l) {
-  std::vector<std::vector<DeviceId>> hosts = AcceleratorsByHost(costs, l);
+  std::vector<std::vector<DeviceId>> hosts = AcceleratorsByHost(costs.topology());
   std::vector<DeviceId> all;  // the k-th device of every host, then the next: consecutive micro-batches change hosts
   for (size_t k = 0; k < hosts.front().size(); ++k) {
     for (const auto& host : hosts) {

@@ -116,7 +116,7 @@ absl::StatusOr<PlanSearchResult> Hosts(const CostModel& costs, const PlanLattice
 
 absl::StatusOr<PlanSearchResult> SearchPipeDream(const CostModel& costs, const PlanLattice& lattice,
                                                  const PlanSearchOptions& options, const Budget& budget) {
-  absl::StatusOr<PlanSearchResult> r = AcceleratorsByHost(costs, lattice).size() > 1
+  absl::StatusOr<PlanSearchResult> r = AcceleratorsByHost(costs.topology()).size() > 1
                                            ? Hosts(costs, lattice, options, budget)
                                            : OneLevel(costs, lattice, options, budget);
   if (r.ok()) r->proven_optimal = lattice.complete;

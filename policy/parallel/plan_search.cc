@@ -8,9 +8,11 @@
 
 namespace placement::parallel {
 
-std::vector<std::vector<DeviceId>> AcceleratorsByHost(const CostModel& costs, const PlanLattice& lattice) {
+std::vector<std::vector<DeviceId>> AcceleratorsByHost(const Topology& topology) {
   std::map<int32_t, std::vector<DeviceId>> by_host;
-  for (DeviceId d : lattice.model().accelerators) by_host[costs.topology().device(d).host].push_back(d);
+  for (DeviceId d = 0; d < topology.num_devices(); ++d) {
+    if (topology.device(d).type != DeviceType::kCpu) by_host[topology.device(d).host].push_back(d);
+  }
   std::vector<std::vector<DeviceId>> out;
   for (auto& [host, devices] : by_host) out.push_back(std::move(devices));
   return out;

@@ -52,7 +52,7 @@ absl::StatusOr<PlanSearchResult> SearchOwn(const CostModel& costs, const PlanLat
 PlanSearchResult DataParallel(const CostModel& costs, const PlanLattice& lattice);
 
 // The accelerators of the lattice's model by host, hosts in order.
-std::vector<std::vector<DeviceId>> AcceleratorsByHost(const CostModel& costs, const PlanLattice& lattice);
+std::vector<std::vector<DeviceId>> AcceleratorsByHost(const Topology& topology);
 
 // The DP over `devices` devices from the empty ideal to the full one at growing bounds (GrowBound from the work
 // bound up to `upper`): sets *chain to the best chain found (left alone when none is) and returns its value;
