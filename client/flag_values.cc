@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/command_flags.h"
+#include "graph/cluster_shape.h"
 #include "graph/precision.h"
 #include "graph/spelling.h"
 #include "graph/topology_json.h"
@@ -45,9 +46,9 @@ absl::Status Parses(absl::string_view word) {
   return Parse(word).status();
 }
 
-// place's --parallelism auto weighs the others; the server answers it too.
+// place's --parallelism auto weighs the others; the server answers it too. tensor: a transformer's config.json.
 absl::Status ParallelismParses(absl::string_view word) {
-  return word == "auto" ? absl::OkStatus() : ParseParallelism(word).status();
+  return word == "auto" || word == "tensor" ? absl::OkStatus() : ParseParallelism(word).status();
 }
 
 // The placers `place` runs: the classical ones, the learned ones (loaded only when one runs) and auto.
@@ -65,7 +66,7 @@ const std::map<std::string, Choice, std::less<>>& Choices() {
       {"output", {{"table", "json"}, nullptr, nullptr, "calibrate"}},  // calibrate's names a file
       {"priority", {{"topological", "upward_rank"}}},
       {"simulator", {{"default", "placeto"}}},
-      {"parallelism", {{"auto", "operator", "data", "pipeline", "hybrid"}, &ParallelismParses}},
+      {"parallelism", {{"auto", "operator", "data", "pipeline", "hybrid", "tensor"}, &ParallelismParses}},
       {"schedule", {{"1f1b", "gpipe"}, &Parses<ParseSchedule>}},
       {"sharding", {{"none", "zero1", "zero2", "zero3", "fsdp"}, &Parses<ParseSharding>}},
       {"recompute", {{"none", "full"}, &Parses<ParseRecompute>}},
@@ -141,7 +142,9 @@ absl::Status CheckDuration(const std::string& flag, const std::string& value) {
 // Each cluster of the list (train takes several).
 absl::Status CheckDevices(const std::string& value) {
   for (absl::string_view cluster : absl::StrSplit(value, ',')) {
-    if (absl::Status s = ParseTopologyShorthand(cluster).status(); !s.ok()) {
+    // A cluster past a Topology's size is still a shape a transformer plan reads (graph/cluster_shape.h); the
+    // commands that need a Topology refuse it with the same words.
+    if (absl::Status s = ParseTopologyShorthand(cluster).status(); !s.ok() && !ParseClusterShape(cluster).ok()) {
       return UsageError(absl::StrCat("--devices: ", s.message()));
     }
   }

@@ -44,6 +44,8 @@ std::string ObjectiveList(const Placer& p) {
   return absl::StrJoin(names, ",");
 }
 
+}  // namespace
+
 absl::StatusOr<absl::Duration> ParseDeadline(const std::string& text) {
   absl::Duration d;
   if (!absl::ParseDuration(text, &d) || d <= absl::ZeroDuration()) {
@@ -51,8 +53,6 @@ absl::StatusOr<absl::Duration> ParseDeadline(const std::string& text) {
   }
   return d;
 }
-
-}  // namespace
 
 namespace {
 

@@ -58,6 +58,9 @@ struct PlaceOptions {
 // DEADLINE_EXCEEDED when the deadline passes before an answer.
 absl::StatusOr<std::string> RunPlace(const PlaceOptions& options);
 
+// --deadline's value: a positive absl duration (500ms, 2s, 1m); a usage error naming the flag otherwise.
+absl::StatusOr<absl::Duration> ParseDeadline(const std::string& text);
+
 // One line per placer: name, the objectives it optimizes, its description.
 std::string ListAlgorithms(const PlacerRegistry* registry = nullptr);
 

@@ -23,6 +23,7 @@
 #include "client/lifecycle_commands.h"
 #include "client/memory_command.h"
 #include "client/place_command.h"
+#include "client/transformer_command.h"
 #include "client/remote_commands.h"
 #include "client/server_channel.h"
 #include "client/simulate_command.h"
@@ -85,9 +86,15 @@ ABSL_FLAG(std::string, algorithm, "auto", "place: a placer from `placectl algori
 ABSL_FLAG(std::string, deadline, "10s", "place: time the placer may take, e.g. 500ms, 2s, 1m");
 ABSL_FLAG(std::string, parallelism, "",
           "place: auto (the default for a training step of an ONNX model on more than one device: data, pipeline, "
-          "hybrid plans and operator placement compared at the global batch --batch, the fastest that fits) | "
+          "hybrid plans and operator placement compared at the global batch --batch, the fastest that fits; for a "
+          "transformer's config.json, tensor, pipeline and data parallelism with ZeRO, recomputation and micro-batch "
+          "size) | tensor (config.json: every GPU one tensor-parallel group) | "
           "operator (the default otherwise) | data | pipeline | hybrid (stages run data-parallel on device groups; "
           "--global_batch micro-batches); submit: operator | data | pipeline | hybrid");
+ABSL_FLAG(std::string, plan, "",
+          "a transformer's config.json, training: simulate: the plan to score, e.g. "
+          "\"tp=8,pp=4,vpp=2,dp=2,mbs=1,zero=1,recompute=selective,sp=1,flash=0,overlap=1\"; place: the keys the "
+          "search holds fixed (docs/transformer_plans.md)");
 ABSL_FLAG(int64_t, micro_batch, 0,
           "place --parallelism auto: samples per micro-batch (a divisor of --batch); 0: --batch over the devices");
 ABSL_FLAG(std::string, schedule, "1f1b", "plans: 1f1b (PipeDream's) | gpipe (needs --global_batch)");
@@ -322,6 +329,55 @@ struct Invocation {
   char** argv;                          // the original command line, for commands handed over to placectl-torch
 };
 
+// A transformer's config.json in training plans (tp, pp, dp...): place with --parallelism "", auto or tensor.
+bool UsesTransformerPlans(const std::string& path) {
+  const std::string parallelism = absl::GetFlag(FLAGS_parallelism);
+  const bool plans = parallelism.empty() || parallelism == "auto" || parallelism == "tensor";
+  return plans && absl::GetFlag(FLAGS_training) && placement::cli::IsHfConfigFile(path);
+}
+
+enum class TransformerRun { kSimulate, kPlace };
+
+// simulate --plan and place of a config.json: the layer-level plan model. The graph-level plan flags have their
+// place in --plan; given here they would be ignored, so they are refused.
+int TransformerCommand(const Invocation& in, TransformerRun what) {
+  if (!placement::cli::IsHfConfigFile(in.operands[0])) {
+    return Fail(in.command, placement::UsageError(absl::StrCat(
+                                "--plan describes a transformer's layers; ", in.operands[0],
+                                " is not a Hugging Face config.json (for other graphs use --parallelism and --placement)")));
+  }
+  const std::pair<const char*, bool> graph_level[] = {
+      {"sharding (say zero=1..3 in --plan)", absl::GetFlag(FLAGS_sharding) != "none"},
+      {"recompute (say recompute=selective|full in --plan)", absl::GetFlag(FLAGS_recompute) != "none"},
+      {"micro_batch (say mbs=N in --plan)", absl::GetFlag(FLAGS_micro_batch) != 0},
+      {"global_batch (--batch is the global batch in sequences)", absl::GetFlag(FLAGS_global_batch) != 0},
+      {"chart", !absl::GetFlag(FLAGS_chart).empty()},
+      {"server", !absl::GetFlag(FLAGS_server).empty()}};
+  for (const auto& [flag, given] : graph_level) {
+    if (given) {
+      return Fail(in.command, placement::UsageError(absl::StrCat("--", flag, " does not apply to a transformer plan")));
+    }
+  }
+  if (what == TransformerRun::kPlace && absl::GetFlag(FLAGS_algorithm) != "auto") {
+    return Fail(in.command, placement::UsageError("--algorithm does not apply to a transformer plan (the plan search "
+                                                  "is exhaustive)"));
+  }
+  placement::cli::TransformerCommandOptions o;
+  o.config_path = in.operands[0];
+  o.global_batch = absl::GetFlag(FLAGS_batch);
+  o.seq = absl::GetFlag(FLAGS_seq);
+  o.precision = absl::GetFlag(FLAGS_precision);
+  o.topology_file = absl::GetFlag(FLAGS_topology);
+  o.devices = absl::GetFlag(FLAGS_devices);
+  o.plan = absl::GetFlag(FLAGS_plan);
+  o.parallelism = absl::GetFlag(FLAGS_parallelism);
+  o.deadline = absl::GetFlag(FLAGS_deadline);
+  o.output = absl::GetFlag(FLAGS_output);
+  o.started = placement::cli::CommandStarted();
+  return Print(in.command, what == TransformerRun::kSimulate ? placement::cli::RunTransformerSimulate(o)
+                                                             : placement::cli::RunTransformerPlace(o));
+}
+
 int SimulateCommand(const Invocation& in) {
   if (in.operands.size() != 1) return Usage("simulate takes exactly one GRAPH");
   placement::cli::SimulateOptions o;
@@ -336,6 +392,7 @@ int SimulateCommand(const Invocation& in) {
   o.priority = absl::GetFlag(FLAGS_priority);
   o.simulator = absl::GetFlag(FLAGS_simulator);
   o.chart_path = absl::GetFlag(FLAGS_chart);
+  if (!absl::GetFlag(FLAGS_plan).empty()) return TransformerCommand(in, TransformerRun::kSimulate);
   if (absl::GetFlag(FLAGS_server).empty()) return Print(in.command, placement::cli::RunSimulate(o));
   absl::StatusOr<absl::Duration> timeout = CallTimeout();
   if (!timeout.ok()) return Fail(in.command, timeout.status());
@@ -359,6 +416,13 @@ int MemoryCommand(const Invocation& in) {
 
 int PlaceCommand(const Invocation& in) {
   if (in.operands.size() != 1) return Usage("place takes exactly one GRAPH");
+  if (UsesTransformerPlans(in.operands[0]) || !absl::GetFlag(FLAGS_plan).empty()) {
+    return TransformerCommand(in, TransformerRun::kPlace);
+  }
+  if (absl::GetFlag(FLAGS_parallelism) == "tensor") {
+    return Fail(in.command, placement::UsageError("--parallelism tensor plans a transformer's training step: GRAPH "
+                                                  "a Hugging Face config.json, and --training"));
+  }
   placement::cli::PlaceOptions o;
   o.started = placement::cli::CommandStarted();
   o.graph_path = in.operands[0];

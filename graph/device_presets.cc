@@ -117,6 +117,40 @@ constexpr DevicePreset kPresets[] = {
      .network_latency = 5e-6,
      .citation = "AMD EPYC 7763 product specifications: 64 cores, 2.45 GHz base, 8 channels of DDR4-3200 "
                  "(https://www.amd.com/en/products/cpu/amd-epyc-7763)"},
+    // The GPUs of NVIDIA's DGX systems: the A100 and H100 above, each with its own InfiniBand adapter, so a host
+    // talks to the network at eight times one adapter's rate (Selene, the cluster Megatron-LM's runs report).
+    {.name = "DGXA100",
+     .model = "NVIDIA A100 SXM4 80GB in a DGX A100 (8 GPUs, NVSwitch, 8 HDR adapters)",
+     .type = DeviceType::kAccelerator,
+     .peak_flops = 312 * kTFLOPS,
+     .flops_basis = "BF16 Tensor Core, dense; 624 with sparsity",
+     .memory_bandwidth = 2039 * kGB,
+     .memory_bytes = static_cast<int64_t>(80 * kGB),
+     .launch_overhead = kGpuLaunch,
+     .intra_link = "NVLink 3 through NVSwitch: 600 GB/s total, 300 GB/s per direction",
+     .intra_bandwidth = 300 * kGB,
+     .intra_latency = 2e-6,
+     .network = "8 x InfiniBand HDR, 8 x 200 Gb/s per host",
+     .network_bandwidth = 8 * 200 * kGbit,
+     .network_latency = 5e-6,
+     .citation = "NVIDIA DGX A100 datasheet: 8 A100 80GB, 8 single-port ConnectX-6 200 Gb/s HDR for compute "
+                 "(https://www.nvidia.com/en-us/data-center/dgx-a100/)"},
+    {.name = "DGXH100",
+     .model = "NVIDIA H100 SXM5 80GB in a DGX H100 (8 GPUs, NVSwitch, 8 NDR adapters)",
+     .type = DeviceType::kAccelerator,
+     .peak_flops = 989 * kTFLOPS,
+     .flops_basis = "BF16 Tensor Core, dense; 1,979 with sparsity",
+     .memory_bandwidth = 3.35e12,
+     .memory_bytes = static_cast<int64_t>(80 * kGB),
+     .launch_overhead = kGpuLaunch,
+     .intra_link = "NVLink 4 through NVSwitch: 900 GB/s total, 450 GB/s per direction",
+     .intra_bandwidth = 450 * kGB,
+     .intra_latency = 2e-6,
+     .network = "8 x InfiniBand NDR, 8 x 400 Gb/s per host",
+     .network_bandwidth = 8 * 400 * kGbit,
+     .network_latency = 5e-6,
+     .citation = "NVIDIA DGX H100 datasheet: 8 H100 80GB, 8 ConnectX-7 400 Gb/s NDR for compute "
+                 "(https://www.nvidia.com/en-us/data-center/dgx-h100/)"},
 };
 
 }  // namespace

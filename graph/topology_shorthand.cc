@@ -4,9 +4,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "graph/cluster_shape.h"
 #include "graph/device_presets.h"
 #include "graph/topology_json.h"
 
@@ -20,7 +22,7 @@ struct Term {
   const DevicePreset* preset = nullptr;
 };
 
-absl::StatusOr<Term> ParseTerm(absl::string_view term) {
+absl::StatusOr<Term> ParseTerm(absl::string_view term, int64_t max_devices = kMaxTopologyDevices) {
   const auto bad = [&](absl::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat("bad topology term '", term, "': ", why));
   };
@@ -30,7 +32,7 @@ absl::StatusOr<Term> ParseTerm(absl::string_view term) {
     size_t digits = 0;
     int64_t value = 0;
     while (digits < rest.size() && absl::ascii_isdigit(static_cast<unsigned char>(rest[digits]))) {
-      if (digits >= 9) return bad(absl::StrCat("more than ", kMaxTopologyDevices, " devices"));
+      if (digits >= 9) return bad(absl::StrCat("more than ", max_devices, " devices"));
       value = value * 10 + (rest[digits++] - '0');
     }
     if (digits == rest.size() || (rest[digits] != 'x' && rest[digits] != 'X')) {
@@ -54,8 +56,8 @@ absl::StatusOr<Term> ParseTerm(absl::string_view term) {
   t.preset = *preset;
   if (counts.size() == 2) t.hosts = counts[0];
   if (!counts.empty()) t.count = counts.back();
-  if (t.hosts > kMaxTopologyDevices || t.count > kMaxTopologyDevices || t.hosts * t.count > kMaxTopologyDevices) {
-    return bad(absl::StrCat("more than ", kMaxTopologyDevices, " devices"));
+  if (t.hosts > max_devices || t.count > max_devices || t.hosts * t.count > max_devices) {
+    return bad(absl::StrCat("more than ", max_devices, " devices"));
   }
   return t;
 }
@@ -115,6 +117,32 @@ absl::StatusOr<Topology> ParseTopologyShorthand(absl::string_view text) {
   // The name is the shorthand in canonical spelling, so " 2 X 8 x h100 " and "2x8xH100" name one cluster.
   spec.name = absl::StrJoin(terms, "+", [&](std::string* out, const Term& t) { out->append(TermText(t, hosts > 1)); });
   return BuildHierarchy(spec);
+}
+
+absl::StatusOr<ClusterShape> ParseClusterShape(absl::string_view text) {
+  std::string compact;
+  for (char c : text) {
+    if (!absl::ascii_isspace(static_cast<unsigned char>(c))) compact.push_back(c);
+  }
+  if (absl::StrContains(compact, '+')) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "': a layer-level plan needs hosts of one kind of accelerator, e.g. 64x8xDGXA100"));
+  }
+  absl::StatusOr<Term> t = ParseTerm(compact, kMaxClusterShapeDevices);
+  if (!t.ok()) return t.status();
+  if (t->preset->type != DeviceType::kAccelerator) {
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' names no accelerator"));
+  }
+  ClusterShape shape;
+  shape.name = TermText(*t, t->hosts > 1);
+  shape.hosts = t->hosts;
+  shape.per_host = t->count;
+  shape.device = MakeDevice(*t->preset, "gpu0");
+  shape.intra_bandwidth = t->preset->intra_bandwidth;
+  shape.intra_latency = t->preset->intra_latency;
+  shape.network_bandwidth = t->preset->network_bandwidth;
+  shape.network_latency = t->preset->network_latency;
+  return shape;
 }
 
 }  // namespace placement
