@@ -351,6 +351,11 @@ int TransformerCommand(const Invocation& in, TransformerRun what) {
       {"recompute (say recompute=selective|full in --plan)", absl::GetFlag(FLAGS_recompute) != "none"},
       {"micro_batch (say mbs=N in --plan)", absl::GetFlag(FLAGS_micro_batch) != 0},
       {"global_batch (--batch is the global batch in sequences)", absl::GetFlag(FLAGS_global_batch) != 0},
+      {"schedule (a transformer plan runs 1F1B, interleaved with vpp=N in --plan)",
+       absl::GetFlag(FLAGS_schedule) != "1f1b"},
+      {"placement (a transformer plan places whole layers)", !absl::GetFlag(FLAGS_placement).empty()},
+      {"cost_model", absl::GetFlag(FLAGS_cost_model) != "default"},
+      {"objective (a transformer plan is scored by its iteration time)", !absl::GetFlag(FLAGS_objective).empty()},
       {"chart", !absl::GetFlag(FLAGS_chart).empty()},
       {"server", !absl::GetFlag(FLAGS_server).empty()}};
   for (const auto& [flag, given] : graph_level) {
