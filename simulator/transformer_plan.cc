@@ -206,9 +206,10 @@ absl::StatusOr<TransformerPlanResult> EvaluateTransformerPlan(const TransformerS
     dp_seconds = RingSeconds(dp_ring, KernelKind::kReduceScatter, stage_params * state.gradients) +
                  RingSeconds(dp_ring, KernelKind::kAllGather, stage_params * state.weights);
   }
-  double zero3_exposed = 0;
+  double zero3_exposed = 0, zero3_wire = 0;
   if (plan.zero == 3 && plan.dp > 1) {
     const double per_micro_batch = 2 * RingSeconds(dp_ring, KernelKind::kAllGather, stage_params * state.weights);
+    zero3_wire = static_cast<double>(m) * per_micro_batch;
     zero3_exposed = static_cast<double>(m) * std::max(0.0, per_micro_batch - slowest->total());
     dp_bytes += static_cast<double>(m) * 2 * stage_params * state.weights;
   }
@@ -274,7 +275,7 @@ absl::StatusOr<TransformerPlanResult> EvaluateTransformerPlan(const TransformerS
   }
   if (plan.dp > 1) {
     result.communication.push_back({"data_parallel", dp_ring.network ? "network" : "intra_host", dp_bytes,
-                                    dp_seconds + zero3_exposed});
+                                    dp_seconds + zero3_wire});
   }
   return result;
 }

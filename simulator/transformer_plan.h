@@ -81,8 +81,8 @@ struct IterationParts {
 struct CommunicationVolume {
   std::string kind;  // "tensor_parallel", "pipeline", "data_parallel"
   std::string link;  // "intra_host" or "network"
-  double bytes = 0;  // per GPU per iteration
-  double seconds = 0;
+  double bytes = 0;    // per GPU per iteration
+  double seconds = 0;  // on the wire, hidden behind compute or not (IterationParts has what is exposed)
 };
 
 struct TransformerPlanResult {
