@@ -128,6 +128,16 @@ class Unroller {
     return op;
   }
 
+  // What a replica keeps of an operator's resident state: ZeRO splits the optimizer's state (held by the
+  // backward's update operators) from stage 1 and the weights from stage 3 over the stage's replicas, as the plan
+  // model does (plan_model.cc Shard).
+  int64_t ResidentBytes(OpId v, int32_t s) const {
+    const int64_t bytes = g_.param_bytes(v), r = p_.replicas(s);
+    const bool split = r > 1 && (g_.is_backward(v) ? p_.sharding >= Sharding::kOptimizer
+                                                   : p_.sharding == Sharding::kParameters);
+    return split ? (bytes + r - 1) / r : bytes;
+  }
+
   void AddCopy(int32_t micro, OpId v) {
     const int32_t s = p_.stage_of_op[v];
     if (flush_ && IsOptimizerUpdate(g_, v) && LastOf(s, micro) != micro) return;  // one update a step
@@ -146,7 +156,7 @@ class Unroller {
     op.flops = op.bytes_accessed = 0;
     op.colocation_group.clear();
     op.pinned_device.clear();
-    if (micro >= p_.replicas(s)) op.param_bytes = 0;  // weights are resident once per replica
+    op.param_bytes = micro < p_.replicas(s) ? ResidentBytes(v, s) : 0;  // resident once per replica
     op.outputs.push_back(OutputTensor{0});            // control
     copy_[static_cast<size_t>(micro) * n_ + v] = Add(std::move(op), d, micro);
   }
