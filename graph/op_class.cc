@@ -39,6 +39,7 @@ const absl::flat_hash_map<absl::string_view, OpClass>& TypeClasses() {
       {"MaxUnpool", OpClass::kPooling},
       {"BatchNormalization", OpClass::kNormalization},
       {"LayerNormalization", OpClass::kNormalization},
+      {"SimplifiedLayerNormalization", OpClass::kNormalization},  // onnxruntime's RMSNorm
       {"InstanceNormalization", OpClass::kNormalization},
       {"GroupNormalization", OpClass::kNormalization},
       {"LpNormalization", OpClass::kNormalization},
