@@ -22,6 +22,8 @@
 #include "graph/tarnawski.h"
 #include "graph/topology_json.h"
 #include "graph/training.h"
+#include "graph/transformer_graph.h"
+#include "graph/transformer_spec.h"
 #include "graph/usage_error.h"
 
 namespace placement::cli {
@@ -46,9 +48,46 @@ OnnxImportOptions ImportOptions(const GraphLoadOptions& o) {
   return options;
 }
 
+// Sequence length of a Hugging Face config read without --seq: the model's learned positions, else this.
+constexpr int64_t kDefaultHfSequenceLength = 2048;
+
+// A Hugging Face config.json, expanded into the forward graph at --batch (default 1) and --seq.
+absl::StatusOr<LoadedGraph> ImportHfConfig(const std::string& path, const std::string& text,
+                                           const GraphLoadOptions& o) {
+  GraphLoadOptions other = o;
+  other.batch = other.sequence_length = 0;
+  if (SetsOnnxOptions(other)) {
+    return UsageError(absl::StrCat(
+        path, ": --dim and the other ONNX options apply to ONNX models; a Hugging Face config takes --batch and --seq"));
+  }
+  absl::StatusOr<TransformerSpec> spec = ParseHfConfig(text, path);  // its messages name the file
+  // An architecture outside the supported families is a file this command cannot read: a bad input.
+  if (absl::IsUnimplemented(spec.status())) return absl::InvalidArgumentError(spec.status().message());
+  if (!spec.ok()) return spec.status();
+  LoadedGraph loaded;
+  const int64_t batch = o.batch > 0 ? o.batch : 1;
+  int64_t seq = o.sequence_length;
+  if (o.batch <= 0) loaded.warnings.push_back("batch 1 (a Hugging Face config has none; --batch sets it)");
+  if (seq <= 0) {
+    seq = spec->max_positions > 0 ? spec->max_positions : kDefaultHfSequenceLength;
+    loaded.warnings.push_back(
+        spec->max_positions > 0
+            ? absl::StrCat("sequence length ", seq, ", the model's learned positions (--seq sets it)")
+            : absl::StrCat("sequence length ", seq, " (", spec->model_type,
+                           " has no learned positions to take it from; --seq sets it)"));
+  }
+  absl::StatusOr<Problem> problem = BuildTransformerGraph(*spec, batch, seq);
+  if (!problem.ok()) return WithPath(path, problem.status());
+  loaded.problem = *std::move(problem);
+  loaded.format = "hf_config";
+  loaded.samples_per_run = batch;
+  return loaded;
+}
+
 absl::StatusOr<LoadedGraph> Import(const std::string& path, const std::string& text, const GraphLoadOptions& o) {
   LoadedGraph loaded;
   const GraphFormat format = DetectGraphFormat(text);
+  if (format == GraphFormat::kUnknown && LooksLikeHfConfig(text)) return ImportHfConfig(path, text, o);
   if (SetsOnnxOptions(o) && format != GraphFormat::kOnnx) {
     // The graph is fine: the flag is what does not fit it.
     return UsageError(absl::StrCat(

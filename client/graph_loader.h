@@ -1,6 +1,6 @@
-// Reads the graph and cluster a command names: the graph file (ONNX, our JSON format or a Tarnawski JSON graph,
-// told apart by content, not by name), optionally expanded into a training step, and the topology from
-// --topology FILE, --devices SPEC, or the devices the graph file itself describes.
+// Reads the graph and cluster a command names: the graph file (ONNX, our JSON format, a Tarnawski JSON graph or a
+// Hugging Face config.json, told apart by content, not by name), optionally expanded into a training step, and the
+// topology from --topology FILE, --devices SPEC, or the devices the graph file itself describes.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +17,10 @@
 namespace placement::cli {
 
 struct GraphLoadOptions {
-  int64_t batch = 0;                    // ONNX: binds the batch dimension; 0 = the importer's default (1)
-  int64_t sequence_length = 0;          // ONNX: binds dimensions named like a sequence; 0 = the importer's default
+  int64_t batch = 0;                    // ONNX, hf_config: binds the batch dimension; 0 = the default (1)
+  // ONNX: binds dimensions named like a sequence; hf_config: the tokens of each sequence. 0 = the importer's
+  // default (for a config, its learned positions, else 2048).
+  int64_t sequence_length = 0;
   std::map<std::string, int64_t> dims;  // ONNX: --dim NAME=VALUE, a symbol or "TENSOR:AXIS"
   bool allow_unresolved_dims = false;   // ONNX: count what nothing resolves as 1
   int32_t num_data_inputs = -1;         // ONNX: graph inputs that are data; -1 = the importer's rule
@@ -36,14 +38,15 @@ struct GraphLoadOptions {
 
 struct LoadedGraph {
   Problem problem;
-  std::string format;                 // "onnx", "placement.graph/v1" or "tarnawski"
+  std::string format;                 // "onnx", "placement.graph/v1", "tarnawski", "pipedream" or "hf_config"
   std::vector<std::string> warnings;  // what the importer assumed
   int64_t fixed_batch = 0;            // ONNX exported with a fixed batch: that batch (OnnxImportResult)
-  int64_t samples_per_run = 1;        // ONNX: the batch one run holds (OnnxImportResult::batch); 1 otherwise
+  int64_t samples_per_run = 1;        // ONNX, hf_config: the batch one run holds; 1 otherwise
   CostSources cost_sources;           // how many operators' costs are measured, how many modelled
 };
 
-// Whether any ONNX-only option is set (they are refused for other formats).
+// Whether any ONNX-only option is set (they are refused for other formats; a Hugging Face config takes --batch
+// and --seq).
 bool SetsOnnxOptions(const GraphLoadOptions& options);
 
 // "NAME=VALUE" items of --dim into a map; an item without '=' or with a value that is not a non-negative

@@ -109,7 +109,7 @@ absl::StatusOr<Breakdown> MeasureAt(const MemoryOptions& o, int64_t batch) {
 
   Breakdown b;
   b.warnings = loaded->warnings;
-  b.batchable = loaded->format == "onnx";
+  b.batchable = loaded->format == "onnx" || loaded->format == "hf_config";
   b.device = topology->devices()[0].name;
   b.kind = topology->devices()[0].kind;
   b.capacity = topology->devices()[0].memory_bytes;
