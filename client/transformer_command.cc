@@ -47,7 +47,8 @@ absl::StatusOr<Loaded> Load(const TransformerCommandOptions& o) {
   absl::StatusOr<std::string> text = ReadWholeFile(o.config_path);
   if (!text.ok()) return text.status();
   absl::StatusOr<TransformerSpec> spec = ParseHfConfig(*text, o.config_path);
-  if (!spec.ok()) return spec.status();
+  // An architecture outside the families read is a bad input file (exit 3), not a failure of ours.
+  if (!spec.ok()) return absl::InvalidArgumentError(spec.status().message());
   l.spec = *std::move(spec);
   absl::StatusOr<ClusterShape> cluster = ClusterOf(o);
   if (!cluster.ok()) return cluster.status();

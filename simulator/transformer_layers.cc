@@ -33,7 +33,8 @@ Dims DimsOf(const TransformerSpec& spec, const LayerShape& shape) {
   x.h = static_cast<double>(spec.hidden), x.a = static_cast<double>(spec.heads);
   x.g = static_cast<double>(spec.kv_heads), x.d = static_cast<double>(spec.head_dim);
   x.t = static_cast<double>(shape.tp), x.f = static_cast<double>(spec.ffn);
-  x.q = x.a * x.d, x.kv = x.g * x.d, x.tokens = x.b * x.s, x.act = shape.act_bytes;
+  // x.kv is per GPU times tp: with fewer key/value heads than tp, each GPU keeps a whole copy of one.
+  x.q = x.a * x.d, x.kv = std::max(x.g, x.t) * x.d, x.tokens = x.b * x.s, x.act = shape.act_bytes;
   x.rep = shape.sequence_parallel ? 1.0 / x.t : 1.0;
   return x;
 }
@@ -161,6 +162,10 @@ std::vector<LayerKernel> HeadKernels(const TransformerSpec& spec, const LayerSha
   std::vector<LayerKernel> out;
   out.push_back(Stream("final_norm", x.tokens * x.h * x.rep * x.act * 2, x.tokens * x.h * x.rep * x.act,
                            x.tokens * x.h * x.rep * x.act));
+  if (spec.family == TransformerFamily::kEncoder) {  // BERT's masked-LM transform: dense and LayerNorm, whole
+    out.push_back(Gemm("mlm_transform", x.tokens, x.h, x.h, 1, x.tokens * x.h * x.act));
+    out.push_back(Stream("mlm_norm", x.tokens * x.h * x.act * 2, x.tokens * x.h * x.act, x.tokens * x.h * x.act));
+  }
   EnterParallelRegion(x, shape, "output_input_collective", out);
   out.push_back(Gemm("output_layer", x.tokens, vocab, x.h, 1, x.tokens * x.h * x.rep * x.act));
   // Cross-entropy in float32 over the vocabulary shard: the logits read, the softmax written and kept.
@@ -174,17 +179,26 @@ std::vector<LayerKernel> HeadKernels(const TransformerSpec& spec, const LayerSha
 
 LayerParameters ParametersPerGpu(const TransformerSpec& spec, int64_t tp) {
   const double h = static_cast<double>(spec.hidden), t = static_cast<double>(tp);
-  const double q = static_cast<double>(spec.heads * spec.head_dim), kv = static_cast<double>(spec.kv_heads * spec.head_dim);
+  const double q = static_cast<double>(spec.heads * spec.head_dim);
+  // With fewer key/value heads than tp, each GPU keeps a whole copy of one (as x.kv in LayerKernels).
+  const double kv = static_cast<double>(std::max(spec.kv_heads, tp) * spec.head_dim);
   const double f = static_cast<double>(spec.ffn), v = static_cast<double>(spec.vocab);
   const double norm = spec.norm == NormKind::kLayerNorm ? 2 * h : h;
-  const double attention_bias = spec.attention_bias ? (q + 2 * kv) / t + h : 0;
+  // Column-parallel projections split their biases; the row-parallel output projections' biases are whole.
+  const double attention_bias =
+      spec.attention_bias ? (q + 2 * kv) / t + (spec.attention_output_bias ? h : 0) : 0;
   double mlp = (spec.mlp == MlpKind::kGated ? 3 : 2) * h * f / t;
   if (spec.mlp_bias) mlp += (spec.mlp == MlpKind::kGated ? 2 * f : f) / t + h;
   if (spec.experts > 0) mlp = mlp * static_cast<double>(spec.experts) + h * static_cast<double>(spec.experts);
   LayerParameters p;
   p.per_layer = h * (q + 2 * kv) / t + q * h / t + attention_bias + mlp + 2 * norm;
-  p.embedding = v * h / t + static_cast<double>(spec.max_positions) * h;
+  p.embedding = v * h / t + static_cast<double>(spec.max_positions + spec.token_types) * h;
   p.head = norm + (spec.tied_embeddings ? 0 : v * h / t);
+  if (spec.family == TransformerFamily::kEncoder) {
+    // BERT: a LayerNorm after the embeddings, and the masked-LM head's transform (dense, LayerNorm) and output bias.
+    p.embedding += norm;
+    p.head += h * h + h + v / t;
+  }
   return p;
 }
 

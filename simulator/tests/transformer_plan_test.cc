@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/cluster_shape.h"
+#include "graph/file_io.h"
 #include "simulator/transformer_layers.h"
 
 namespace placement::transformer {
@@ -52,6 +53,36 @@ TEST(TransformerLayers, ParametersPerGpuAddUpToTheModel) {
   EXPECT_DOUBLE_EQ(whole.head, 2 * h);  // the final norm; the output layer is the tied embedding
   const LayerParameters split = ParametersPerGpu(spec, 8);
   EXPECT_NEAR(split.per_layer * 8, layer, 6 * h * 8);  // what tp replicates: norms and two biases
+}
+
+// The plan model's parameters per GPU, at tp = 1, add up to the transformers classes' counts of every published
+// config the tests carry (graph/tests/data/hf_configs) that layer-level plans cover.
+TEST(TransformerLayers, ParametersPerGpuMatchThePublishedModelsCounts) {
+  const std::string dir = std::string(PLACEMENT_SOURCE_DIR) + "/graph/tests/data/hf_configs/";
+  for (const char* name : {"gpt2", "gpt2-medium", "pythia-160m", "llama-2-7b-hf", "tinyllama-1.1b", "mistral-7b-v0.1",
+                           "mixtral-8x7b-v0.1", "qwen2-0.5b", "bert-base-uncased"}) {
+    absl::StatusOr<std::string> text = ReadWholeFile(dir + name + ".json");
+    ASSERT_TRUE(text.ok()) << text.status();
+    absl::StatusOr<TransformerSpec> spec = ParseHfConfig(*text, name);
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    const LayerParameters p = ParametersPerGpu(*spec, 1);
+    const double total = p.per_layer * static_cast<double>(spec->layers) + p.embedding + p.head;
+    EXPECT_DOUBLE_EQ(total, static_cast<double>(ParameterCount(*spec))) << name;
+  }
+}
+
+// Grouped-query attention with fewer key/value heads than tp: each GPU holds one whole key/value head.
+TEST(TransformerLayers, KeyValueHeadsAreReplicatedPastTheirCount) {
+  TransformerSpec spec = Gpt(22, 2048, 32);
+  spec.kv_heads = 4, spec.head_dim = 64;
+  const auto qkv_columns = [&](int64_t tp) {
+    for (const LayerKernel& k : LayerKernels(spec, LayerShape{.tp = tp})) {
+      if (std::string(k.name) == "qkv") return k.n;
+    }
+    return 0.0;
+  };
+  EXPECT_DOUBLE_EQ(qkv_columns(4), (2048 + 2 * 4 * 64) / 4.0);
+  EXPECT_DOUBLE_EQ(qkv_columns(8), 2048 / 8.0 + 2 * 64);
 }
 
 TEST(TransformerPlanText, ParsesEveryKeyAndPrintsItBack) {
