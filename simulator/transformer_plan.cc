@@ -234,7 +234,6 @@ absl::StatusOr<TransformerPlanResult> EvaluateTransformerPlan(const TransformerS
                    : layers_per_stage * static_cast<double>(std::min<int64_t>(m, plan.pp));
   const double first_activations = in_flight_layers * kept_per_layer +
                                    static_cast<double>(std::min<int64_t>(m, plan.pp)) * embedding.saved +
-                                   (plan.recompute == LayerRecompute::kFull ? layer.saved + layer.core_saved : 0) +
                                    (plan.pp == 1 ? head.saved : 0);
   const double last_activations = (plan.pp > 1 ? layers_per_stage * kept_per_layer + head.saved : 0);
   GpuMemory& mem = result.memory;
@@ -243,7 +242,10 @@ absl::StatusOr<TransformerPlanResult> EvaluateTransformerPlan(const TransformerS
   mem.gradients = stage_params * state.gradients / grad_shard;
   mem.optimizer = stage_params * state.optimizer / shard;
   mem.activations = std::max(first_activations, last_activations);
+  // Transients of the backward: the largest output's gradient, full recomputation's one layer of activations
+  // rebuilt at a time, ZeRO-3's gathered layers.
   mem.workspace = std::max({layer.largest_transient, head.largest_transient, embedding.largest_transient}) +
+                  (plan.recompute == LayerRecompute::kFull ? layer.saved + layer.core_saved : 0) +
                   (plan.zero == 3 ? 2 * params.per_layer * state.weights : 0);
   result.memory_capacity = static_cast<double>(device.memory_bytes);
   result.fits = device.memory_bytes <= 0 || mem.total() <= result.memory_capacity;

@@ -62,7 +62,7 @@ struct GpuMemory {
   double gradients = 0;   // float32 under mixed precision (Megatron's main gradients)
   double optimizer = 0;   // Adam's two moments, and the float32 master weights under mixed precision
   double activations = 0; // what autograd keeps for the micro-batches in flight
-  double workspace = 0;   // the largest transient of the backward: a gradient the size of the largest output
+  double workspace = 0;   // transients of the backward: the largest output's gradient, a recomputed layer
   double total() const { return parameters + gradients + optimizer + activations + workspace; }
 };
 
