@@ -92,8 +92,8 @@ PassTimes TimeKernels(const std::vector<LayerKernel>& kernels, const Device& dev
 }
 
 struct StageWork {
-  double forward = 0, backward = 0, recompute = 0, tp_comm = 0, send = 0;
-  double total() const { return forward + backward + recompute + tp_comm + send; }
+  double forward = 0, backward = 0, recompute = 0, tp_forward = 0, tp_backward = 0, send = 0;
+  double total() const { return forward + backward + recompute + tp_forward + tp_backward + send; }
 };
 
 double TensorRate(Precision p) { return p == Precision::kFp32 ? 0.5 : 1.0; }  // TF32 runs at half the 16-bit rate
@@ -130,155 +130,224 @@ std::string PlanShapeProblem(const TransformerSpec& spec, const ClusterShape& cl
   return "";
 }
 
+namespace {
+
+// What one plan's evaluation shares between its parts: the kernels priced, the rings, the stage's parameters.
+struct PlanContext {
+  const TransformerSpec& spec;
+  const ClusterShape& cluster;
+  const TrainingRun& run;
+  const TransformerPlan& plan;
+  int64_t m = 0;  // micro-batches per pipeline
+  double rate = 1;
+  StateBytes state{};
+  LayerShape shape;
+  Ring tp_ring, pp_ring, dp_ring;
+  PassTimes layer, embedding, head;
+  double layers_per_stage = 0;
+  double recompute_layer = 0;  // recomputation's extra forward per layer
+  double kept_per_layer = 0;   // what each layer keeps per micro-batch in flight
+  double message = 0;          // bytes one GPU sends per micro-batch at a stage boundary
+  double send = 0;             // seconds of one such send
+  LayerParameters params;
+  double stage_params = 0;     // parameters one GPU holds for the stage that holds the most
+};
+
+void PriceLayers(PlanContext& x) {
+  const TransformerPlan& plan = x.plan;
+  x.shape = LayerShape{.micro_batch = plan.micro_batch, .seq = x.run.seq, .tp = plan.tp,
+                       .sequence_parallel = plan.sequence_parallel, .flash_attention = plan.flash_attention,
+                       .act_bytes = x.run.precision == Precision::kFp32 ? 4 : 2};
+  x.tp_ring = RingOf(x.cluster, plan.tp, 1);
+  x.layer = TimeKernels(LayerKernels(x.spec, x.shape), x.cluster.device, x.rate, x.tp_ring);
+  x.embedding = TimeKernels(EmbeddingKernels(x.spec, x.shape), x.cluster.device, x.rate, x.tp_ring);
+  x.head = TimeKernels(HeadKernels(x.spec, x.shape), x.cluster.device, x.rate, x.tp_ring);
+  x.layers_per_stage = static_cast<double>(x.spec.layers / plan.pp);
+  x.kept_per_layer = x.layer.saved + x.layer.core_saved;
+  const double layer_input = static_cast<double>(plan.micro_batch * x.run.seq * x.spec.hidden) *
+                             x.shape.act_bytes / (plan.sequence_parallel ? plan.tp : 1);
+  if (plan.recompute == LayerRecompute::kFull) {
+    x.recompute_layer = x.layer.forward + x.layer.comm_forward, x.kept_per_layer = layer_input;
+  } else if (plan.recompute == LayerRecompute::kSelective) {
+    x.recompute_layer = x.layer.core_forward, x.kept_per_layer = x.layer.saved;
+  }
+}
+
+PlanContext MakeContext(const TransformerSpec& spec, const ClusterShape& cluster, const TrainingRun& run,
+                        const TransformerPlan& plan) {
+  PlanContext x{.spec = spec, .cluster = cluster, .run = run, .plan = plan};
+  x.m = run.global_batch / (plan.dp * plan.micro_batch);
+  x.rate = TensorRate(run.precision);
+  x.state = StateBytesOf(run.precision);
+  PriceLayers(x);
+  // Sends between stages: 1/tp of a micro-batch's activations per GPU (Megatron's scatter-gather).
+  x.pp_ring = RingOf(cluster, 2, plan.tp * plan.dp);
+  x.message = static_cast<double>(plan.micro_batch * run.seq * spec.hidden) * x.shape.act_bytes / plan.tp;
+  x.send = plan.pp > 1 ? x.pp_ring.latency + x.message / (x.pp_ring.bandwidth * kCollectiveShare) : 0;
+  x.dp_ring = RingOf(cluster, plan.dp, plan.tp);
+  x.params = ParametersPerGpu(spec, plan.tp);
+  // The first stage holds the embedding, the last the output layer (a copy of the embedding when tied, as
+  // Megatron-LM keeps one there); one stage holds both.
+  const double vocab_shard = static_cast<double>(spec.vocab * spec.hidden) / plan.tp;
+  const double last_head = x.params.head + (spec.tied_embeddings && plan.pp > 1 ? vocab_shard : 0);
+  x.stage_params = x.layers_per_stage * x.params.per_layer +
+                   (plan.pp == 1 ? x.params.embedding + x.params.head : std::max(x.params.embedding, last_head));
+  return x;
+}
+
+// Each stage's work per micro-batch; a micro-batch crosses every boundary vpp times each way.
+std::vector<StageWork> StageWorks(const PlanContext& x) {
+  std::vector<StageWork> stages(x.plan.pp);
+  for (int64_t s = 0; s < x.plan.pp; ++s) {
+    StageWork& w = stages[s];
+    w.forward = x.layers_per_stage * x.layer.forward, w.backward = x.layers_per_stage * x.layer.backward;
+    w.tp_forward = x.layers_per_stage * x.layer.comm_forward, w.tp_backward = x.layers_per_stage * x.layer.comm_backward;
+    w.recompute = x.layers_per_stage * x.recompute_layer;
+    for (const PassTimes* end : {s == 0 ? &x.embedding : nullptr, s == x.plan.pp - 1 ? &x.head : nullptr}) {
+      if (end == nullptr) continue;
+      w.forward += end->forward, w.backward += end->backward;
+      w.tp_forward += end->comm_forward, w.tp_backward += end->comm_backward;
+    }
+    w.send = 2.0 * x.plan.vpp * x.send;
+  }
+  return stages;
+}
+
+// The data-parallel reduction: once per iteration (ZeRO-1/2: a reduce-scatter of the gradients and an all-gather
+// of the weights after the step; ZeRO-3 also gathers the weights for every micro-batch's forward and backward).
+struct DataParallelCost {
+  double seconds = 0, bytes = 0, zero3_wire = 0, exposed = 0;
+};
+
+DataParallelCost DataParallel(const PlanContext& x, const StageWork& slowest) {
+  const double grads = x.stage_params * x.state.gradients, weights = x.stage_params * x.state.weights;
+  DataParallelCost c;
+  if (x.plan.zero == 0) {
+    c.bytes = grads, c.seconds = RingSeconds(x.dp_ring, KernelKind::kAllReduce, grads);
+  } else {
+    c.bytes = grads + weights;
+    c.seconds = RingSeconds(x.dp_ring, KernelKind::kReduceScatter, grads) +
+                RingSeconds(x.dp_ring, KernelKind::kAllGather, weights);
+  }
+  double zero3_exposed = 0;
+  if (x.plan.zero == 3 && x.plan.dp > 1) {
+    const double per_micro_batch = 2 * RingSeconds(x.dp_ring, KernelKind::kAllGather, weights);
+    c.zero3_wire = static_cast<double>(x.m) * per_micro_batch;
+    zero3_exposed = static_cast<double>(x.m) * std::max(0.0, per_micro_batch - slowest.total());
+    c.bytes += static_cast<double>(x.m) * 2 * weights;
+  }
+  const double hidden_behind = x.plan.overlap_gradient_reduce ? slowest.backward + slowest.recompute : 0;
+  c.exposed = std::max(0.0, c.seconds - hidden_behind) + zero3_exposed;
+  return c;
+}
+
+// The iteration: m times the slowest stage, the fill and drain (the others' time over vpp), what the reduction
+// leaves exposed and the optimizer's pass over its shard.
+DataParallelCost TimeIteration(const PlanContext& x, TransformerPlanResult& result) {
+  const std::vector<StageWork> stages = StageWorks(x);
+  const StageWork& slowest = *std::max_element(
+      stages.begin(), stages.end(), [](const StageWork& a, const StageWork& b) { return a.total() < b.total(); });
+  double stage_sum = 0;
+  for (const StageWork& w : stages) {
+    stage_sum += w.total();
+    result.stage_times.push_back({w.forward + w.tp_forward, w.backward + w.recompute + w.tp_backward});
+  }
+  result.send_seconds = x.send;
+  const double m = static_cast<double>(x.m);
+  const double bubble = (stage_sum - slowest.total()) / static_cast<double>(x.plan.vpp);
+  const DataParallelCost dp = DataParallel(x, slowest);
+  const double shard = x.plan.zero >= 1 ? static_cast<double>(x.plan.dp) : 1.0;
+  const double optimizer = x.stage_params / shard * x.state.optimizer_pass /
+                           (x.cluster.device.memory_bandwidth * kStreamShare);
+  result.iteration_seconds = m * slowest.total() + bubble + dp.exposed + optimizer;
+  IterationParts& parts = result.parts;
+  parts.forward = m * slowest.forward, parts.backward = m * slowest.backward;
+  parts.recompute = m * slowest.recompute, parts.tensor_parallel = m * (slowest.tp_forward + slowest.tp_backward);
+  parts.pipeline_send = m * slowest.send, parts.pipeline_bubble = bubble;
+  parts.data_parallel = dp.exposed, parts.optimizer = optimizer;
+  return dp;
+}
+
+// Memory of the first stage (it keeps the most micro-batches in flight) and of the last (the logits). 1F1B keeps
+// pp micro-batches of the first stage's layers; interleaving, L (1 + (pp - 1) / (pp vpp)) layers' worth
+// (Korthikanti et al., section 4.2.3).
+void CountMemory(const PlanContext& x, TransformerPlanResult& result) {
+  const TransformerPlan& plan = x.plan;
+  const double in_flight = static_cast<double>(std::min<int64_t>(x.m, plan.pp));
+  const double in_flight_layers =
+      plan.vpp > 1 ? static_cast<double>(x.spec.layers) * (1.0 + (plan.pp - 1.0) / (plan.pp * plan.vpp))
+                   : x.layers_per_stage * in_flight;
+  const double first = in_flight_layers * x.kept_per_layer + in_flight * x.embedding.saved +
+                       (plan.pp == 1 ? x.head.saved : 0);
+  const double last = plan.pp > 1 ? x.layers_per_stage * x.kept_per_layer + x.head.saved : 0;
+  GpuMemory& mem = result.memory;
+  const double dp = static_cast<double>(plan.dp);
+  mem.parameters = x.stage_params * x.state.weights / (plan.zero >= 3 ? dp : 1);
+  mem.gradients = x.stage_params * x.state.gradients / (plan.zero >= 2 ? dp : 1);
+  mem.optimizer = x.stage_params * x.state.optimizer / (plan.zero >= 1 ? dp : 1);
+  mem.activations = std::max(first, last);
+  // Transients of the backward: the largest output's gradient, full recomputation's one layer of activations
+  // rebuilt at a time, ZeRO-3's gathered layers.
+  mem.workspace = std::max({x.layer.largest_transient, x.head.largest_transient, x.embedding.largest_transient}) +
+                  (plan.recompute == LayerRecompute::kFull ? x.layer.saved + x.layer.core_saved : 0) +
+                  (plan.zero == 3 ? 2 * x.params.per_layer * x.state.weights : 0);
+  result.memory_capacity = static_cast<double>(x.cluster.device.memory_bytes);
+  result.fits = x.cluster.device.memory_bytes <= 0 || mem.total() <= result.memory_capacity;
+}
+
+// Throughput and utilization: model FLOPs count the work once (3x the forward, attention's full seq x seq),
+// hardware FLOPs add recomputation's.
+void CountThroughput(const PlanContext& x, TransformerPlanResult& result) {
+  LayerShape whole = x.shape;
+  whole.tp = 1, whole.sequence_parallel = false, whole.flash_attention = false;
+  const PassTimes one = TimeKernels(LayerKernels(x.spec, whole), x.cluster.device, x.rate, Ring{});
+  const PassTimes one_head = TimeKernels(HeadKernels(x.spec, whole), x.cluster.device, x.rate, Ring{});
+  const double micro_batches = static_cast<double>(x.m * x.plan.dp);
+  const double layers = static_cast<double>(x.spec.layers);
+  const double forward_flops = micro_batches * (layers * one.flops + one_head.flops);
+  result.model_flops = 3 * forward_flops;
+  const double extra = x.plan.recompute == LayerRecompute::kFull        ? forward_flops
+                       : x.plan.recompute == LayerRecompute::kSelective ? micro_batches * layers * one.core_flops
+                                                                        : 0;
+  const double peak = static_cast<double>(x.cluster.devices()) * x.cluster.device.peak_flops * x.rate;
+  result.mfu = result.model_flops / (result.iteration_seconds * peak);
+  result.hfu = (result.model_flops + extra) / (result.iteration_seconds * peak);
+  result.samples_per_second = static_cast<double>(x.run.global_batch) / result.iteration_seconds;
+  result.tokens_per_second = result.samples_per_second * static_cast<double>(x.run.seq);
+}
+
+void CountCommunication(const PlanContext& x, const DataParallelCost& dp, TransformerPlanResult& result) {
+  const auto link = [](const Ring& r) { return r.network ? "network" : "intra_host"; };
+  const double m = static_cast<double>(x.m);
+  result.communication.push_back(
+      {"tensor_parallel", link(x.tp_ring),
+       m * (x.layers_per_stage * x.layer.comm_bytes + x.embedding.comm_bytes + x.head.comm_bytes),
+       result.parts.tensor_parallel});
+  if (x.plan.pp > 1) {
+    result.communication.push_back(
+        {"pipeline", link(x.pp_ring), m * 2.0 * x.plan.vpp * x.message, result.parts.pipeline_send});
+  }
+  if (x.plan.dp > 1) {
+    result.communication.push_back({"data_parallel", link(x.dp_ring), dp.bytes, dp.seconds + dp.zero3_wire});
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<TransformerPlanResult> EvaluateTransformerPlan(const TransformerSpec& spec, const ClusterShape& cluster,
                                                               const TrainingRun& run, const TransformerPlan& plan) {
   if (std::string problem = PlanShapeProblem(spec, cluster, run, plan); !problem.empty()) {
     return spec.family == TransformerFamily::kEncoderDecoder ? absl::UnimplementedError(problem)
                                                              : absl::InvalidArgumentError(problem);
   }
+  const PlanContext x = MakeContext(spec, cluster, run, plan);
   TransformerPlanResult result;
   result.plan = plan;
-  const int64_t m = run.global_batch / (plan.dp * plan.micro_batch);
-  result.micro_batches = m;
-  const Device& device = cluster.device;
-  const double rate = TensorRate(run.precision);
-  const StateBytes state = StateBytesOf(run.precision);
-  LayerShape shape{.micro_batch = plan.micro_batch, .seq = run.seq, .tp = plan.tp,
-                   .sequence_parallel = plan.sequence_parallel, .flash_attention = plan.flash_attention,
-                   .act_bytes = run.precision == Precision::kFp32 ? 4 : 2};
-  const Ring tp_ring = RingOf(cluster, plan.tp, 1);
-  const PassTimes layer = TimeKernels(LayerKernels(spec, shape), device, rate, tp_ring);
-  const PassTimes embedding = TimeKernels(EmbeddingKernels(spec, shape), device, rate, tp_ring);
-  const PassTimes head = TimeKernels(HeadKernels(spec, shape), device, rate, tp_ring);
-  const double layers_per_stage = static_cast<double>(spec.layers / plan.pp);
-
-  // Recomputation's extra forward per layer and what each layer keeps per micro-batch in flight.
-  double recompute_layer = 0, kept_per_layer = layer.saved + layer.core_saved;
-  const double layer_input = static_cast<double>(plan.micro_batch * run.seq * spec.hidden) * shape.act_bytes /
-                             (plan.sequence_parallel ? plan.tp : 1);
-  if (plan.recompute == LayerRecompute::kFull) {
-    recompute_layer = layer.forward + layer.comm_forward, kept_per_layer = layer_input;
-  } else if (plan.recompute == LayerRecompute::kSelective) {
-    recompute_layer = layer.core_forward, kept_per_layer = layer.saved;
-  }
-
-  // Sends between stages: each micro-batch crosses every stage boundary vpp times each way, 1/tp of the
-  // activations per GPU (Megatron's scatter-gather of the pipeline's messages).
-  const Ring pp_ring = RingOf(cluster, 2, plan.tp * plan.dp);
-  const double message = static_cast<double>(plan.micro_batch * run.seq * spec.hidden) * shape.act_bytes / plan.tp;
-  const double send = plan.pp > 1 ? plan.vpp * (pp_ring.latency + message / (pp_ring.bandwidth * kCollectiveShare)) : 0;
-
-  std::vector<StageWork> stages(plan.pp);
-  for (int64_t s = 0; s < plan.pp; ++s) {
-    StageWork& w = stages[s];
-    w.forward = layers_per_stage * layer.forward, w.backward = layers_per_stage * layer.backward;
-    w.tp_comm = layers_per_stage * (layer.comm_forward + layer.comm_backward);
-    w.recompute = layers_per_stage * recompute_layer;
-    if (s == 0) w.forward += embedding.forward, w.backward += embedding.backward,
-                w.tp_comm += embedding.comm_forward + embedding.comm_backward;
-    if (s == plan.pp - 1) w.forward += head.forward, w.backward += head.backward,
-                          w.tp_comm += head.comm_forward + head.comm_backward;
-    w.send = plan.pp > 1 ? 2 * send : 0;
-  }
-  const auto slowest = std::max_element(stages.begin(), stages.end(),
-                                        [](const StageWork& a, const StageWork& b) { return a.total() < b.total(); });
-  double stage_sum = 0;
-  for (const StageWork& w : stages) stage_sum += w.total();
-  const double steady = static_cast<double>(m) * slowest->total();
-  const double bubble = (stage_sum - slowest->total()) / static_cast<double>(plan.vpp);
-
-  // Data parallelism: the stage's gradients reduced once per iteration (ZeRO-1/2: reduce-scattered and the
-  // weights all-gathered after the step; ZeRO-3: weights gathered for every micro-batch's forward and backward).
-  const LayerParameters params = ParametersPerGpu(spec, plan.tp);
-  // The first stage holds the embedding, the last the output layer (a copy of the embedding when tied, as
-  // Megatron-LM keeps one there); one stage holds both.
-  const double vocab_shard = static_cast<double>(spec.vocab * spec.hidden) / plan.tp;
-  const double last_head = params.head + (spec.tied_embeddings && plan.pp > 1 ? vocab_shard : 0);
-  const double stage_params = layers_per_stage * params.per_layer +
-                              (plan.pp == 1 ? params.embedding + params.head : std::max(params.embedding, last_head));
-  const Ring dp_ring = RingOf(cluster, plan.dp, plan.tp);
-  double dp_seconds = 0, dp_bytes = 0;
-  if (plan.zero == 0) {
-    dp_bytes = stage_params * state.gradients;
-    dp_seconds = RingSeconds(dp_ring, KernelKind::kAllReduce, dp_bytes);
-  } else {
-    dp_bytes = stage_params * (state.gradients + state.weights);
-    dp_seconds = RingSeconds(dp_ring, KernelKind::kReduceScatter, stage_params * state.gradients) +
-                 RingSeconds(dp_ring, KernelKind::kAllGather, stage_params * state.weights);
-  }
-  double zero3_exposed = 0, zero3_wire = 0;
-  if (plan.zero == 3 && plan.dp > 1) {
-    const double per_micro_batch = 2 * RingSeconds(dp_ring, KernelKind::kAllGather, stage_params * state.weights);
-    zero3_wire = static_cast<double>(m) * per_micro_batch;
-    zero3_exposed = static_cast<double>(m) * std::max(0.0, per_micro_batch - slowest->total());
-    dp_bytes += static_cast<double>(m) * 2 * stage_params * state.weights;
-  }
-  const double hidden_behind = plan.overlap_gradient_reduce ? slowest->backward + slowest->recompute : 0;
-  const double dp_exposed = std::max(0.0, dp_seconds - hidden_behind) + zero3_exposed;
-  const double shard = plan.zero >= 1 ? static_cast<double>(plan.dp) : 1.0;
-  const double optimizer_seconds =
-      stage_params / shard * state.optimizer_pass / (device.memory_bandwidth * kStreamShare);
-
-  result.iteration_seconds = steady + bubble + dp_exposed + optimizer_seconds;
-  IterationParts& parts = result.parts;
-  parts.forward = m * slowest->forward, parts.backward = m * slowest->backward;
-  parts.recompute = m * slowest->recompute, parts.tensor_parallel = m * slowest->tp_comm;
-  parts.pipeline_send = m * slowest->send, parts.pipeline_bubble = bubble;
-  parts.data_parallel = dp_exposed, parts.optimizer = optimizer_seconds;
-
-  // Memory of the first stage (it keeps the most micro-batches in flight) and of the last (the logits).
-  // 1F1B keeps pp micro-batches of the first stage's layers; interleaving, L (1 + (pp - 1) / (pp vpp)) layers'
-  // worth (Korthikanti et al., section 4.2.3).
-  const double in_flight_layers =
-      plan.vpp > 1 ? static_cast<double>(spec.layers) * (1.0 + (plan.pp - 1.0) / (plan.pp * plan.vpp))
-                   : layers_per_stage * static_cast<double>(std::min<int64_t>(m, plan.pp));
-  const double first_activations = in_flight_layers * kept_per_layer +
-                                   static_cast<double>(std::min<int64_t>(m, plan.pp)) * embedding.saved +
-                                   (plan.pp == 1 ? head.saved : 0);
-  const double last_activations = (plan.pp > 1 ? layers_per_stage * kept_per_layer + head.saved : 0);
-  GpuMemory& mem = result.memory;
-  const double grad_shard = plan.zero >= 2 ? plan.dp : 1, weight_shard = plan.zero >= 3 ? plan.dp : 1;
-  mem.parameters = stage_params * state.weights / weight_shard;
-  mem.gradients = stage_params * state.gradients / grad_shard;
-  mem.optimizer = stage_params * state.optimizer / shard;
-  mem.activations = std::max(first_activations, last_activations);
-  // Transients of the backward: the largest output's gradient, full recomputation's one layer of activations
-  // rebuilt at a time, ZeRO-3's gathered layers.
-  mem.workspace = std::max({layer.largest_transient, head.largest_transient, embedding.largest_transient}) +
-                  (plan.recompute == LayerRecompute::kFull ? layer.saved + layer.core_saved : 0) +
-                  (plan.zero == 3 ? 2 * params.per_layer * state.weights : 0);
-  result.memory_capacity = static_cast<double>(device.memory_bytes);
-  result.fits = device.memory_bytes <= 0 || mem.total() <= result.memory_capacity;
-
-  // Throughput and utilization: model FLOPs count the work once (3x the forward), hardware FLOPs add recomputation.
-  LayerShape whole = shape;
-  whole.tp = 1, whole.sequence_parallel = false, whole.flash_attention = false;
-  const PassTimes one = TimeKernels(LayerKernels(spec, whole), device, rate, Ring{});
-  const PassTimes one_head = TimeKernels(HeadKernels(spec, whole), device, rate, Ring{});
-  const double micro_batches_total = static_cast<double>(m * plan.dp);
-  const double forward_flops = micro_batches_total * (spec.layers * one.flops + one_head.flops);
-  result.model_flops = 3 * forward_flops;
-  const double extra = plan.recompute == LayerRecompute::kFull        ? forward_flops
-                       : plan.recompute == LayerRecompute::kSelective ? micro_batches_total * spec.layers * one.core_flops
-                                                                      : 0;
-  const double peak = static_cast<double>(cluster.devices()) * device.peak_flops * rate;
-  result.mfu = result.model_flops / (result.iteration_seconds * peak);
-  result.hfu = (result.model_flops + extra) / (result.iteration_seconds * peak);
-  result.samples_per_second = static_cast<double>(run.global_batch) / result.iteration_seconds;
-  result.tokens_per_second = result.samples_per_second * static_cast<double>(run.seq);
-
-  const char* tp_link = tp_ring.network ? "network" : "intra_host";
-  result.communication.push_back({"tensor_parallel", tp_link,
-                                  m * (layers_per_stage * layer.comm_bytes + embedding.comm_bytes + head.comm_bytes),
-                                  parts.tensor_parallel});
-  if (plan.pp > 1) {
-    result.communication.push_back({"pipeline", pp_ring.network ? "network" : "intra_host",
-                                    m * 2.0 * plan.vpp * message, parts.pipeline_send});
-  }
-  if (plan.dp > 1) {
-    result.communication.push_back({"data_parallel", dp_ring.network ? "network" : "intra_host", dp_bytes,
-                                    dp_seconds + zero3_wire});
-  }
+  result.micro_batches = x.m;
+  const DataParallelCost dp = TimeIteration(x, result);
+  CountMemory(x, result);
+  CountThroughput(x, result);
+  CountCommunication(x, dp, result);
   return result;
 }
 

@@ -20,6 +20,7 @@
 #include "graph/cluster_shape.h"
 #include "graph/precision.h"
 #include "graph/transformer_spec.h"
+#include "simulator/pipeline_schedule.h"
 
 namespace placement::transformer {
 
@@ -99,6 +100,10 @@ struct TransformerPlanResult {
   double memory_capacity = 0;  // bytes per GPU
   bool fits = false;
   std::vector<CommunicationVolume> communication;
+  // Per pipeline stage, one micro-batch's forward and backward (collectives and recomputation included), and one
+  // send between stages: what SchedulePipeline (pipeline_schedule.h) lays out for a chart.
+  std::vector<PipelineStageTimes> stage_times;
+  double send_seconds = 0;
   std::vector<std::string> notes;
 };
 
