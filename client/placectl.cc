@@ -90,11 +90,12 @@ ABSL_FLAG(std::string, parallelism, "",
           "transformer's config.json, tensor, pipeline and data parallelism with ZeRO, recomputation and micro-batch "
           "size) | tensor (config.json: every GPU one tensor-parallel group) | "
           "operator (the default otherwise) | data | pipeline | hybrid (stages run data-parallel on device groups; "
-          "--global_batch micro-batches); submit: operator | data | pipeline | hybrid");
+          "--global_batch micro-batches); submit: operator | data | pipeline | hybrid (config.json: auto | "
+          "tensor)");
 ABSL_FLAG(std::string, plan, "",
           "a transformer's config.json, training: simulate: the plan to score, e.g. "
           "\"tp=8,pp=4,vpp=2,dp=2,mbs=1,zero=1,recompute=selective,sp=1,flash=0,overlap=1\"; place: the keys the "
-          "search holds fixed (docs/transformer_plans.md)");
+          "search holds fixed (docs/transformer_plans.md); submit: those keys, for the server's search");
 ABSL_FLAG(int64_t, micro_batch, 0,
           "place --parallelism auto: samples per micro-batch (a divisor of --batch); 0: --batch over the devices");
 ABSL_FLAG(std::string, schedule, "1f1b", "plans: 1f1b (PipeDream's) | gpipe (needs --global_batch)");
@@ -194,7 +195,9 @@ constexpr char kUsage[] =
     "               [--deadline 10s] [--training --batch N] [--output table|json] [--chart schedule.html]\n"
     "               [--progress] [--skip_cache] [--policy NAME]\n"
     "               [--parallelism ... --schedule ... --global_batch N]\n"
-    "      place the graph on the server (PlaceStream), with a progress line on a terminal\n"
+    "      place the graph on the server (PlaceStream), with a progress line on a terminal; a transformer's\n"
+    "      config.json with --training --batch N [--seq N] [--precision P] [--plan KEYS]: its training plan, shown\n"
+    "      as place shows it\n"
     "  simulate GRAPH --placement FILE --server HOST:PORT ...   score on the server (Simulate)\n"
     "  algorithms --server HOST:PORT                            the server's placers\n"
     "  info [--server HOST:PORT] [--output table|json]          version, policy, device and limits\n"
@@ -356,7 +359,6 @@ int TransformerCommand(const Invocation& in, TransformerRun what) {
       {"placement (a transformer plan places whole layers)", !absl::GetFlag(FLAGS_placement).empty()},
       {"cost_model", absl::GetFlag(FLAGS_cost_model) != "default"},
       {"objective (a transformer plan is scored by its iteration time)", !absl::GetFlag(FLAGS_objective).empty()},
-      {"chart", !absl::GetFlag(FLAGS_chart).empty()},
       {"server", !absl::GetFlag(FLAGS_server).empty()}};
   for (const auto& [flag, given] : graph_level) {
     if (given) {
@@ -378,6 +380,7 @@ int TransformerCommand(const Invocation& in, TransformerRun what) {
   o.parallelism = absl::GetFlag(FLAGS_parallelism);
   o.deadline = absl::GetFlag(FLAGS_deadline);
   o.output = absl::GetFlag(FLAGS_output);
+  o.chart_path = absl::GetFlag(FLAGS_chart);
   o.started = placement::cli::CommandStarted();
   return Print(in.command, what == TransformerRun::kSimulate ? placement::cli::RunTransformerSimulate(o)
                                                              : placement::cli::RunTransformerPlace(o));
@@ -474,6 +477,7 @@ int SubmitCommand(const Invocation& in) {
   o.progress_overwrite = ::isatty(STDERR_FILENO) != 0;
   o.progress = absl::GetFlag(FLAGS_progress) || o.progress_overwrite;
   o.chart_path = absl::GetFlag(FLAGS_chart);
+  o.transformer_plan = absl::GetFlag(FLAGS_plan);
   return Print(in.command, placement::cli::RunSubmit(o));
 }
 

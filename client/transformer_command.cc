@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "client/chart_file.h"
 #include "client/graph_loader.h"
 #include "client/place_command.h"
 #include "client/transformer_report.h"
@@ -73,6 +74,11 @@ absl::StatusOr<Loaded> Load(const TransformerCommandOptions& o) {
 }
 
 absl::StatusOr<std::string> Render(const TransformerCommandOptions& o, const TransformerAnswer& answer) {
+  if (!o.chart_path.empty()) {
+    absl::StatusOr<std::string> html = TransformerChartHtml(answer);
+    if (!html.ok()) return html.status();
+    if (absl::Status written = WriteChartFile(o.chart_path, *html); !written.ok()) return written;
+  }
   if (o.output == "json") return TransformerJson(answer);
   if (o.output == "table" || o.output.empty()) return TransformerTable(answer);
   return UsageError(absl::StrCat("--output: '", o.output, "' is not one of table, json"));

@@ -23,6 +23,7 @@ struct TransformerCommandOptions {
   std::string parallelism;  // place: "", auto or tensor
   std::string deadline = "10s";
   std::string output = "table";
+  std::string chart_path;  // when set, one pipeline's chart (HTML) is written there
   absl::Time started = absl::InfinitePast();
 };
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "client/chart/pipeline_chart.h"
 #include "absl/strings/str_format.h"
 #include "graph/units.h"
 
@@ -137,6 +138,43 @@ std::string TransformerJson(const TransformerAnswer& a) {
   }
   j["notes"] = a.notes;
   return j.dump(2) + "\n";
+}
+
+namespace {
+
+// Megatron-LM's rank layout: tensor-parallel ranks innermost, then data-parallel replicas, then stages. The label
+// names the first replica's GPUs of the stage, its tensor-parallel group and its data-parallel replicas.
+std::string StageLabel(const ClusterShape& c, const transformer::TransformerPlan& p, int64_t stage) {
+  const int64_t first = stage * p.tp * p.dp, last = first + p.tp - 1;
+  const auto gpu = [&](int64_t rank) { return absl::StrCat("host", rank / c.per_host, "/gpu", rank % c.per_host); };
+  return absl::StrCat("stage ", stage, ": ", gpu(first), p.tp > 1 ? absl::StrCat("-", last % c.per_host) : "",
+                      " (tp ", p.tp, ", dp ", p.dp, ")");
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> TransformerChartHtml(const TransformerAnswer& a) {
+  const TransformerPlanResult& r = *a.result;
+  absl::StatusOr<PipelineTimeline> timeline =
+      SchedulePipeline(r.stage_times, r.micro_batches, static_cast<int32_t>(r.plan.vpp), r.send_seconds);
+  if (!timeline.ok()) return timeline.status();
+  PipelineChartInput in;
+  in.title = absl::StrCat(a.spec->model_type, " on ", a.cluster->name, ": ", transformer::TransformerPlanString(r.plan));
+  in.summary = {ModelLine(a),
+                absl::StrFormat("iteration %s, %.0f tokens/s, MFU %.1f%%; one pipeline of %d, laid out pass by pass: "
+                                "%s", FormatSeconds(r.iteration_seconds), r.tokens_per_second, 100 * r.mfu,
+                                r.plan.pp, FormatSeconds(timeline->makespan)),
+                absl::StrCat("memory ", MemoryLine(r))};
+  for (int64_t s = 0; s < r.plan.pp; ++s) in.stage_labels.push_back(StageLabel(*a.cluster, r.plan, s));
+  in.timeline = &*timeline;
+  in.chunks = static_cast<int32_t>(r.plan.vpp);
+  in.reduction_seconds = r.parts.data_parallel;
+  in.optimizer_seconds = r.parts.optimizer;
+  const transformer::GpuMemory& m = r.memory;
+  in.memory = {{"parameters", m.parameters}, {"gradients", m.gradients}, {"optimizer", m.optimizer},
+               {"activations", m.activations}, {"workspace", m.workspace}};
+  in.memory_capacity = r.memory_capacity;
+  return RenderPipelineChartHtml(in);
 }
 
 }  // namespace placement::cli

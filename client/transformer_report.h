@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+
 #include "graph/cluster_shape.h"
 #include "graph/transformer_spec.h"
 #include "policy/parallel/transformer_search.h"
@@ -25,5 +27,8 @@ struct TransformerAnswer {
 
 std::string TransformerTable(const TransformerAnswer& answer);
 std::string TransformerJson(const TransformerAnswer& answer);
+// The chart of one pipeline (client/chart/pipeline_chart.h): its stages' tensor-parallel groups and replicas, the
+// passes as Megatron-LM's schedule lays them out from the answer's stage times, one GPU's memory by kind.
+absl::StatusOr<std::string> TransformerChartHtml(const TransformerAnswer& answer);
 
 }  // namespace placement::cli

@@ -77,6 +77,20 @@ TEST(PlacectlTransformer, PlaceHoldsTheKeysThePlanFixes) {
   EXPECT_EQ(j["plan"]["recompute"], "full");
 }
 
+TEST(PlacectlTransformer, ChartDrawsOnePipelineWithItsTensorParallelGroups) {
+  const fs::path chart = fs::temp_directory_path() / ("placectl_tp_chart_" + std::to_string(::getpid()) + ".html");
+  auto r = RunPlacectl("simulate " + kGpt + " --devices 4x8xDGXA100 --batch 512 --precision amp_bf16 "
+                       "--plan tp=4,pp=2,vpp=2,dp=4,mbs=2,recompute=selective,sp=1,flash=0 --chart " + chart.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(chart);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  fs::remove(chart);
+  EXPECT_THAT(html, HasSubstr("stage 0: host0/gpu0-3 (tp 4, dp 4)"));
+  EXPECT_THAT(html, HasSubstr("stage 1: host2/gpu0-3 (tp 4, dp 4)"));
+  EXPECT_THAT(html, HasSubstr("forward micro-batch 63, chunk 1"));
+  EXPECT_THAT(html, HasSubstr("optimizer step"));
+}
+
 TEST(PlacectlTransformer, ClustersPastATopologysSizeAreShapes) {
   auto r = RunPlacectl("simulate " + kSource + "/bench/megatron/configs/gpt-1008b.json --devices 384x8xDGXA100 "
                        "--batch 3072 --seq 2048 --precision amp_bf16 --plan tp=8,pp=64,dp=6,recompute=full,flash=0");
