@@ -20,6 +20,7 @@
 #include "graph/onnx/layout.h"
 #include "graph/onnx/model_reader.h"
 #include "graph/onnx/op_costs.h"
+#include "graph/onnx/transformer_recognition.h"
 #include "graph/onnx/weights.h"
 #include "graph/spelling.h"
 #include "graph/usage_error.h"
@@ -193,11 +194,14 @@ absl::StatusOr<OnnxImportResult> ImportModel(onnx::ModelProto& model, const Onnx
   absl::StatusOr<onnx_import::ExpandedGraph> expanded =
       onnx_import::ExpandGraph(&graph, *std::move(index), *opsets, initializers, options);
   if (!expanded.ok()) return expanded.status();
+  std::optional<TransformerSpec> transformer =
+      onnx_import::RecognizeTransformer(expanded->graph, expanded->shapes, *weights);
   absl::StatusOr<OnnxImportResult> result =
       ProblemBuilder(expanded->graph, expanded->index, expanded->shapes, *std::move(weights)).Build();
   if (!result.ok()) return result.status();
   result->fixed_batch = expanded->shapes.fixed_batch;
   result->batch = result->fixed_batch > 0 ? result->fixed_batch : options.batch_size.value_or(1);
+  result->transformer = std::move(transformer);
   for (std::vector<std::string>* more : {&warnings, &expanded->shapes.warnings}) {
     result->warnings.insert(result->warnings.end(), more->begin(), more->end());
   }

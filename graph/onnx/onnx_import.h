@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "graph/problem.h"
+#include "graph/transformer_spec.h"
 
 namespace placement {
 
@@ -65,6 +66,10 @@ struct OnnxImportResult {
   int64_t fixed_batch = 0;
   // The samples one run of the graph holds: the batch bound, or the fixed one.
   int64_t batch = 1;
+  // The Hugging Face architecture the graph computes, when the import recognizes one (BERT, GPT-2, Llama and
+  // the Llama-named Mistral and Qwen2, from either PyTorch exporter; graph/onnx/transformer_recognition.h says
+  // how), so that the model can be planned layer by layer as its config.json is. nullopt for anything else.
+  std::optional<TransformerSpec> transformer;
 };
 
 // Reads the model at `path`. Files over 2 GiB are refused: protobuf cannot represent them, so such models
