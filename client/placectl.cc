@@ -332,11 +332,14 @@ struct Invocation {
   char** argv;                          // the original command line, for commands handed over to placectl-torch
 };
 
-// A transformer's config.json in training plans (tp, pp, dp...): place with --parallelism "", auto or tensor.
+// A transformer's training plans (tp, pp, dp...): a config.json placed with --parallelism "", auto or tensor; an
+// ONNX export with --parallelism tensor (its default stays the operator graph's plans).
 bool UsesTransformerPlans(const std::string& path) {
   const std::string parallelism = absl::GetFlag(FLAGS_parallelism);
+  if (!absl::GetFlag(FLAGS_training)) return false;
+  if (parallelism == "tensor" && placement::cli::IsOnnxFile(path)) return true;
   const bool plans = parallelism.empty() || parallelism == "auto" || parallelism == "tensor";
-  return plans && absl::GetFlag(FLAGS_training) && placement::cli::IsHfConfigFile(path);
+  return plans && placement::cli::IsHfConfigFile(path);
 }
 
 enum class TransformerRun { kSimulate, kPlace };
@@ -344,10 +347,11 @@ enum class TransformerRun { kSimulate, kPlace };
 // simulate --plan and place of a config.json: the layer-level plan model. The graph-level plan flags have their
 // place in --plan; given here they would be ignored, so they are refused.
 int TransformerCommand(const Invocation& in, TransformerRun what) {
-  if (!placement::cli::IsHfConfigFile(in.operands[0])) {
+  if (!placement::cli::IsHfConfigFile(in.operands[0]) && !placement::cli::IsOnnxFile(in.operands[0])) {
     return Fail(in.command, placement::UsageError(absl::StrCat(
                                 "--plan describes a transformer's layers; ", in.operands[0],
-                                " is not a Hugging Face config.json (for other graphs use --parallelism and --placement)")));
+                                " is not a Hugging Face config.json or an ONNX export of one (for other graphs use "
+                                "--parallelism and --placement)")));
   }
   const std::pair<const char*, bool> graph_level[] = {
       {"sharding (say zero=1..3 in --plan)", absl::GetFlag(FLAGS_sharding) != "none"},
@@ -429,7 +433,8 @@ int PlaceCommand(const Invocation& in) {
   }
   if (absl::GetFlag(FLAGS_parallelism) == "tensor") {
     return Fail(in.command, placement::UsageError("--parallelism tensor plans a transformer's training step: GRAPH "
-                                                  "a Hugging Face config.json, and --training"));
+                                                  "a Hugging Face config.json or an ONNX export of one, and "
+                                                  "--training"));
   }
   placement::cli::PlaceOptions o;
   o.started = placement::cli::CommandStarted();

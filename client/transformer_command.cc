@@ -11,6 +11,7 @@
 #include "client/place_command.h"
 #include "client/transformer_report.h"
 #include "graph/file_io.h"
+#include "graph/onnx/onnx_import.h"
 #include "graph/precision.h"
 #include "graph/transformer_spec.h"
 #include "graph/usage_error.h"
@@ -43,13 +44,37 @@ absl::StatusOr<ClusterShape> ClusterOf(const TransformerCommandOptions& o) {
   return ClusterShapeOf(*topology);
 }
 
-absl::StatusOr<Loaded> Load(const TransformerCommandOptions& o) {
-  Loaded l;
+// The transformer an ONNX export holds, as the importer recognizes it (graph/onnx/transformer_recognition.h).
+absl::StatusOr<TransformerSpec> RecognizedInOnnx(const std::string& path, int64_t seq, std::vector<std::string>& notes) {
+  OnnxImportOptions options;
+  if (seq > 0) options.sequence_length = seq;
+  absl::StatusOr<OnnxImportResult> imported = ImportOnnxFile(path, options);
+  if (!imported.ok()) return imported.status();
+  if (!imported->transformer.has_value()) {
+    return AsUsageError(absl::InvalidArgumentError(absl::StrCat(
+        path, " is not recognized as a transformer (BERT, GPT-2 and Llama-style exports are); a layer-level plan "
+        "needs one: give its Hugging Face config.json")));
+  }
+  const TransformerSpec& t = *imported->transformer;
+  notes.push_back(absl::StrCat("recognized in the ONNX graph: ", t.model_type, ", ", t.layers, " layers, hidden ",
+                               t.hidden, ", ", t.heads, " heads (", t.kv_heads, " key/value), vocabulary ", t.vocab));
+  return t;
+}
+
+absl::StatusOr<TransformerSpec> SpecOf(const TransformerCommandOptions& o, std::vector<std::string>& notes) {
   absl::StatusOr<std::string> text = ReadWholeFile(o.config_path);
   if (!text.ok()) return text.status();
+  if (LooksLikeOnnx(*text)) return RecognizedInOnnx(o.config_path, o.seq, notes);
   absl::StatusOr<TransformerSpec> spec = ParseHfConfig(*text, o.config_path);
   // An architecture outside the families read is a bad input file (exit 3), not a failure of ours.
   if (!spec.ok()) return absl::InvalidArgumentError(spec.status().message());
+  return spec;
+}
+
+absl::StatusOr<Loaded> Load(const TransformerCommandOptions& o) {
+  Loaded l;
+  absl::StatusOr<TransformerSpec> spec = SpecOf(o, l.notes);
+  if (!spec.ok()) return spec.status();
   l.spec = *std::move(spec);
   absl::StatusOr<ClusterShape> cluster = ClusterOf(o);
   if (!cluster.ok()) return cluster.status();
@@ -86,14 +111,22 @@ absl::StatusOr<std::string> Render(const TransformerCommandOptions& o, const Tra
 
 }  // namespace
 
-bool IsHfConfigFile(const std::string& path) {
+namespace {
+
+std::string FileHead(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
+  if (!in) return "";
   std::string head(64 * 1024, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<size_t>(in.gcount()));
-  return LooksLikeHfConfig(head);
+  return head;
 }
+
+}  // namespace
+
+bool IsHfConfigFile(const std::string& path) { return LooksLikeHfConfig(FileHead(path)); }
+
+bool IsOnnxFile(const std::string& path) { return LooksLikeOnnx(FileHead(path)); }
 
 absl::StatusOr<std::string> RunTransformerSimulate(const TransformerCommandOptions& o) {
   absl::StatusOr<Loaded> l = Load(o);

@@ -13,7 +13,7 @@
 namespace placement::cli {
 
 struct TransformerCommandOptions {
-  std::string config_path;
+  std::string config_path;  // a config.json, or an ONNX export of a transformer
   int64_t global_batch = 0;  // --batch: sequences per iteration
   int64_t seq = 0;           // --seq; 0: the config's positions, else 2048
   std::string precision = "fp32";
@@ -27,8 +27,10 @@ struct TransformerCommandOptions {
   absl::Time started = absl::InfinitePast();
 };
 
-// Whether the file is a Hugging Face config.json (by its content).
+// Whether the file is a Hugging Face config.json, or an ONNX model (by their content). An ONNX export of a
+// transformer the importer recognizes (BERT, GPT-2, Llama-style) is planned like its config.json.
 bool IsHfConfigFile(const std::string& path);
+bool IsOnnxFile(const std::string& path);
 
 absl::StatusOr<std::string> RunTransformerSimulate(const TransformerCommandOptions& options);
 absl::StatusOr<std::string> RunTransformerPlace(const TransformerCommandOptions& options);

@@ -91,6 +91,25 @@ TEST(PlacectlTransformer, ChartDrawsOnePipelineWithItsTensorParallelGroups) {
   EXPECT_THAT(html, HasSubstr("optimizer step"));
 }
 
+// An ONNX export of a Llama-style model (graph/onnx/tests/data/tiny_llama.onnx: 2 layers, 4 heads, 2 key/value
+// heads) is recognized and planned like its config.json.
+TEST(PlacectlTransformer, OnnxExportOfATransformerIsPlannedLayerByLayer) {
+  const std::string llama = kSource + "/graph/onnx/tests/data/tiny_llama.onnx";
+  auto r = RunPlacectl("place " + llama + " --training --devices 4xH100 --batch 64 --seq 128 --parallelism tensor "
+                       "--output json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["plan"]["tp"], 4);
+  EXPECT_EQ(j["model"]["kv_heads"], 2);
+  EXPECT_THAT(j["notes"].dump(), HasSubstr("recognized in the ONNX graph: llama"));
+  auto s = RunPlacectl("simulate " + llama + " --devices 4xH100 --batch 64 --seq 128 --plan tp=2,dp=2");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  auto bad = RunPlacectl("simulate " + kSource + "/tests/data/corpus/resnet50.onnx --devices 4xH100 --batch 8 "
+                         "--plan tp=4");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("is not recognized as a transformer"));
+}
+
 TEST(PlacectlTransformer, ClustersPastATopologysSizeAreShapes) {
   auto r = RunPlacectl("simulate " + kSource + "/bench/megatron/configs/gpt-1008b.json --devices 384x8xDGXA100 "
                        "--batch 3072 --seq 2048 --precision amp_bf16 --plan tp=8,pp=64,dp=6,recompute=full,flash=0");

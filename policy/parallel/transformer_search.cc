@@ -106,7 +106,12 @@ std::string Reason(const TransformerSearchResult& s) {
     return absl::StrFormat("plain data parallelism needs %s per GPU of %s; this plan holds %s",
                            FormatBytes(d.memory.total()), FormatBytes(d.memory_capacity), FormatBytes(b.memory.total()));
   }
-  if (d.iteration_seconds <= b.iteration_seconds) return "plain data parallelism is the fastest plan that fits";
+  if (d.iteration_seconds <= b.iteration_seconds) {
+    const bool same = b.plan.tp == 1 && b.plan.pp == 1 && b.plan.zero == 0;
+    return same ? "plain data parallelism is the fastest plan that fits"
+                : absl::StrCat("plain data parallelism would be faster (", FormatSeconds(d.iteration_seconds),
+                               " an iteration) but is outside the plans asked for");
+  }
   std::vector<std::pair<const char*, double>> gains = PartsOf(d.parts);
   const std::vector<std::pair<const char*, double>> ours = PartsOf(b.parts);
   for (size_t i = 0; i < gains.size(); ++i) gains[i].second -= ours[i].second;
