@@ -9,19 +9,13 @@
 #include "graph/cluster_shape.h"
 #include "graph/file_io.h"
 #include "simulator/transformer_layers.h"
+#include "simulator/tests/transformer_specs.h"
 
 namespace placement::transformer {
 namespace {
 
 using ::testing::HasSubstr;
-
-TransformerSpec Gpt(int64_t layers, int64_t hidden, int64_t heads) {
-  TransformerSpec s;
-  s.model_type = "gpt2";
-  s.layers = layers, s.hidden = hidden, s.heads = heads, s.kv_heads = heads, s.head_dim = hidden / heads;
-  s.ffn = 4 * hidden, s.vocab = 51200, s.max_positions = 2048;
-  return s;
-}
+using placement::testing::Gpt;
 
 double Kept(const std::vector<LayerKernel>& kernels, bool with_core) {
   double bytes = 0;

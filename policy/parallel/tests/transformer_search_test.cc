@@ -6,21 +6,15 @@
 #include <gtest/gtest.h>
 
 #include "absl/time/clock.h"
+#include "simulator/tests/transformer_specs.h"
 
 namespace placement::parallel {
 namespace {
 
 using ::testing::HasSubstr;
+using placement::testing::Gpt;
 using transformer::TrainingRun;
 using transformer::TransformerPlanResult;
-
-TransformerSpec Gpt(int64_t layers, int64_t hidden, int64_t heads) {
-  TransformerSpec s;
-  s.model_type = "gpt2";
-  s.layers = layers, s.hidden = hidden, s.heads = heads, s.kv_heads = heads, s.head_dim = hidden / heads;
-  s.ffn = 4 * hidden, s.vocab = 51200, s.max_positions = 2048;
-  return s;
-}
 
 // A Llama-style decoder of 1.1B parameters (TinyLlama's shape): grouped-query attention, a gated MLP, RMSNorm.
 TransformerSpec LlamaOneBillion() {
