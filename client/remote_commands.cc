@@ -18,6 +18,7 @@
 #include "client/flag_values.h"
 #include "client/rpc_request.h"
 #include "client/server_channel.h"
+#include "client/submit_transformer.h"
 #include "graph/file_io.h"
 #include "graph/units.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -89,9 +90,11 @@ absl::StatusOr<std::string> RunSubmit(const SubmitOptions& o) {
   if (absl::Status s = CheckChartApplies(o.chart_path, o.cost_model); !s.ok()) return s;
   absl::StatusOr<GraphPayload> payload = ReadGraphPayload(o.graph_path);
   if (!payload.ok()) return payload.status();
+  if (absl::Status s = CheckTransformerSubmit(*payload, o); !s.ok()) return s;
 
   pb::PlaceRequest request;
   SetGraph(*payload, o.load, &request);
+  request.set_transformer_plan(o.transformer_plan);
   if (absl::Status s = SetTopology(o.topology_file, o.devices, request.mutable_topology()); !s.ok()) return s;
   request.set_objective(*objective);
   request.set_cost_model(o.cost_model);
@@ -126,6 +129,7 @@ absl::StatusOr<std::string> RunSubmit(const SubmitOptions& o) {
   }
   if (!status.ok()) return FromGrpc(status, o.server);
   if (!answer.has_value()) return absl::InternalError("the server ended the stream without an answer");
+  if (payload->hf_config) return TransformerAnswerText(*answer, payload->bytes, o.graph_path, o.output);
 
   if (!o.chart_path.empty()) {
     if (absl::Status s = WriteAnswerChart(o.chart_path, {o.graph_path, o.load, o.topology_file, o.devices}, *answer);
@@ -144,6 +148,10 @@ absl::StatusOr<std::string> RunRemoteSimulate(const RemoteSimulateOptions& remot
   if (!objective.ok()) return objective.status();
   absl::StatusOr<GraphPayload> payload = ReadGraphPayload(o.graph_path);
   if (!payload.ok()) return payload.status();
+  if (payload->hf_config) {  // the server plans a config's training step; its operator graph is made here
+    return absl::InvalidArgumentError(absl::StrCat(
+        o.graph_path, ": a Hugging Face config.json is simulated locally (without --server), or planned with submit"));
+  }
   absl::StatusOr<std::string> placement = ReadWholeFile(o.placement_path);
   if (!placement.ok()) return placement.status();
 

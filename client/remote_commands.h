@@ -34,8 +34,11 @@ struct SubmitOptions {
   bool progress_overwrite = false;
   std::string chart_path;  // when set, the schedule chart of the answer is written there
   PlanOptions plan;
+  // A Hugging Face config.json (sent as hf_config): the plan keys the server's search holds fixed (--plan).
+  std::string transformer_plan;
 };
 
+// A config.json is answered with its training plan, shown as `placectl place` shows it (submit_transformer.h).
 absl::StatusOr<std::string> RunSubmit(const SubmitOptions& options);
 
 struct RemoteSimulateOptions {

@@ -5,6 +5,7 @@
 #include "graph/canonical.h"
 #include "graph/onnx/graph_format.h"
 #include "graph/onnx/onnx_import.h"
+#include "graph/transformer_spec.h"
 
 namespace placement::cli {
 namespace {
@@ -13,12 +14,25 @@ namespace pb = ::placement::v1;
 
 // PlaceRequest and SimulateRequest name their graph fields alike.
 template <typename Request>
-void FillGraph(const GraphPayload& payload, const GraphLoadOptions& load, Request* request) {
+void SetSource(const GraphPayload& payload, Request* request) {
   if (payload.onnx) {
     request->set_onnx(payload.bytes);
   } else {
     request->set_graph_json(payload.bytes);
   }
+}
+
+void SetSource(const GraphPayload& payload, pb::PlaceRequest* request) {
+  if (payload.hf_config) {
+    request->set_hf_config(payload.bytes);
+  } else {
+    SetSource<pb::PlaceRequest>(payload, request);
+  }
+}
+
+template <typename Request>
+void FillGraph(const GraphPayload& payload, const GraphLoadOptions& load, Request* request) {
+  SetSource(payload, request);
   pb::GraphOptions* o = request->mutable_options();
   o->set_batch_size(load.batch);
   o->set_sequence_length(load.sequence_length);
@@ -45,10 +59,11 @@ absl::StatusOr<GraphPayload> ReadGraphPayload(const std::string& path) {
   if (!bytes.ok()) return bytes.status();
   // Refused here, by the same rule as a local command, rather than sent as text that is not text.
   const GraphFormat format = DetectGraphFormat(*bytes);
-  if (format == GraphFormat::kUnknown) {
+  GraphPayload payload;
+  payload.hf_config = format == GraphFormat::kUnknown && LooksLikeHfConfig(*bytes);
+  if (format == GraphFormat::kUnknown && !payload.hf_config) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", UnknownGraphFormatMessage(*bytes)));
   }
-  GraphPayload payload;
   payload.onnx = format == GraphFormat::kOnnx;
   payload.bytes = *std::move(bytes);
   payload.sha256 = Sha256Hex(payload.bytes);

@@ -22,6 +22,8 @@ using ::placement::v1::kGraphHashHeader;
 
 struct GraphPayload {
   bool onnx = false;  // else JSON text (our format or a Tarnawski graph; the server tells them apart)
+  // A Hugging Face config.json: a Place request carries it as hf_config (the server answers with a training plan).
+  bool hf_config = false;
   std::string bytes;
   std::string sha256;  // of bytes, lower-case hex
 };
@@ -29,7 +31,8 @@ struct GraphPayload {
 // Reads the file; NOT_FOUND naming it when it cannot be read.
 absl::StatusOr<GraphPayload> ReadGraphPayload(const std::string& path);
 
-// Sets graph_source and the graph options of a request (PlaceRequest or SimulateRequest).
+// Sets graph_source and the graph options of a request (PlaceRequest or SimulateRequest; only the first has
+// hf_config).
 void SetGraph(const GraphPayload& payload, const GraphLoadOptions& load, placement::v1::PlaceRequest* request);
 void SetGraph(const GraphPayload& payload, const GraphLoadOptions& load, placement::v1::SimulateRequest* request);
 

@@ -24,8 +24,9 @@ namespace placement::server {
 // answer of the same request holds other memory figures, so it misses. 3: plans with DistributedDataParallel's
 // bucketed all-reduce, their memory by kind per replica and their micro-batch size. 4: a training step on several
 // accelerators left to the service is answered with the fastest plan at its global batch, and the fused kernels of
-// spelled-out patterns are priced once.
-inline constexpr uint32_t kCacheFormatVersion = 4;
+// spelled-out patterns are priced once. 5: answers carry PlaceResponse.transformer, a config.json's training plan
+// (PlaceRequest.hf_config).
+inline constexpr uint32_t kCacheFormatVersion = 5;
 
 std::string EncodeCacheEntry(const placement::v1::PlaceResponse& response);
 

@@ -27,7 +27,7 @@ class PlaceStreamReactor final : public grpc::ServerWriteReactor<pb::PlaceProgre
       return Complete(
           absl::UnavailableError("the server is starting: the placers and policy are not loaded yet (retry)"));
     }
-    scope_.set_algorithm_label(engine->AlgorithmLabel(request_->algorithm()));
+    scope_.set_algorithm_label(engine->AlgorithmLabel(*request_));
     engine_ = std::move(engine);
     if (!deps_.pool->TrySubmit([this] { Run(); })) {
       Complete(

@@ -216,6 +216,7 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   // budget is planned once the graph's size is known.
   const Budget call{control.client_deadline, control.cancelled};
   if (call.Expired()) return call.ExpiredStatus();
+  if (IsTransformerRequest(request)) return PlaceTransformer(request, control);
   // A training step on several accelerators left to the service is answered as the plan it would run
   // (server/auto_plan.h): routed, decoded and placed as that plan, cached under the request as sent too.
   ASSIGN_OR_RETURN(std::optional<pb::PlaceRequest> planned, PlanRequestFor(request));

@@ -19,6 +19,7 @@
 #include "server/limits.h"
 #include "server/metrics.h"
 #include "server/policy_catalog.h"
+#include "server/transformer_answer.h"
 
 namespace placement::server {
 
@@ -79,6 +80,10 @@ class PlacementEngine {
   // The metrics label for a requested algorithm: its registered name ("auto" for ""), or "unknown", so that
   // clients cannot create series.
   std::string AlgorithmLabel(absl::string_view requested) const;
+  // The label of a Place request: a config.json's plan search has its own.
+  std::string AlgorithmLabel(const placement::v1::PlaceRequest& request) const {
+    return IsTransformerRequest(request) ? kTransformerSearch : AlgorithmLabel(request.algorithm());
+  }
 
   const EngineConfig& config() const { return config_; }
   const PolicySet& policies() const { return *policies_; }
@@ -116,6 +121,10 @@ class PlacementEngine {
   absl::StatusOr<placement::v1::PlaceResponse> RunPlacer(const placement::v1::PlaceRequest& request,
                                                          const PlaceRoute& route, const DecodedPlace& decoded,
                                                          const CallControl& control) const;
+
+  // A request with hf_config: its plan search, keyed and cached like any answer (placement_engine_transformer.cc).
+  absl::StatusOr<placement::v1::PlaceResponse> PlaceTransformer(const placement::v1::PlaceRequest& request,
+                                                                const CallControl& control) const;
 
   // Best effort: a failed write is logged.
   void Store(const std::string& key, const placement::v1::PlaceResponse& response, const CallControl& control) const;

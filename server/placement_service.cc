@@ -128,7 +128,7 @@ grpc::ServerUnaryReactor* PlacementServiceImpl::Place(grpc::CallbackServerContex
       new PooledUnaryReactor<pb::PlaceRequest, pb::PlaceResponse>(context, deps_, "Place", request, response);
   std::shared_ptr<const PlacementEngine> engine = this->engine();
   reactor->Start(
-      engine != nullptr, engine != nullptr ? engine->AlgorithmLabel(request->algorithm()) : "none",
+      engine != nullptr, engine != nullptr ? engine->AlgorithmLabel(*request) : "none",
       [engine](const pb::PlaceRequest& r, const CallControl& c) { return engine->Place(r, c); },
       [engine](const pb::PlaceRequest& r, CallControl* c) { return engine->PlaceFromMemory(r, c); });
   return reactor;

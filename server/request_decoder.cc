@@ -99,7 +99,7 @@ absl::StatusOr<Imported> Import(const GraphSource& source, const pb::GraphOption
   Imported out;
   switch (source.kind) {
     case GraphSource::Kind::kNone:
-      return absl::InvalidArgumentError("no graph: set one of graph, onnx or graph_json");
+      return absl::InvalidArgumentError("no graph: set one of graph, onnx, graph_json or hf_config");
     case GraphSource::Kind::kProto: {
       // Refused before building: the builder's memory grows with what it is given.
       if (absl::Status s = CheckGraphSize("graph", source.graph->operators_size(), source.graph->edges_size(), limits);
@@ -352,15 +352,23 @@ std::string CanonicalPlanOptions(const pb::PlaceRequest& r) {
   // "" is not "operator": a training step on several accelerators left to the service is answered as a plan.
   const bool plain =
       parallelism.empty() && (schedule.empty() || schedule == "1f1b") && r.global_batch() == 0 && unsharded && kept;
-  if (plain) return "";
+  // A config's fixed plan keys as sent: a request spelling them otherwise misses, never gets another plan.
+  const std::string fixed =
+      r.transformer_plan().empty()
+          ? ""
+          : absl::StrCat(";transformer_plan=", r.transformer_plan().size(), ":", r.transformer_plan());
+  if (plain) return fixed;
   return absl::StrCat("parallelism=", parallelism.empty() ? "operator" : parallelism,
                       ";schedule=", schedule.empty() ? "1f1b" : schedule, ";global_batch=", r.global_batch(),
                       unsharded ? "" : absl::StrCat(";sharding=", sharding == "fsdp" ? "zero3" : sharding),
-                      kept ? "" : absl::StrCat(";recompute=", recompute));
+                      kept ? "" : absl::StrCat(";recompute=", recompute), fixed);
 }
 
 absl::Status SetPlanOptionsFromRequest(const pb::PlaceRequest& r, const std::string& algorithm,
                                        PlacementProblem& problem) {
+  if (!r.transformer_plan().empty()) {
+    return absl::InvalidArgumentError("transformer_plan: holds a transformer plan's keys; it applies with hf_config");
+  }
   absl::Status s = SetPlanOptions(absl::AsciiStrToLower(r.parallelism()), absl::AsciiStrToLower(r.cost_model()),
                                   absl::AsciiStrToLower(r.schedule()), r.global_batch(), algorithm, problem);
   if (!s.ok()) {

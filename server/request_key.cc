@@ -32,6 +32,8 @@ std::string PayloadPart(const pb::PlaceRequest& r, const std::string& payload_ha
       return absl::StrCat("request/json:", payload_hash);
     case pb::PlaceRequest::kGraph:
       return absl::StrCat("request/proto:", payload_hash);
+    case pb::PlaceRequest::kHfConfig:
+      return absl::StrCat("request/hf_config:", payload_hash);
     default:
       return "request/none";
   }
@@ -59,6 +61,8 @@ std::string PayloadHash(const pb::PlaceRequest& r) {
       return Sha256Hex(r.graph_json());
     case pb::PlaceRequest::kGraph:
       return Sha256Hex(DeterministicBytes(r.graph()));
+    case pb::PlaceRequest::kHfConfig:
+      return Sha256Hex(r.hf_config());
     default:
       return "";
   }

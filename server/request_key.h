@@ -15,8 +15,8 @@
 
 namespace placement::server {
 
-// Lower-case hex SHA-256 of the graph payload: the onnx bytes, the graph_json text, or the Graph message's
-// deterministic serialization; what clients send as x-graph-hash. "" when the request has no graph.
+// Lower-case hex SHA-256 of the graph payload: the onnx bytes, the graph_json or hf_config text, or the Graph
+// message's deterministic serialization; what clients send as x-graph-hash. "" when the request has no graph.
 std::string PayloadHash(const placement::v1::PlaceRequest& request);
 
 // `payload_hash` is PayloadHash(request), `algorithm` the placer's name ("auto" for ""), `budget_ms` the

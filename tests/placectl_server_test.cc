@@ -158,6 +158,46 @@ TEST_F(PlacectlServer, SubmitPlanPrintsItsStagesAndChartsAFewMicroBatches) {
   EXPECT_THAT(table.out, HasSubstr("from the server's cache"));
 }
 
+// The figures placectl place computes locally, from the server: the same JSON but for the search's own time and the
+// notes, which name the request's fields.
+TEST_F(PlacectlServer, SubmitOfAConfigPrintsTheTransformerPlanPlaceWouldPrint) {
+  const std::string config = kSource + "/bench/megatron/configs/gpt-1.7b.json";
+  const std::string run = config + " --training --devices 2x8xA100 --batch 64 --precision amp_bf16";
+  Result remote = RunPlacectl("submit " + run + " " + Server() + " --output json");
+  ASSERT_EQ(remote.exit_code, 0) << remote.err;
+  Result local = RunPlacectl("place " + run + " --output json");
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  nlohmann::json r = nlohmann::json::parse(remote.out);
+  nlohmann::json l = nlohmann::json::parse(local.out);
+  EXPECT_EQ(r["format"], "placement.transformer_plan/v1");
+  EXPECT_TRUE(r["memory"]["fits"].get<bool>());
+  for (nlohmann::json* j : {&r, &l}) {
+    j->at("search").erase("seconds");
+    j->erase("notes");
+  }
+  EXPECT_EQ(r, l);
+
+  Result table = RunPlacectl("submit " + run + " " + Server());
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("plan        " + l["plan"]["text"].get<std::string>()));
+  EXPECT_THAT(table.out, HasSubstr("from the server's cache"));
+
+  Result fixed = RunPlacectl("submit " + run + " " + Server() + " --plan tp=2,pp=2 --output json");
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+  EXPECT_EQ(nlohmann::json::parse(fixed.out)["plan"]["tp"], 2);
+  EXPECT_EQ(nlohmann::json::parse(fixed.out)["plan"]["pp"], 2);
+
+  Result no_training = RunPlacectl("submit " + config + " " + Server() + " --devices 2x8xA100 --batch 64");
+  EXPECT_EQ(no_training.exit_code, 2) << no_training.err;
+  EXPECT_THAT(no_training.err, HasSubstr("--training"));
+  Result pipeline = RunPlacectl("submit " + run + " " + Server() + " --parallelism pipeline");
+  EXPECT_EQ(pipeline.exit_code, 3) << pipeline.err;
+  EXPECT_THAT(pipeline.err, HasSubstr("placectl submit: parallelism: 'pipeline'"));
+  Result plan_of_a_graph = RunPlacectl("submit " + kVgg + " " + Server() + " --devices 2xA100 --plan tp=2");
+  EXPECT_EQ(plan_of_a_graph.exit_code, 2) << plan_of_a_graph.err;
+  EXPECT_THAT(plan_of_a_graph.err, HasSubstr("not a Hugging Face config.json"));
+}
+
 TEST_F(PlacectlServer, BadGraphIsABadInputExitWithTheServersMessage) {
   TempDir out;
   const std::string bad = out.path() + "/bad.json";
