@@ -399,6 +399,7 @@ int SimulateCommand(const Invocation& in) {
   o.topology_file = absl::GetFlag(FLAGS_topology);
   o.devices = absl::GetFlag(FLAGS_devices);
   o.objective = ObjectiveFlag();
+  o.objective_given = !absl::GetFlag(FLAGS_objective).empty();
   o.cost_model = absl::GetFlag(FLAGS_cost_model);
   o.output = absl::GetFlag(FLAGS_output);
   o.priority = absl::GetFlag(FLAGS_priority);

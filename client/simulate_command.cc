@@ -124,6 +124,12 @@ absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
   report.warnings = loaded->warnings;
   report.cost_sources = loaded->cost_sources;
   if (plan_document.has_value()) {
+    // A plan is scored per sample and per step; another objective would be ignored, so it is refused.
+    if (o.objective_given && o.objective != "throughput") {
+      return UsageError(absl::StrCat("--objective ", o.objective, ": ", o.placement_path,
+                                     " is a plan, scored by its time per sample and its step (throughput); leave "
+                                     "--objective out or give throughput"));
+    }
     absl::StatusOr<PlanFile> plan = ParsePlanDocument(*plan_document, problem->graph, *topology);
     if (!plan.ok()) return absl::Status(plan.status().code(), absl::StrCat(o.placement_path, ": ", plan.status().message()));
     return ReportPlan(o, *costs, *plan, *cost_model, report);

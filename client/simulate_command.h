@@ -15,6 +15,7 @@ struct SimulateOptions {
   std::string topology_file;
   std::string devices;
   std::string objective = "step_time";
+  bool objective_given = false;        // --objective on the command line (a plan file takes only throughput)
   std::string cost_model = "default";  // default | tarnawski (latency) | pipedream (throughput: one replica per device)
   std::string output = "table";        // table | json
   std::string priority = "topological";  // topological | upward_rank

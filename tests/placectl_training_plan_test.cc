@@ -117,6 +117,20 @@ TEST(PlacectlTrainingPlan, TheChartDrawsThePlansStep) {
 
 // One truth per answer: `simulate` of an answer's JSON gives its figures, for plans and placements alike, and no
 // answer's value falls under its lower bound.
+// A plan file is scored per sample and per step: another objective given for it is refused, not ignored.
+TEST(PlacectlTrainingPlan, SimulatingAPlanRefusesAnotherObjective) {
+  const std::string file = ::testing::TempDir() + "/plan_objective.json";
+  const auto placed = RunPlacectl("place " + kResnet + " --training --batch 32 --devices 4xH100 --deadline 2s "
+                                  "--output json");
+  ASSERT_EQ(placed.exit_code, 0) << placed.err;
+  std::ofstream(file) << placed.out;
+  if (!nlohmann::json::parse(placed.out).contains("micro_batch_size")) GTEST_SKIP() << "the answer is no plan";
+  const auto r = RunPlacectl("simulate " + kResnet + " --training --devices 4xH100 --placement " + file +
+                             " --objective step_time");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, ::testing::HasSubstr("is a plan, scored by its time per sample and its step"));
+}
+
 TEST(PlacectlTrainingPlan, SimulatingAnAnswerReproducesItsFigures) {
   const std::string file = ::testing::TempDir() + "/answer.json";
   struct Request {
