@@ -18,7 +18,7 @@ absl::StatusOr<int64_t> Count(absl::string_view key, absl::string_view value, in
   int64_t n = 0;
   if (!absl::SimpleAtoi(value, &n) || n < low || n > high) {
     return absl::InvalidArgumentError(
-        absl::StrCat("plan: ", key, "=", value, " is not a whole number from ", low, " to ", high));
+        absl::StrCat(key, "=", value, " is not a whole number from ", low, " to ", high));
   }
   return n;
 }
@@ -26,7 +26,7 @@ absl::StatusOr<int64_t> Count(absl::string_view key, absl::string_view value, in
 absl::StatusOr<bool> Switch(absl::string_view key, absl::string_view value) {
   if (value == "1" || value == "true" || value == "on") return true;
   if (value == "0" || value == "false" || value == "off") return false;
-  return absl::InvalidArgumentError(absl::StrCat("plan: ", key, "=", value, " must be 0 or 1"));
+  return absl::InvalidArgumentError(absl::StrCat(key, "=", value, " must be 0 or 1"));
 }
 
 absl::StatusOr<LayerRecompute> RecomputeOf(absl::string_view value) {
@@ -34,7 +34,7 @@ absl::StatusOr<LayerRecompute> RecomputeOf(absl::string_view value) {
   if (value == "selective") return LayerRecompute::kSelective;
   if (value == "full") return LayerRecompute::kFull;
   return absl::InvalidArgumentError(
-      absl::StrCat("plan: recompute=", value, " is not one of none, selective, full"));
+      absl::StrCat("recompute=", value, " is not one of none, selective, full"));
 }
 
 absl::Status SetKey(absl::string_view key, absl::string_view value, TransformerPlan& plan) {
@@ -55,7 +55,7 @@ absl::Status SetKey(absl::string_view key, absl::string_view value, TransformerP
     if (!r.ok()) return r.status();
     plan.recompute = *r;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("plan: unknown key '", key, "' (known keys: ", kKnownKeys, ")"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown key '", key, "' (known keys: ", kKnownKeys, ")"));
   }
   if (!n.ok()) return n.status();
   return on.status();
@@ -81,17 +81,17 @@ absl::StatusOr<TransformerPlan> ParseTransformerPlan(absl::string_view text, std
     item = absl::StripAsciiWhitespace(item);
     const size_t eq = item.find('=');
     if (eq == absl::string_view::npos) {
-      return absl::InvalidArgumentError(absl::StrCat("plan: '", item, "' is not KEY=VALUE (known keys: ", kKnownKeys, ")"));
+      return absl::InvalidArgumentError(absl::StrCat("'", item, "' is not KEY=VALUE (known keys: ", kKnownKeys, ")"));
     }
     const absl::string_view key = absl::StripAsciiWhitespace(item.substr(0, eq));
     for (const std::string& k : seen) {
-      if (k == key) return absl::InvalidArgumentError(absl::StrCat("plan: '", key, "' is given twice"));
+      if (k == key) return absl::InvalidArgumentError(absl::StrCat("'", key, "' is given twice"));
     }
     seen.emplace_back(key);
     if (absl::Status s = SetKey(key, absl::StripAsciiWhitespace(item.substr(eq + 1)), plan); !s.ok()) return s;
   }
   if (seen.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("plan: empty; expected e.g. tp=8,pp=2,dp=4,mbs=1 (known keys: ",
+    return absl::InvalidArgumentError(absl::StrCat("empty; expected e.g. tp=8,pp=2,dp=4,mbs=1 (known keys: ",
                                                    kKnownKeys, ")"));
   }
   if (keys != nullptr) *keys = seen;
