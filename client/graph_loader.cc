@@ -105,6 +105,7 @@ absl::StatusOr<LoadedGraph> Import(const std::string& path, const std::string& t
       loaded.problem = std::move(imported->problem);
       loaded.warnings = std::move(imported->warnings);
       loaded.fixed_batch = imported->fixed_batch;
+      loaded.transformer = imported->transformer;
       loaded.samples_per_run = imported->batch;
       loaded.format = "onnx";
       return loaded;

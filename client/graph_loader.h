@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "graph/graph.h"
 #include "graph/measured_costs.h"
 #include "graph/problem.h"
+#include "graph/transformer_spec.h"
 
 namespace placement::cli {
 
@@ -43,6 +45,8 @@ struct LoadedGraph {
   int64_t fixed_batch = 0;            // ONNX exported with a fixed batch: that batch (OnnxImportResult)
   int64_t samples_per_run = 1;        // ONNX, hf_config: the batch one run holds; 1 otherwise
   CostSources cost_sources;           // how many operators' costs are measured, how many modelled
+  // ONNX: the transformer the importer recognized (graph/onnx/transformer_recognition.h), if any.
+  std::optional<TransformerSpec> transformer;
 };
 
 // Whether any ONNX-only option is set (they are refused for other formats; a Hugging Face config takes --batch

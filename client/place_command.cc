@@ -142,6 +142,13 @@ absl::Status LoadRequest(const PlaceOptions& o, std::optional<LoadedGraph>& load
   }
   mode.samples_per_run = graph->samples_per_run;
   if (const std::string note = RuntimeNote(*cluster, o.load.runtime); !note.empty()) mode.notes.push_back(note);
+  if (graph->transformer.has_value() && o.load.training && devices > 1) {
+    const TransformerSpec& t = *graph->transformer;
+    mode.notes.push_back(absl::StrCat(
+        "this model is a ", t.model_type, " transformer (", t.layers, " layers, hidden ", t.hidden,
+        "): --parallelism tensor or --plan plans it layer by layer with tensor, pipeline and data parallelism, "
+        "ZeRO and recomputation (docs/transformer_plans.md)"));
+  }
   loaded = *std::move(graph);
   topology = *std::move(cluster);
   return absl::OkStatus();

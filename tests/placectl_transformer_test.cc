@@ -104,6 +104,10 @@ TEST(PlacectlTransformer, OnnxExportOfATransformerIsPlannedLayerByLayer) {
   EXPECT_THAT(j["notes"].dump(), HasSubstr("recognized in the ONNX graph: llama"));
   auto s = RunPlacectl("simulate " + llama + " --devices 4xH100 --batch 64 --seq 128 --plan tp=2,dp=2");
   ASSERT_EQ(s.exit_code, 0) << s.err;
+  // Its default answer stays the operator graph's plans, and says where the layer-level ones are.
+  auto d = RunPlacectl("place " + llama + " --training --devices 4xH100 --batch 8 --seq 64 --deadline 2s");
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_THAT(d.out, HasSubstr("this model is a llama transformer (2 layers, hidden 64): --parallelism tensor"));
   auto bad = RunPlacectl("simulate " + kSource + "/tests/data/corpus/resnet50.onnx --devices 4xH100 --batch 8 "
                          "--plan tp=4");
   EXPECT_EQ(bad.exit_code, 2);
