@@ -86,8 +86,8 @@ absl::StatusOr<LoadedGraph> ImportHfConfig(const std::string& path, const std::s
 
 absl::StatusOr<LoadedGraph> Import(const std::string& path, const std::string& text, const GraphLoadOptions& o) {
   LoadedGraph loaded;
+  if (IsHfConfigText(text)) return ImportHfConfig(path, text, o);
   const GraphFormat format = DetectGraphFormat(text);
-  if (format == GraphFormat::kUnknown && LooksLikeHfConfig(text)) return ImportHfConfig(path, text, o);
   if (SetsOnnxOptions(o) && format != GraphFormat::kOnnx) {
     // The graph is fine: the flag is what does not fit it.
     return UsageError(absl::StrCat(
@@ -161,6 +161,10 @@ absl::StatusOr<Graph> StepGraph(const Graph& forward, const GraphLoadOptions& op
 }
 
 }  // namespace
+
+bool IsHfConfigText(absl::string_view text) {
+  return DetectGraphFormat(text) == GraphFormat::kUnknown && LooksLikeHfConfig(text);
+}
 
 bool SetsOnnxOptions(const GraphLoadOptions& o) {
   return o.batch > 0 || o.sequence_length > 0 || !o.dims.empty() || o.allow_unresolved_dims || o.num_data_inputs >= 0 ||

@@ -49,6 +49,10 @@ struct LoadedGraph {
   std::optional<TransformerSpec> transformer;
 };
 
+// Whether a file's text is a Hugging Face config.json: JSON of no graph format the project reads that looks like
+// one (graph/transformer_spec.h LooksLikeHfConfig).
+bool IsHfConfigText(absl::string_view text);
+
 // Whether any ONNX-only option is set (they are refused for other formats; a Hugging Face config takes --batch
 // and --seq).
 bool SetsOnnxOptions(const GraphLoadOptions& options);

@@ -15,28 +15,17 @@ namespace placement::cli {
 namespace {
 
 namespace pb = ::placement::v1;
-using transformer::LayerRecompute;
 using transformer::TransformerPlanResult;
 
-LayerRecompute RecomputeOf(const std::string& name) {
-  if (name == "selective") return LayerRecompute::kSelective;
-  if (name == "full") return LayerRecompute::kFull;
-  return LayerRecompute::kNone;
-}
-
-// The plan and its figures as the local search holds them; bytes come back whole (the wire has them as integers).
-TransformerPlanResult ResultOf(const pb::TransformerPlanAnswer& t) {
+// The plan and its figures as the local search holds them (the plan read back from its text, as the server wrote
+// it); bytes come back whole (the wire has them as integers).
+absl::StatusOr<TransformerPlanResult> ResultOf(const pb::TransformerPlanAnswer& t) {
   TransformerPlanResult r;
-  r.plan = {.tp = t.tp(),
-            .pp = t.pp(),
-            .vpp = t.vpp(),
-            .dp = t.dp(),
-            .micro_batch = t.mbs(),
-            .zero = t.zero(),
-            .recompute = RecomputeOf(t.recompute()),
-            .sequence_parallel = t.sp(),
-            .flash_attention = t.flash(),
-            .overlap_gradient_reduce = t.overlap()};
+  absl::StatusOr<transformer::TransformerPlan> plan = transformer::ParseTransformerPlan(t.plan());
+  if (!plan.ok()) {
+    return absl::InternalError(absl::StrCat("the server's plan '", t.plan(), "' does not read: ", plan.status().message()));
+  }
+  r.plan = *plan;
   r.micro_batches = t.micro_batches();
   r.iteration_seconds = t.iteration_seconds();
   r.samples_per_second = t.samples_per_second();
@@ -107,9 +96,10 @@ absl::StatusOr<std::string> TransformerAnswerText(const pb::PlaceResponse& answe
   transformer::TrainingRun run;
   run.seq = t.seq();
   run.global_batch = t.global_batch();
-  const TransformerPlanResult best = ResultOf(t);
+  absl::StatusOr<TransformerPlanResult> best = ResultOf(t);
+  if (!best.ok()) return best.status();
   parallel::TransformerSearchResult search;
-  search.best = best;
+  search.best = *best;
   if (t.has_data_parallel()) search.data_parallel = ResultOf(t.data_parallel());
   search.evaluated = t.plans_evaluated();
   search.fitting = t.plans_fitting();
@@ -122,7 +112,7 @@ absl::StatusOr<std::string> TransformerAnswerText(const pb::PlaceResponse& answe
                                 .cluster = &cluster,
                                 .run = &run,
                                 .precision = t.precision(),
-                                .result = &best,
+                                .result = &*best,
                                 .search = &search,
                                 .search_seconds = answer.compute_seconds(),
                                 .notes = std::move(notes)};

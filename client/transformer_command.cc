@@ -81,20 +81,10 @@ absl::StatusOr<Loaded> Load(const TransformerCommandOptions& o) {
   l.cluster = *std::move(cluster);
   absl::StatusOr<Precision> precision = ParsePrecision(o.precision);
   if (!precision.ok()) return AsUsageError(absl::InvalidArgumentError(absl::StrCat("--precision: ", precision.status().message())));
-  l.run.precision = *precision;
   if (o.global_batch <= 0) {
     return UsageError("a transformer plan needs --batch: the global batch in sequences per iteration (e.g. --batch 512)");
   }
-  l.run.global_batch = o.global_batch;
-  l.run.seq = o.seq > 0 ? o.seq : (l.spec.max_positions > 0 ? l.spec.max_positions : 2048);
-  if (o.seq <= 0) {
-    l.notes.push_back(absl::StrCat("seq ", l.run.seq, l.spec.max_positions > 0 ? " (the config's positions)" : " (assumed)",
-                                   "; --seq sets it"));
-  }
-  if (l.run.precision == Precision::kFp32) {
-    l.notes.push_back("fp32: float32 weights and Adam state, TF32 matrix products; large models train with "
-                      "--precision amp_bf16 (16-bit weights, float32 gradients and master weights)");
-  }
+  l.run = transformer::RunFor(l.spec, o.seq, o.global_batch, *precision, "--seq", "--precision", l.notes);
   return l;
 }
 
@@ -124,7 +114,7 @@ std::string FileHead(const std::string& path) {
 
 }  // namespace
 
-bool IsHfConfigFile(const std::string& path) { return LooksLikeHfConfig(FileHead(path)); }
+bool IsHfConfigFile(const std::string& path) { return IsHfConfigText(FileHead(path)); }
 
 bool IsOnnxFile(const std::string& path) { return LooksLikeOnnx(FileHead(path)); }
 

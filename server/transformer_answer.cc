@@ -102,20 +102,9 @@ absl::Status SetRun(const pb::PlaceRequest& r, TransformerQuery& q) {
   const pb::GraphOptions& o = r.options();
   absl::StatusOr<Precision> precision = ParsePrecision(o.precision());
   if (!precision.ok()) return InField("options.precision", precision.status());
-  q.run.precision = *precision;
   q.precision = o.precision().empty() ? "fp32" : absl::AsciiStrToLower(o.precision());
-  q.run.global_batch = o.batch_size();
-  const int64_t positions = q.spec.max_positions;
-  q.run.seq = o.sequence_length() > 0 ? o.sequence_length() : (positions > 0 ? positions : 2048);
-  if (o.sequence_length() <= 0) {
-    q.notes.push_back(absl::StrCat("seq ", q.run.seq, positions > 0 ? " (the config's positions)" : " (assumed)",
-                                   "; the request's sequence length sets it"));
-  }
-  if (q.run.precision == Precision::kFp32) {
-    q.notes.push_back(
-        "fp32: float32 weights and Adam state, TF32 matrix products; large models train with "
-        "precision amp_bf16 (16-bit weights, float32 gradients and master weights)");
-  }
+  q.run = transformer::RunFor(q.spec, o.sequence_length(), o.batch_size(), *precision,
+                              "the request's sequence length", "precision", q.notes);
   return absl::OkStatus();
 }
 

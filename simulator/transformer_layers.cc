@@ -120,7 +120,7 @@ double GemmSeconds(double m, double n, double k, double batch, const Device& dev
                    int32_t element_bytes) {
   const double flops = 2 * m * n * k * batch;
   const double compute = flops / (device.peak_flops * tensor_rate * GemmEfficiency(device, m, n, k));
-  const double traffic = batch * (m * k + k * n + m * n) * element_bytes / (device.memory_bandwidth * kStreamShare);
+  const double traffic = StreamSeconds(batch * (m * k + k * n + m * n) * element_bytes, device);
   return std::max(compute, traffic);
 }
 
@@ -202,6 +202,8 @@ LayerParameters ParametersPerGpu(const TransformerSpec& spec, int64_t tp) {
   return p;
 }
 
+double StreamSeconds(double bytes, const Device& device) { return bytes / (device.memory_bandwidth * kStreamShare); }
+
 double GemmEfficiency(const Device& device, double m, double n, double k) {
   const double stated = device.efficiency[static_cast<int>(OpClass::kGemm)];
   const double share = stated < 1 ? stated : kLargeGemmShare;
@@ -230,7 +232,7 @@ double KernelSeconds(const LayerKernel& kernel, const Device& device, double ten
     case KernelKind::kMemory: {
       const double factor = backward ? kernel.backward_factor : 1;
       if (kernel.bytes * factor <= 0) return 0;
-      return kernel.bytes * factor / (device.memory_bandwidth * kStreamShare) + device.launch_overhead;
+      return StreamSeconds(kernel.bytes * factor, device) + device.launch_overhead;
     }
     default:
       return 0;

@@ -69,6 +69,10 @@ LayerParameters ParametersPerGpu(const TransformerSpec& spec, int64_t tp);
 // a device whose peak is the 16-bit one). Collectives are the plan model's. Backward: `backward` true.
 double KernelSeconds(const LayerKernel& kernel, const Device& device, double tensor_rate, bool backward);
 
+// Seconds a streaming pass over `bytes` takes at the share of the memory bandwidth such kernels reach (norms,
+// softmax, residuals, the optimizer's step).
+double StreamSeconds(double bytes, const Device& device);
+
 // Share of the device's peak a GEMM of this shape reaches: the device's matrix-product efficiency (or, for a
 // datasheet device that states none, what cuBLAS reaches on large products), lowered where a dimension is
 // small enough to leave tiles or waves of the GPU idle.

@@ -13,7 +13,6 @@ namespace {
 
 // Share of a link's bandwidth NCCL's ring collectives reach as bus bandwidth (nccl-tests on NVLink and InfiniBand).
 constexpr double kCollectiveShare = 0.8;
-constexpr double kStreamShare = 0.8;  // as in transformer_layers.cc, for the optimizer's pass
 
 // Bytes per parameter of the weights, the gradients and the optimizer's state (Adam) under a precision.
 // Mixed precision is Megatron-LM's: 16-bit weights, float32 gradients, float32 master weights and two moments.
@@ -99,6 +98,23 @@ struct StageWork {
 double TensorRate(Precision p) { return p == Precision::kFp32 ? 0.5 : 1.0; }  // TF32 runs at half the 16-bit rate
 
 }  // namespace
+
+TrainingRun RunFor(const TransformerSpec& spec, int64_t seq, int64_t global_batch, Precision precision,
+                   absl::string_view seq_option, absl::string_view precision_option,
+                   std::vector<std::string>& notes) {
+  const int64_t positions = spec.max_positions;
+  TrainingRun run{.seq = seq > 0 ? seq : (positions > 0 ? positions : 2048), .global_batch = global_batch,
+                  .precision = precision};
+  if (seq <= 0) {
+    notes.push_back(absl::StrCat("seq ", run.seq, positions > 0 ? " (the config's positions)" : " (assumed)", "; ",
+                                 seq_option, " sets it"));
+  }
+  if (precision == Precision::kFp32) {
+    notes.push_back(absl::StrCat("fp32: float32 weights and Adam state, TF32 matrix products; large models train with ",
+                                 precision_option, " amp_bf16 (16-bit weights, float32 gradients and master weights)"));
+  }
+  return run;
+}
 
 std::string PlanShapeProblem(const TransformerSpec& spec, const ClusterShape& cluster, const TrainingRun& run,
                              const TransformerPlan& p) {
@@ -257,8 +273,7 @@ DataParallelCost TimeIteration(const PlanContext& x, TransformerPlanResult& resu
   const double bubble = (stage_sum - slowest.total()) / static_cast<double>(x.plan.vpp);
   const DataParallelCost dp = DataParallel(x, slowest);
   const double shard = x.plan.zero >= 1 ? static_cast<double>(x.plan.dp) : 1.0;
-  const double optimizer = x.stage_params / shard * x.state.optimizer_pass /
-                           (x.cluster.device.memory_bandwidth * kStreamShare);
+  const double optimizer = StreamSeconds(x.stage_params / shard * x.state.optimizer_pass, x.cluster.device);
   result.iteration_seconds = m * slowest.total() + bubble + dp.exposed + optimizer;
   IterationParts& parts = result.parts;
   parts.forward = m * slowest.forward, parts.backward = m * slowest.backward;

@@ -107,6 +107,13 @@ struct TransformerPlanResult {
   std::vector<std::string> notes;
 };
 
+// The run a request asks for: `seq` 0 takes the config's learned positions, else 2048. What was left to that
+// default, and what fp32 means here, are said in `notes`, naming the caller's options (`seq_option`: "--seq" or a
+// request field; `precision_option` likewise).
+TrainingRun RunFor(const TransformerSpec& spec, int64_t seq, int64_t global_batch, Precision precision,
+                   absl::string_view seq_option, absl::string_view precision_option,
+                   std::vector<std::string>& notes);
+
 // INVALID_ARGUMENT when the plan does not tile the cluster (tp * pp * dp != GPUs), splits what cannot be split
 // (heads or kv heads by tp, layers by pp * vpp), leaves a fractional micro-batch count (global batch by dp * mbs)
 // or interleaves with a micro-batch count that is not a multiple of pp; UNIMPLEMENTED for an encoder-decoder.
