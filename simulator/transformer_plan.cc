@@ -197,7 +197,9 @@ PlanContext MakeContext(const TransformerSpec& spec, const ClusterShape& cluster
   x.state = StateBytesOf(run.precision);
   PriceLayers(x);
   // Sends between stages: 1/tp of a micro-batch's activations per GPU (Megatron's scatter-gather).
-  x.pp_ring = RingOf(cluster, 2, plan.tp * plan.dp);
+  // Every stage is charged the slowest boundary's send: across hosts wherever the pipeline spans them (the tp x dp
+  // GPUs of a boundary stage then share their host's adapters), else inside one host.
+  x.pp_ring = RingOf(cluster, plan.pp, plan.tp * plan.dp);
   x.message = static_cast<double>(plan.micro_batch * run.seq * spec.hidden) * x.shape.act_bytes / plan.tp;
   x.send = plan.pp > 1 ? x.pp_ring.latency + x.message / (x.pp_ring.bandwidth * kCollectiveShare) : 0;
   x.dp_ring = RingOf(cluster, plan.dp, plan.tp);

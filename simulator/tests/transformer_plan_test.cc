@@ -207,6 +207,26 @@ TEST_F(TransformerPlanModel, PipelineTimeAgreesWithTheScheduleLaidOutPassByPass)
   }
 }
 
+// Four stages of four data-parallel GPUs on two hosts of eight: stages 1 and 2 meet across the network, so the
+// pipeline's sends are priced there, as when every boundary crosses hosts; inside one host they stay on NVLink.
+TEST_F(TransformerPlanModel, PipelineSendsCrossTheNetworkWherePipelineSpansHosts) {
+  const auto pipeline_link = [](const TransformerPlanResult& r) {
+    for (const CommunicationVolume& c : r.communication) {
+      if (c.kind == "pipeline") return c.link;
+    }
+    return std::string("none");
+  };
+  const TransformerPlanResult spanning = Evaluate("tp=1,pp=4,dp=4", 2, 64);
+  EXPECT_EQ(pipeline_link(spanning), "network");
+  const TransformerPlanResult apart = Evaluate("tp=4,pp=4,dp=1", 2, 64);
+  EXPECT_EQ(pipeline_link(apart), "network");
+  // A micro-batch's activations (2048 x 4096 bf16) over a quarter of a DGX A100's 200 GB/s of adapters (the four
+  // GPUs of the boundary stage share them), at the collectives' 0.8, plus the network's latency.
+  EXPECT_NEAR(spanning.send_seconds, 5e-6 + 2048.0 * 4096 * 2 / (200e9 / 4 * 0.8), 1e-12);
+  const TransformerPlanResult inside = Evaluate("tp=1,pp=4,dp=2", 1, 64);
+  EXPECT_EQ(pipeline_link(inside), "intra_host");
+}
+
 TEST_F(TransformerPlanModel, ThroughputFiguresFollowFromTheIterationTime) {
   const TransformerPlanResult r = Evaluate("tp=4,dp=2,mbs=2", 1, 64);
   EXPECT_DOUBLE_EQ(r.samples_per_second, 64 / r.iteration_seconds);
