@@ -84,11 +84,13 @@ Objective ObjectiveOf(pb::Objective o) {
 absl::Status WriteAnswerChart(const std::string& path, const AnswerChartInput& input, const pb::PlaceResponse& answer) {
   // A plan runs the graph bound to its micro-batch, which the server chose where the request left the plan to it.
   GraphLoadOptions load = input.load;
-  if (answer.stages_size() > 0 && answer.micro_batch_size() > 0 && load.batch > 0) load.batch = answer.micro_batch_size();
+  if (answer.stages_size() > 0 && answer.micro_batch_size() > 0 && load.batch > 0)
+    load.batch = answer.micro_batch_size();
   absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(input.graph_path, load);
   if (!loaded.ok()) return absl::Status(loaded.status().code(), absl::StrCat("--chart: ", loaded.status().message()));
   const Problem& problem = loaded->problem;
-  absl::StatusOr<Topology> topology = ResolveTopology(problem, input.topology_file, input.devices, load.runtime);
+  absl::StatusOr<Topology> topology =
+      ResolveTopology(problem, input.topology_file, input.devices, load.runtime, load.precision);
   absl::StatusOr<CostModel> costs =
       topology.ok() ? CostModel::Create(problem.graph, *topology) : absl::StatusOr<CostModel>(topology.status());
   if (!costs.ok()) return absl::Status(costs.status().code(), absl::StrCat("--chart: ", costs.status().message()));

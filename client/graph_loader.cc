@@ -233,13 +233,25 @@ absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLo
 namespace {
 
 absl::StatusOr<Topology> ChooseTopology(const Problem& problem, const std::string& topology_file,
-                                        const std::string& devices_spec) {
+                                        const std::string& devices_spec, absl::string_view precision) {
   if (!topology_file.empty() && !devices_spec.empty()) {
     return absl::InvalidArgumentError("give either --topology or --devices, not both");
   }
-  if (!topology_file.empty()) return LoadTopologyFile(topology_file);
-  if (!devices_spec.empty()) return ParseTopologyShorthand(devices_spec);
-  if (problem.topology.has_value()) return *problem.topology;
+  if (!topology_file.empty()) {
+    absl::StatusOr<Topology> t = LoadTopologyFile(topology_file);
+    if (t.ok()) t->set_description(absl::StrCat("the figures of ", topology_file));
+    return t;
+  }
+  if (!devices_spec.empty()) {
+    absl::StatusOr<Precision> p = ParsePrecision(precision);
+    if (!p.ok()) return p.status();
+    return ParseTopologyShorthand(devices_spec, *p);
+  }
+  if (problem.topology.has_value()) {
+    Topology t = *problem.topology;
+    if (t.description().empty()) t.set_description("the figures the graph file gives its devices");
+    return t;
+  }
   return absl::InvalidArgumentError(
       "the graph does not describe its devices: pass --devices (e.g. 4xA100) or --topology FILE");
 }
@@ -247,8 +259,9 @@ absl::StatusOr<Topology> ChooseTopology(const Problem& problem, const std::strin
 }  // namespace
 
 absl::StatusOr<Topology> ResolveTopology(const Problem& problem, const std::string& topology_file,
-                                         const std::string& devices_spec, absl::string_view runtime) {
-  absl::StatusOr<Topology> topology = ChooseTopology(problem, topology_file, devices_spec);
+                                         const std::string& devices_spec, absl::string_view runtime,
+                                         absl::string_view precision) {
+  absl::StatusOr<Topology> topology = ChooseTopology(problem, topology_file, devices_spec, precision);
   if (!topology.ok()) return topology.status();
   return ForRuntime(*topology, runtime);
 }

@@ -69,8 +69,10 @@ absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLo
 
 // Chooses the topology: the file, else the shorthand, else the one the graph file carried. Giving both a file and
 // a shorthand, or neither for a graph without devices, is an error that says what to pass.
-// `runtime`: how the step issues its operators (graph/topology.h ForRuntime).
+// `runtime`: how the step issues its operators (graph/topology.h ForRuntime); `precision` (graph/precision.h) picks
+// a shorthand's device figures (graph/measured_presets.h). The topology's description says whose figures they are.
 absl::StatusOr<Topology> ResolveTopology(const Problem& problem, const std::string& topology_file,
-                                         const std::string& devices_spec, absl::string_view runtime = "eager");
+                                         const std::string& devices_spec, absl::string_view runtime = "eager",
+                                         absl::string_view precision = "fp32");
 
 }  // namespace placement::cli

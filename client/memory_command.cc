@@ -49,10 +49,10 @@ std::string Table(const MemoryOptions& o, const Breakdown& b) {
   auto line = [](absl::string_view what, int64_t bytes, absl::string_view why) {
     return absl::StrFormat("  %-12s %12s  %s\n", what, FormatBytes(static_cast<double>(bytes)), why);
   };
-  std::string out = absl::StrCat("memory of one ", o.load.training ? "training" : "inference", " step of ",
-                                 o.graph_path, " on ", b.device, " (batch ", std::max<int64_t>(o.load.batch, 1),
-                                 o.load.training ? absl::StrCat(", ", o.load.optimizer) : "", ", ",
-                                 o.load.precision, ")\n");
+  std::string out =
+      absl::StrCat("memory of one ", o.load.training ? "training" : "inference", " step of ", o.graph_path, " on ",
+                   b.device, " (batch ", std::max<int64_t>(o.load.batch, 1),
+                   o.load.training ? absl::StrCat(", ", o.load.optimizer) : "", ", ", o.load.precision, ")\n");
   out += line("parameters", b.memory.parameters, "weights, resident");
   if (o.load.training) {
     out += line("gradients", b.memory.gradients, "one per parameter, made by the backward");
@@ -64,16 +64,16 @@ std::string Table(const MemoryOptions& o, const Breakdown& b) {
   out += line("workspace", b.memory.workspace, "the largest operator's scratch");
   out += line("peak", b.peak, "simulated: all of it as it lives and dies in the step");
   if (b.capacity > 0) {
-    out += absl::StrCat("  ", b.peak <= b.capacity ? "fits" : "does not fit", " in ", FormatBytes(b.capacity),
-                        " of ", b.device, " (", absl::StrFormat("%.0f%%", 100.0 * b.peak / b.capacity), ")\n");
+    out += absl::StrCat("  ", b.peak <= b.capacity ? "fits" : "does not fit", " in ", FormatBytes(b.capacity), " of ",
+                        b.device, " (", absl::StrFormat("%.0f%%", 100.0 * b.peak / b.capacity), ")\n");
   }
   if (b.batch_that_fits > 0) {
-    absl::StrAppend(&out, "  to fit: --batch ", b.batch_that_fits, " (the largest batch whose step fits one ",
-                    b.device, "), or split the step over several devices with placectl place\n");
+    absl::StrAppend(&out, "  to fit: --batch ", b.batch_that_fits, " (the largest batch whose step fits one ", b.device,
+                    "), or split the step over several devices with placectl place\n");
   } else if (b.devices_needed > 0) {
-    absl::StrAppend(&out, "  to fit: one sample alone needs more than one ", b.device, "; split the step over at least ",
-                    b.devices_needed, " such devices (placectl place ", o.graph_path, " --devices ", b.devices_needed,
-                    "x", b.kind, ")\n");
+    absl::StrAppend(&out, "  to fit: one sample alone needs more than one ", b.device,
+                    "; split the step over at least ", b.devices_needed, " such devices (placectl place ", o.graph_path,
+                    " --devices ", b.devices_needed, "x", b.kind, ")\n");
   }
   for (const std::string& w : b.warnings) absl::StrAppend(&out, "warning: ", w, "\n");
   return out;
@@ -86,8 +86,11 @@ std::string Json(const MemoryOptions& o, const Breakdown& b) {
   j["batch"] = std::max<int64_t>(o.load.batch, 1);
   j["precision"] = o.load.precision;
   j["device"] = b.device;
-  j["memory"] = {{"parameters", b.memory.parameters}, {"gradients", b.memory.gradients}, {"optimizer", b.memory.optimizer},
-                 {"activations", b.memory.activations}, {"workspace", b.memory.workspace}};
+  j["memory"] = {{"parameters", b.memory.parameters},
+                 {"gradients", b.memory.gradients},
+                 {"optimizer", b.memory.optimizer},
+                 {"activations", b.memory.activations},
+                 {"workspace", b.memory.workspace}};
   j["peak_memory"] = b.peak;
   j["capacity"] = b.capacity;
   j["fits"] = b.capacity == 0 || b.peak <= b.capacity;
@@ -104,7 +107,8 @@ absl::StatusOr<Breakdown> MeasureAt(const MemoryOptions& o, int64_t batch) {
   absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(o.graph_path, load);  // the step, as place would run it
   if (!loaded.ok()) return loaded.status();
   const std::string devices = o.devices.empty() && o.topology_file.empty() ? "1xH100" : o.devices;
-  absl::StatusOr<Topology> topology = ResolveTopology(loaded->problem, o.topology_file, devices);
+  absl::StatusOr<Topology> topology =
+      ResolveTopology(loaded->problem, o.topology_file, devices, o.load.runtime, o.load.precision);
   if (!topology.ok()) return topology.status();
 
   Breakdown b;

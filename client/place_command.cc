@@ -109,7 +109,8 @@ absl::Status LoadRequest(const PlaceOptions& o, std::optional<LoadedGraph>& load
   GraphLoadOptions load = o.load;
   absl::StatusOr<LoadedGraph> graph = LoadGraphFile(o.graph_path, load);
   if (!graph.ok()) return graph.status();
-  absl::StatusOr<Topology> cluster = ResolveTopology(graph->problem, o.topology_file, o.devices, o.load.runtime);
+  absl::StatusOr<Topology> cluster =
+      ResolveTopology(graph->problem, o.topology_file, o.devices, o.load.runtime, o.load.precision);
   if (!cluster.ok()) return cluster.status();
   const int32_t devices = Accelerators(*cluster);
   const bool onnx = graph->format == "onnx";
@@ -132,7 +133,7 @@ absl::Status LoadRequest(const PlaceOptions& o, std::optional<LoadedGraph>& load
       load.batch = split->micro_batch;
       graph = LoadGraphFile(o.graph_path, load);
       if (!graph.ok()) return graph.status();
-      cluster = ResolveTopology(graph->problem, o.topology_file, o.devices, o.load.runtime);
+      cluster = ResolveTopology(graph->problem, o.topology_file, o.devices, o.load.runtime, o.load.precision);
       if (!cluster.ok()) return cluster.status();
     }
     mode.parallelism = "hybrid";
@@ -360,6 +361,7 @@ absl::StatusOr<std::string> RunPlace(const PlaceOptions& o) {
   Report report;
   report.graph = &input.graph;
   report.topology = &*topology;
+  report.precision = o.load.precision;
   report.placement = &result->placement;
   report.evaluation = &result->evaluation;
   report.time_unit = input.time_unit;

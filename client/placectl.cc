@@ -29,6 +29,7 @@
 #include "client/simulate_command.h"
 #include "client/torch_commands.h"
 #include "graph/device_presets.h"
+#include "graph/measured_presets.h"
 #include "policy/learned/learned_placer_info.h"
 #include "policy/placer_families.h"
 
@@ -549,7 +550,7 @@ int CalibrateCommand(const Invocation& in) {
 
 int PresetsCommand(const Invocation& in) {
   if (!in.operands.empty()) return Usage("presets takes no arguments");
-  std::cout << placement::DescribeDevicePresets();
+  std::cout << placement::DescribeDevicePresets() << "\n" << placement::DescribePresetRates();
   return kExitOk;
 }
 

@@ -69,6 +69,8 @@ std::string ReportJson(const Report& r) {
   out["ratio"] = e.ratio;
   out["fits_memory"] = e.fits_memory;
   out["graph_hash"] = r.graph_hash;
+  if (!r.precision.empty()) out["precision"] = r.precision;
+  if (!r.topology->description().empty()) out["device_figures"] = r.topology->description();
   if (!r.algorithm.empty()) {
     out["algorithm"] = r.algorithm;
     out["proven_optimal"] = r.proven_optimal;
@@ -149,6 +151,8 @@ std::string ReportTable(const Report& r) {
       &out, "costs        ",
       CostSourcesLine(r.cost_sources.measured_ops, r.cost_sources.modelled_ops, r.cost_sources.measured_flops_share),
       "\n");
+  if (!r.precision.empty()) absl::StrAppend(&out, "precision    ", r.precision, "\n");
+  if (!r.topology->description().empty()) absl::StrAppend(&out, "figures      ", r.topology->description(), "\n");
   if (r.plan != nullptr) absl::StrAppend(&out, PlanTable(*r.plan, r.time_unit));
   absl::StrAppend(&out, "\n");
   const bool throughput = e.objective == Objective::kThroughput || e.cost_model == CostModelKind::kTarnawski;

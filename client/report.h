@@ -31,6 +31,7 @@ struct Report {
   double best_bound = 0;
   std::vector<std::string> notes;
   const PlanSummary* plan = nullptr;  // set when the answer is a parallel plan
+  std::string precision;              // the job's (graph/precision.h); "" where it does not apply
 };
 
 // JSON with objective, cost_model, value, time_unit, lower_bound, ratio, fits_memory, bound, devices, assignment

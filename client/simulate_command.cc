@@ -64,7 +64,8 @@ absl::StatusOr<std::string> ReportPlan(const SimulateOptions& o, const CostModel
   problem.sharding = file.plan.sharding;
   problem.recompute = file.plan.recompute;
   absl::StatusOr<PlacerResult> result = PlanResult(problem, file.plan, "");
-  if (!result.ok()) return absl::Status(result.status().code(), absl::StrCat(o.placement_path, ": ", result.status().message()));
+  if (!result.ok())
+    return absl::Status(result.status().code(), absl::StrCat(o.placement_path, ": ", result.status().message()));
   CheckBySimulation(problem, *result);
   if (!o.chart_path.empty()) {
     if (absl::Status s = WritePlanChart(o.chart_path, costs, file.plan,
@@ -88,7 +89,8 @@ absl::Status CheckSimulateFlags(const SimulateOptions& o) {
   if (o.placement_path.empty()) return UsageError("simulate needs --placement FILE");
   const absl::StatusOr<Objective> objective = ParseObjective(o.objective);
   const absl::StatusOr<CostModelKind> cost_model = ParseCostModel(o.cost_model);
-  if (!objective.ok() || !cost_model.ok()) return AsUsageError(objective.ok() ? cost_model.status() : objective.status());
+  if (!objective.ok() || !cost_model.ok())
+    return AsUsageError(objective.ok() ? cost_model.status() : objective.status());
   RETURN_IF_ERROR(AsUsageError(CheckCostModel(*cost_model, *objective)));
   RETURN_IF_ERROR(AsUsageError(CheckChartApplies(o.chart_path, o.cost_model)));
   return AsUsageError(MakeConfig(o).status());
@@ -111,7 +113,8 @@ absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
   absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(o.graph_path, *load);
   if (!loaded.ok()) return loaded.status();
   const Problem* problem = &loaded->problem;
-  absl::StatusOr<Topology> topology = ResolveTopology(*problem, o.topology_file, o.devices, load->runtime);
+  absl::StatusOr<Topology> topology =
+      ResolveTopology(*problem, o.topology_file, o.devices, load->runtime, load->precision);
   if (!topology.ok()) return topology.status();
   absl::StatusOr<CostModel> costs = CostModel::Create(problem->graph, *topology);
   if (!costs.ok()) return costs.status();
@@ -119,6 +122,7 @@ absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
   Report report;
   report.graph = &problem->graph;
   report.topology = &*topology;
+  report.precision = load->precision;
   report.time_unit = problem->time_unit;
   report.graph_hash = GraphHash(problem->graph);
   report.warnings = loaded->warnings;
@@ -131,7 +135,8 @@ absl::StatusOr<std::string> RunSimulate(const SimulateOptions& o) {
                                      "--objective out or give throughput"));
     }
     absl::StatusOr<PlanFile> plan = ParsePlanDocument(*plan_document, problem->graph, *topology);
-    if (!plan.ok()) return absl::Status(plan.status().code(), absl::StrCat(o.placement_path, ": ", plan.status().message()));
+    if (!plan.ok())
+      return absl::Status(plan.status().code(), absl::StrCat(o.placement_path, ": ", plan.status().message()));
     return ReportPlan(o, *costs, *plan, *cost_model, report);
   }
 

@@ -35,7 +35,12 @@ constexpr DevicePreset kPresets[] = {
      .network_bandwidth = 400 * kGbit,
      .network_latency = 5e-6,
      .citation = "NVIDIA H100 Tensor Core GPU datasheet, H100 SXM column "
-                 "(https://www.nvidia.com/en-us/data-center/h100/)"},
+                 "(https://www.nvidia.com/en-us/data-center/h100/)",
+     .fp32_flops = 67 * kTFLOPS,
+     .tf32_flops = 494.5 * kTFLOPS,
+     .bf16_flops = 989 * kTFLOPS,
+     .fp16_flops = 989 * kTFLOPS,
+     .measured_as = "H100"},
     {.name = "A100",
      .model = "NVIDIA A100 SXM4 80GB",
      .type = DeviceType::kAccelerator,
@@ -51,7 +56,12 @@ constexpr DevicePreset kPresets[] = {
      .network_bandwidth = 200 * kGbit,
      .network_latency = 5e-6,
      .citation = "NVIDIA A100 Tensor Core GPU datasheet, A100 80GB SXM column "
-                 "(https://www.nvidia.com/en-us/data-center/a100/)"},
+                 "(https://www.nvidia.com/en-us/data-center/a100/)",
+     .fp32_flops = 19.5 * kTFLOPS,
+     .tf32_flops = 156 * kTFLOPS,
+     .bf16_flops = 312 * kTFLOPS,
+     .fp16_flops = 312 * kTFLOPS,
+     .measured_as = ""},
     {.name = "V100",
      .model = "NVIDIA Tesla V100 SXM2 32GB",
      .type = DeviceType::kAccelerator,
@@ -67,7 +77,10 @@ constexpr DevicePreset kPresets[] = {
      .network_bandwidth = 100 * kGbit,
      .network_latency = 5e-6,
      .citation = "NVIDIA Tesla V100 GPU datasheet, V100 SXM2 column "
-                 "(https://www.nvidia.com/en-us/data-center/v100/)"},
+                 "(https://www.nvidia.com/en-us/data-center/v100/)",
+     .fp32_flops = 15.7 * kTFLOPS,
+     .fp16_flops = 125 * kTFLOPS,
+     .measured_as = ""},
     {.name = "P100",
      .model = "NVIDIA Tesla P100 SXM2 16GB",
      .type = DeviceType::kAccelerator,
@@ -83,7 +96,10 @@ constexpr DevicePreset kPresets[] = {
      .network_bandwidth = 100 * kGbit,
      .network_latency = 5e-6,
      .citation = "NVIDIA Tesla P100 datasheet, P100 for NVLink-optimized servers column "
-                 "(https://www.nvidia.com/en-us/data-center/tesla-p100/)"},
+                 "(https://www.nvidia.com/en-us/data-center/tesla-p100/)",
+     .fp32_flops = 10.6 * kTFLOPS,
+     .fp16_flops = 21.2 * kTFLOPS,
+     .measured_as = ""},
     {.name = "T4",
      .model = "NVIDIA T4 16GB",
      .type = DeviceType::kAccelerator,
@@ -98,9 +114,10 @@ constexpr DevicePreset kPresets[] = {
      .network = "Ethernet, 25 Gb/s per host",
      .network_bandwidth = 25 * kGbit,
      .network_latency = 5e-6,
-     .citation = "NVIDIA T4 Tensor Core GPU datasheet (https://www.nvidia.com/en-us/data-center/tesla-t4/)"},
-    // 64 cores x 2.45 GHz base x 32 FP32 FLOP/cycle (Zen 3: two 256-bit FMA pipes = 2 x 8 lanes x 2 FLOP).
-    // Two CPU devices of one host exchange tensors through DRAM, which a copy crosses twice (read, write).
+     .citation = "NVIDIA T4 Tensor Core GPU datasheet (https://www.nvidia.com/en-us/data-center/tesla-t4/)",
+     .fp32_flops = 8.1 * kTFLOPS,
+     .fp16_flops = 65 * kTFLOPS,
+     .measured_as = ""},
     {.name = "CPU",
      .model = "AMD EPYC 7763, 64 cores, 8 x DDR4-3200, 512 GiB",
      .type = DeviceType::kCpu,
@@ -116,7 +133,9 @@ constexpr DevicePreset kPresets[] = {
      .network_bandwidth = 25 * kGbit,
      .network_latency = 5e-6,
      .citation = "AMD EPYC 7763 product specifications: 64 cores, 2.45 GHz base, 8 channels of DDR4-3200 "
-                 "(https://www.amd.com/en/products/cpu/amd-epyc-7763)"},
+                 "(https://www.amd.com/en/products/cpu/amd-epyc-7763)",
+     .fp32_flops = 64 * 2.45e9 * 32,
+     .measured_as = ""},
     // The GPUs of NVIDIA's DGX systems: the A100 and H100 above, each with its own InfiniBand adapter, so a host
     // talks to the network at eight times one adapter's rate (Selene, the cluster Megatron-LM's runs report).
     {.name = "DGXA100",
@@ -134,7 +153,12 @@ constexpr DevicePreset kPresets[] = {
      .network_bandwidth = 8 * 200 * kGbit,
      .network_latency = 5e-6,
      .citation = "NVIDIA DGX A100 datasheet: 8 A100 80GB, 8 single-port ConnectX-6 200 Gb/s HDR for compute "
-                 "(https://www.nvidia.com/en-us/data-center/dgx-a100/)"},
+                 "(https://www.nvidia.com/en-us/data-center/dgx-a100/)",
+     .fp32_flops = 19.5 * kTFLOPS,
+     .tf32_flops = 156 * kTFLOPS,
+     .bf16_flops = 312 * kTFLOPS,
+     .fp16_flops = 312 * kTFLOPS,
+     .measured_as = ""},
     {.name = "DGXH100",
      .model = "NVIDIA H100 SXM5 80GB in a DGX H100 (8 GPUs, NVSwitch, 8 NDR adapters)",
      .type = DeviceType::kAccelerator,
@@ -150,7 +174,56 @@ constexpr DevicePreset kPresets[] = {
      .network_bandwidth = 8 * 400 * kGbit,
      .network_latency = 5e-6,
      .citation = "NVIDIA DGX H100 datasheet: 8 H100 80GB, 8 ConnectX-7 400 Gb/s NDR for compute "
-                 "(https://www.nvidia.com/en-us/data-center/dgx-h100/)"},
+                 "(https://www.nvidia.com/en-us/data-center/dgx-h100/)",
+     .fp32_flops = 67 * kTFLOPS,
+     .tf32_flops = 494.5 * kTFLOPS,
+     .bf16_flops = 989 * kTFLOPS,
+     .fp16_flops = 989 * kTFLOPS,
+     .measured_as = "H100"},
+    // Newer presets go last: messages and docs list the presets in this order.
+    {.name = "H200",
+     .model = "NVIDIA H200 SXM 141GB",
+     .type = DeviceType::kAccelerator,
+     .peak_flops = 989 * kTFLOPS,
+     .flops_basis = "BF16 Tensor Core, dense; 1,979 with sparsity",
+     .memory_bandwidth = 4.8e12,
+     .memory_bytes = static_cast<int64_t>(141 * kGB),
+     .launch_overhead = kGpuLaunch,
+     .intra_link = "NVLink 4: 900 GB/s total, 450 GB/s per direction",
+     .intra_bandwidth = 450 * kGB,
+     .intra_latency = 2e-6,
+     .network = "InfiniBand NDR, 400 Gb/s per host",
+     .network_bandwidth = 400 * kGbit,
+     .network_latency = 5e-6,
+     .citation = "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM column "
+                 "(https://www.nvidia.com/en-us/data-center/h200/)",
+     .fp32_flops = 67 * kTFLOPS,
+     .tf32_flops = 494.5 * kTFLOPS,
+     .bf16_flops = 989 * kTFLOPS,
+     .fp16_flops = 989 * kTFLOPS,
+     .measured_as = "H200"},
+    {.name = "L4",
+     .model = "NVIDIA L4 24GB",
+     .type = DeviceType::kAccelerator,
+     .peak_flops = 121 * kTFLOPS,
+     .flops_basis = "BF16 Tensor Core, dense; 242 with sparsity",
+     .memory_bandwidth = 300 * kGB,
+     .memory_bytes = static_cast<int64_t>(24 * kGB),
+     .launch_overhead = kGpuLaunch,
+     .intra_link = "PCIe Gen4 x16: 64 GB/s total, about 32 GB/s per direction",
+     .intra_bandwidth = 32 * kGB,
+     .intra_latency = 5e-6,
+     .network = "Ethernet, 25 Gb/s per host",
+     .network_bandwidth = 25 * kGbit,
+     .network_latency = 5e-6,
+     .citation = "NVIDIA L4 Tensor Core GPU datasheet (https://www.nvidia.com/en-us/data-center/l4/)",
+     .fp32_flops = 30.3 * kTFLOPS,
+     .tf32_flops = 60 * kTFLOPS,
+     .bf16_flops = 121 * kTFLOPS,
+     .fp16_flops = 121 * kTFLOPS,
+     .measured_as = ""},
+    // 64 cores x 2.45 GHz base x 32 FP32 FLOP/cycle (Zen 3: two 256-bit FMA pipes = 2 x 8 lanes x 2 FLOP).
+    // Two CPU devices of one host exchange tensors through DRAM, which a copy crosses twice (read, write).
 };
 
 }  // namespace
@@ -192,10 +265,10 @@ std::string DescribeDevicePresets() {
                           p.citation);
   }
   absl::StrAppend(&out,
-                  "\nEvery figure above is published (the vendor's datasheet), the launch overheads are assumed "
-                  "(5 us per GPU kernel, 1 us per CPU operator), and every operator class runs at the full "
-                  "roofline (efficiency 1). Measured figures for this host: placectl calibrate "
-                  "(docs/measured-costs.md).\n");
+                  "\nThe lines above are the vendors' datasheets. What a job gets from --devices depends on its "
+                  "--precision and is measured where it can be (below; layer-level transformer plans keep the "
+                  "datasheet's peaks, against which their GEMM efficiency was fitted). Measured figures for your own "
+                  "host: placectl calibrate (docs/measured-costs.md).\n");
   return out;
 }
 

@@ -39,6 +39,16 @@ struct DevicePreset {
   double network_latency = 0;    // seconds
 
   absl::string_view citation;  // source document of the device figures
+
+  // The datasheet's dense rates by the arithmetic a precision runs on (0: the device has none). They carry a
+  // measured table to a device that has none of its own (graph/measured_presets.h).
+  double fp32_flops = 0;  // FP32 without tensor cores (PyTorch's float32 matrix products)
+  double tf32_flops = 0;  // TF32 tensor cores (PyTorch's float32 convolutions)
+  double bf16_flops = 0;  // BF16 tensor cores
+  double fp16_flops = 0;  // FP16 tensor cores, or FP16 arithmetic
+  // The device whose measured tables this one has as its own ("H100" for the H100 and the DGX H100's GPU); "" for
+  // devices without (their figures are derived from the H100's, or the datasheet's for a CPU).
+  absl::string_view measured_as;
 };
 
 // Every preset, in a fixed order (newest accelerators first, the CPU host last).

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 #include "absl/strings/string_view.h"
 
@@ -81,6 +82,10 @@ class Topology {
   static absl::StatusOr<Topology> Create(TopologySpec spec);
 
   const std::string& name() const { return name_; }
+  // Where the devices' figures come from, in a line for answers (graph/measured_presets.h): a preset's measured,
+  // derived or datasheet figures, or the topology file's own; "" where nothing says.
+  const std::string& description() const { return description_; }
+  void set_description(std::string description) { description_ = std::move(description); }
   int32_t num_devices() const { return static_cast<int32_t>(devices_.size()); }
   const Device& device(DeviceId d) const { return devices_[d]; }
   absl::Span<const Device> devices() const { return devices_; }
@@ -119,6 +124,7 @@ class Topology {
 
  private:
   std::string name_;
+  std::string description_;
   std::vector<Device> devices_;
   std::vector<int32_t> kind_index_;
   std::vector<std::string> kinds_;

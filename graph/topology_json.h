@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "graph/precision.h"
 #include "graph/topology.h"
 
 namespace placement {
@@ -26,7 +27,11 @@ inline constexpr int64_t kMaxTopologyDevices = 1024;
 // devices are host0/gpu0..host1/gpu7; "A100" is one device. With '+' every term must name the same number of
 // hosts. Links come from the presets: a host uses the intra-host link of its first accelerator preset (or its
 // first preset when it has none), and the network comes from the first accelerator preset of the cluster.
+// The devices get the datasheet's figures (graph/measured_presets.h DatasheetRates).
 absl::StatusOr<Topology> ParseTopologyShorthand(absl::string_view text);
+// The same cluster with each device's figures for a job at `precision`: measured, or derived from measurements
+// (graph/measured_presets.h); the topology's description names them. What --devices and the RPC's shorthand get.
+absl::StatusOr<Topology> ParseTopologyShorthand(absl::string_view text, Precision precision);
 
 // The JSON format: hierarchical ({"hosts": [...], "network": {...}}) or explicit ({"devices": [...]} with
 // "links" matrices, a "shared_bus", or "resources" + "paths"). Unknown keys, missing fields and bad figures

@@ -1,4 +1,6 @@
 // The cluster shorthand: "4xA100", "2x8xH100", "8xV100+1xCPU".
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "graph/cluster_shape.h"
 #include "graph/device_presets.h"
+#include "graph/measured_presets.h"
 #include "graph/topology_json.h"
 
 namespace placement {
@@ -66,9 +69,30 @@ std::string TermText(const Term& t, bool with_hosts) {
   return absl::StrCat(with_hosts ? absl::StrCat(t.hosts, "x") : "", t.count, "x", t.preset->name);
 }
 
-}  // namespace
+// Each preset's figures once, and the topology's description from them (each kind once, in the order named).
+struct DeviceFigures {
+  std::vector<Device> devices;  // per term
+  std::string description;
+};
 
-absl::StatusOr<Topology> ParseTopologyShorthand(absl::string_view text) {
+absl::StatusOr<DeviceFigures> FiguresOf(const std::vector<Term>& terms, std::optional<Precision> precision) {
+  DeviceFigures f;
+  std::vector<std::string> lines;
+  for (const Term& t : terms) {
+    PresetRates rates = DatasheetRates(*t.preset);
+    if (precision.has_value()) {
+      absl::StatusOr<PresetRates> r = RatesForPrecision(*t.preset, *precision);
+      if (!r.ok()) return r.status();
+      rates = *std::move(r);
+    }
+    f.devices.push_back(rates.device);
+    if (std::find(lines.begin(), lines.end(), rates.description) == lines.end()) lines.push_back(rates.description);
+  }
+  f.description = absl::StrJoin(lines, "; ");
+  return f;
+}
+
+absl::StatusOr<Topology> ParseShorthand(absl::string_view text, std::optional<Precision> precision) {
   std::string compact;
   for (char c : text) {
     if (!absl::ascii_isspace(static_cast<unsigned char>(c))) compact.push_back(c);
@@ -94,15 +118,19 @@ absl::StatusOr<Topology> ParseTopologyShorthand(absl::string_view text) {
     terms.push_back(*t);
   }
   const int64_t hosts = terms.front().hosts;
+  absl::StatusOr<DeviceFigures> figures = FiguresOf(terms, precision);
+  if (!figures.ok()) return figures.status();
   HierarchySpec spec;
   std::vector<const DevicePreset*> presets;
   HostSpec host;
   int gpus = 0, cpus = 0;
-  for (const Term& t : terms) {
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const Term& t = terms[i];
     presets.push_back(t.preset);
-    for (int64_t i = 0; i < t.count; ++i) {
-      host.devices.push_back(MakeDevice(
-          *t.preset, t.preset->type == DeviceType::kCpu ? absl::StrCat("cpu", cpus++) : absl::StrCat("gpu", gpus++)));
+    for (int64_t k = 0; k < t.count; ++k) {
+      Device d = figures->devices[i];
+      d.name = t.preset->type == DeviceType::kCpu ? absl::StrCat("cpu", cpus++) : absl::StrCat("gpu", gpus++);
+      host.devices.push_back(std::move(d));
     }
   }
   const DevicePreset* link = LinkPresetFor(presets);
@@ -116,7 +144,17 @@ absl::StatusOr<Topology> ParseTopologyShorthand(absl::string_view text) {
   spec.network_latency = link->network_latency;
   // The name is the shorthand in canonical spelling, so " 2 X 8 x h100 " and "2x8xH100" name one cluster.
   spec.name = absl::StrJoin(terms, "+", [&](std::string* out, const Term& t) { out->append(TermText(t, hosts > 1)); });
-  return BuildHierarchy(spec);
+  absl::StatusOr<Topology> topology = BuildHierarchy(spec);
+  if (topology.ok()) topology->set_description(std::move(figures->description));
+  return topology;
+}
+
+}  // namespace
+
+absl::StatusOr<Topology> ParseTopologyShorthand(absl::string_view text) { return ParseShorthand(text, std::nullopt); }
+
+absl::StatusOr<Topology> ParseTopologyShorthand(absl::string_view text, Precision precision) {
+  return ParseShorthand(text, precision);
 }
 
 absl::StatusOr<ClusterShape> ParseClusterShape(absl::string_view text) {

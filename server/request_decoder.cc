@@ -194,14 +194,16 @@ GraphSource SourceOfRequest(const Request& r) {
 
 }  // namespace
 
-absl::StatusOr<Topology> ParseTopology(const pb::Topology& t) {
+absl::StatusOr<Topology> ParseTopology(const pb::Topology& t, std::optional<Precision> precision) {
   absl::StatusOr<Topology> topology;
   if (t.source_case() == pb::Topology::kShorthand) {
-    topology = ParseTopologyShorthand(t.shorthand());
+    topology = precision.has_value() ? ParseTopologyShorthand(t.shorthand(), *precision)
+                                     : ParseTopologyShorthand(t.shorthand());
     if (!topology.ok()) return InField("topology.shorthand", topology.status());
   } else {
     topology = ParseTopologyJson(t.json());
     if (!topology.ok()) return InField("topology.json", topology.status());
+    topology->set_description("the figures of the request's topology.json");
   }
   return topology;
 }
@@ -243,11 +245,14 @@ absl::StatusOr<DecodedInput> DecodeInput(const GraphSource& source, const pb::Gr
   out.cost_sources.warnings.clear();
 
   if (topology != nullptr && topology->source_case() != pb::Topology::SOURCE_NOT_SET) {
-    absl::StatusOr<Topology> t = ParseTopology(*topology);
+    absl::StatusOr<Precision> precision = ParsePrecision(options.precision().empty() ? "fp32" : options.precision());
+    if (!precision.ok()) return InField("options.precision", precision.status());
+    absl::StatusOr<Topology> t = ParseTopology(*topology, *precision);
     if (!t.ok()) return t.status();
     out.topology = *std::move(t);
   } else if (imported->topology.has_value()) {
     out.topology = *std::move(imported->topology);
+    out.topology.set_description("the figures the graph gives its devices");
   } else {
     return absl::InvalidArgumentError(
         "topology: none given and the graph does not describe its devices; set topology.shorthand (e.g. \"4xA100\") "

@@ -6,6 +6,7 @@
 // RESOURCE_EXHAUSTED for an input over a limit.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "graph/graph.h"
 #include "graph/measured_costs.h"
+#include "graph/precision.h"
 #include "graph/topology.h"
 #include "placement/v1/placement.pb.h"
 #include "policy/placer.h"
@@ -34,7 +36,10 @@ GraphSource SourceOf(const placement::v1::PlaceRequest& request);
 GraphSource SourceOf(const placement::v1::SimulateRequest& request);
 
 // A request's cluster: its shorthand ("8xH100") or JSON; errors name the field.
-absl::StatusOr<Topology> ParseTopology(const placement::v1::Topology& topology);
+// A shorthand's devices get the figures for a job at `precision` (graph/measured_presets.h), or the datasheet's
+// where none is given (layer-level transformer plans, fitted against datasheet peaks).
+absl::StatusOr<Topology> ParseTopology(const placement::v1::Topology& topology,
+                                       std::optional<Precision> precision = std::nullopt);
 
 struct DecodedInput {
   Graph graph;  // as placed: imported, then expanded into a training step when asked

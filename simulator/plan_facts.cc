@@ -47,6 +47,7 @@ void GatherTimes(const CostModel& costs, const ParallelPlan& plan, PlanFacts& f)
   }
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     for (size_t k = 0; k < kinds[s].size(); ++k) {
+      per_kind[s][k].backward_kernels = per_kind[s][k].backward;
       per_kind[s][k].forward = std::max(per_kind[s][k].forward, host[s][k].first);
       per_kind[s][k].backward = std::max(per_kind[s][k].backward, host[s][k].second);
     }
@@ -58,6 +59,7 @@ void GatherTimes(const CostModel& costs, const ParallelPlan& plan, PlanFacts& f)
         });
     f.stages[s].forward = slowest->forward;
     f.stages[s].backward = slowest->backward;
+    f.stages[s].backward_kernels = slowest->backward_kernels;
     f.stages[s].update = slowest->update;
   }
 }

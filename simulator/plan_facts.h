@@ -25,6 +25,7 @@ inline constexpr int64_t kBucketBytes = int64_t{25} << 20;
 
 struct StageFacts {
   double forward = 0, backward = 0, update = 0;  // per micro-batch on the slowest replica (update: per sync)
+  double backward_kernels = 0;  // of `backward`, the device's kernels alone (it is at least the host's time to issue)
   double work = 0;                               // every operator's time on the first replica, summed
   int64_t weight_bytes = 0, optimizer_bytes = 0, stash_bytes = 0, working_bytes = 0;
   int64_t largest_weight_bytes = 0;  // the most one forward operator holds: what ZeRO-3 gathers at once

@@ -146,11 +146,12 @@ class Unroller {
     OpSpec op = SpecOf(g_, v);
     op.name = absl::StrCat(op.name, "#", micro);
     double seconds = c_.op_time(v, d);
-    // Recomputation runs the stage's forward again within its backward pass: each backward operator takes its
-    // share of that time.
+    // Recomputation runs the stage's forward again within its backward pass, the host issuing its operators
+    // again too: each backward operator's kernels take their share of both passes (forward and backward each at
+    // least the host's time to issue, as the plan model counts them).
     if (p_.recompute == Recompute::kFull && g_.is_backward(v) && !IsOptimizerUpdate(g_, v)) {
       const plan_internal::StageFacts& f = facts_.stages[s];
-      if (f.backward > 0) seconds *= (f.backward + f.forward) / f.backward;
+      if (f.backward_kernels > 0) seconds *= (f.backward + f.forward) / f.backward_kernels;
     }
     op.measured_seconds = {{c_.topology().device(d).kind, seconds}};
     op.flops = op.bytes_accessed = 0;

@@ -91,7 +91,7 @@ TEST(DevicePresetTest, DescriptionHasOneLinePerPresetWithItsSourceAndSaysWhatIsP
   const std::string text = DescribeDevicePresets();
   std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), DevicePresets().size() + 1);
-  EXPECT_THAT(lines.back(), HasSubstr("Every figure above is published"));
+  EXPECT_THAT(lines.back(), HasSubstr("The lines above are the vendors' datasheets"));
   EXPECT_THAT(lines.back(), HasSubstr("placectl calibrate"));
   EXPECT_THAT(lines[0], HasSubstr("989 TFLOP/s"));
   EXPECT_THAT(lines[0], HasSubstr("80 GB"));
