@@ -98,7 +98,8 @@ ABSL_FLAG(std::string, plan, "",
           "\"tp=8,pp=4,vpp=2,dp=2,mbs=1,zero=1,recompute=selective,sp=1,flash=0,overlap=1\"; place: the keys the "
           "search holds fixed (docs/transformer_plans.md); submit: those keys, for the server's search");
 ABSL_FLAG(int64_t, micro_batch, 0,
-          "place --parallelism auto: samples per micro-batch (a divisor of --batch); 0: --batch over the devices");
+          "place, submit, bench --parallelism auto (or its default): samples per micro-batch (a divisor of --batch); "
+          "0: --batch over the devices");
 ABSL_FLAG(std::string, schedule, "1f1b", "plans: 1f1b (PipeDream's) | gpipe (needs --global_batch)");
 ABSL_FLAG(std::string, recompute, "none",
           "plans of a training step: none | full (each stage's forward in checkpointed segments, recomputed in the "
@@ -290,6 +291,7 @@ void SetPlacingFlags(const std::map<std::string, int64_t>& dims, const std::stri
   o->plan.sharding = absl::GetFlag(FLAGS_sharding);
   o->plan.recompute = absl::GetFlag(FLAGS_recompute);
   o->plan.global_batch = absl::GetFlag(FLAGS_global_batch);
+  o->plan.micro_batch = absl::GetFlag(FLAGS_micro_batch);
 }
 
 
@@ -446,7 +448,6 @@ int PlaceCommand(const Invocation& in) {
   o.chart_path = absl::GetFlag(FLAGS_chart);
   // Left to the command where not given: what a training step on several devices defaults to differs.
   o.objective = absl::GetFlag(FLAGS_objective);
-  o.plan.micro_batch = absl::GetFlag(FLAGS_micro_batch);
   // The policy's weights load only for the placers that use them.
   std::unique_ptr<placement::PlacerRegistry> holder;
   absl::StatusOr<const placement::PlacerRegistry*> registry = placement::learned::RunsLearnedPolicy(o.algorithm)

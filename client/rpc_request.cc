@@ -84,6 +84,7 @@ void SetPlanRequest(const PlanOptions& plan, pb::PlaceRequest* request) {
   request->set_sharding(plan.sharding);
   request->set_recompute(plan.recompute);
   request->set_global_batch(plan.global_batch);
+  request->set_micro_batch_size(plan.micro_batch);
 }
 
 absl::Status SetTopology(const std::string& topology_file, const std::string& devices, pb::Topology* topology) {

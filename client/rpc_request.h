@@ -36,7 +36,7 @@ absl::StatusOr<GraphPayload> ReadGraphPayload(const std::string& path);
 void SetGraph(const GraphPayload& payload, const GraphLoadOptions& load, placement::v1::PlaceRequest* request);
 void SetGraph(const GraphPayload& payload, const GraphLoadOptions& load, placement::v1::SimulateRequest* request);
 
-// The plan options of a PlaceRequest (parallelism, cost model, schedule, global batch).
+// The plan options of a PlaceRequest (parallelism, schedule, sharding, recompute, global batch, micro-batch).
 void SetPlanRequest(const PlanOptions& plan, placement::v1::PlaceRequest* request);
 
 // The topology from --topology FILE (its JSON text) or --devices SPEC; neither leaves it unset (the graph's

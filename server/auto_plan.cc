@@ -41,27 +41,48 @@ bool LeavesPlanToService(const pb::PlaceRequest& r) {
   return topology.ok() && Accelerators(*topology) > 1;  // a bad topology is the decoder's to report
 }
 
+// micro_batch_size splits the global batch of the default plan only; any other request would drop it unread,
+// and an answer that ignored it would look like its answer.
+absl::Status NotAutoPlanned(const pb::PlaceRequest& r) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "micro_batch_size: ", r.micro_batch_size(),
+      " applies to the default plan of a training step (parallelism auto, or an ONNX model's training step on several "
+      "accelerators with parallelism, algorithm, cost_model, schedule and global_batch unset), which splits "
+      "options.batch_size into micro-batches; ",
+      IsOneOf(r.parallelism(), {"data", "pipeline", "hybrid"})
+          ? "a plan of parallelism data, pipeline or hybrid runs micro-batches of options.batch_size, global_batch "
+            "of them"
+          : "this request places one run of the graph at options.batch_size"));
+}
+
 }  // namespace
 
 absl::StatusOr<std::optional<pb::PlaceRequest>> PlanRequestFor(const pb::PlaceRequest& request) {
+  if (request.micro_batch_size() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("micro_batch_size: must not be negative (got ", request.micro_batch_size(), ")"));
+  }
   const bool asked = IsOneOf(request.parallelism(), {"auto"});
   if (asked) {
     if (const std::string conflict = AutoConflict(request); !conflict.empty())
       return absl::InvalidArgumentError(absl::StrCat("parallelism auto: ", conflict));
   } else if (!LeavesPlanToService(request)) {
+    if (request.micro_batch_size() != 0) return NotAutoPlanned(request);
     return std::nullopt;
   }
   pb::PlaceRequest planned = request;
   planned.set_parallelism("hybrid");
   planned.set_objective(pb::OBJECTIVE_THROUGHPUT);
+  // Read from the request as sent (SplitGlobalBatchOf); the plan's key holds the split it makes.
+  planned.clear_micro_batch_size();
   return planned;
 }
 
 absl::StatusOr<bool> SplitGlobalBatchOf(const pb::PlaceRequest& asked, const DecodedInput& input,
                                         pb::PlaceRequest& planned) {
-  constexpr BatchWords kFields{"options.batch_size", "micro-batch"};
-  const absl::StatusOr<BatchSplit> split =
-      SplitStepBatch(asked.options().batch_size(), 0, Accelerators(input.topology), input.fixed_batch, kFields);
+  constexpr BatchWords kFields{"options.batch_size", "micro_batch_size"};
+  const absl::StatusOr<BatchSplit> split = SplitStepBatch(asked.options().batch_size(), asked.micro_batch_size(),
+                                                          Accelerators(input.topology), input.fixed_batch, kFields);
   if (!split.ok()) return split.status();
   planned.set_global_batch(split->micro_batches);
   planned.mutable_options()->set_batch_size(split->micro_batch);

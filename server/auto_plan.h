@@ -15,11 +15,12 @@ namespace placement::server {
 
 // The request as the plan it asks for (parallelism "hybrid", objective THROUGHPUT; its global batch is split once
 // the graph is decoded, SplitGlobalBatchOf), or nullopt when it asks for something else. INVALID_ARGUMENT for
-// parallelism "auto" with options it cannot take, naming them.
+// parallelism "auto" with options it cannot take, naming them, and for micro_batch_size in a request that asks for
+// something else (or negative).
 absl::StatusOr<std::optional<placement::v1::PlaceRequest>> PlanRequestFor(const placement::v1::PlaceRequest& request);
 
 // Sets `planned`'s global batch (micro-batches) and options.batch_size (the micro-batch) from `asked`'s global batch
-// in samples (one micro-batch per accelerator where it gives none) and the decoded graph (an export with its batch
+// in samples and micro_batch_size (0: one micro-batch per accelerator) and the decoded graph (an export with its batch
 // fixed runs micro-batches of that batch). Returns whether the graph must be decoded again at the micro-batch.
 absl::StatusOr<bool> SplitGlobalBatchOf(const placement::v1::PlaceRequest& asked, const DecodedInput& input,
                                         placement::v1::PlaceRequest& planned);

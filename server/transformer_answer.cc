@@ -43,6 +43,7 @@ std::vector<std::string> GraphOnlyOptions(const pb::PlaceRequest& r) {
   check(!Unset(r.cost_model(), "default"), "cost_model");
   check(!Unset(r.schedule(), "1f1b"), "schedule (a plan runs 1F1B, interleaved with vpp=N in transformer_plan)");
   check(r.global_batch() != 0, "global_batch (options.batch_size is the global batch in sequences)");
+  check(r.micro_batch_size() != 0, "micro_batch_size (say mbs=N in transformer_plan)");
   check(!Unset(r.sharding(), "none"), "sharding (say zero=1..3 in transformer_plan)");
   check(!Unset(r.recompute(), "none"), "recompute (say recompute=selective|full in transformer_plan)");
   check(!r.policy().empty(), "policy (the learned policies place graphs)");

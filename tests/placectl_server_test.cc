@@ -158,6 +158,26 @@ TEST_F(PlacectlServer, SubmitPlanPrintsItsStagesAndChartsAFewMicroBatches) {
   EXPECT_THAT(table.out, HasSubstr("from the server's cache"));
 }
 
+// --micro_batch reaches the server (PlaceRequest.micro_batch_size): the default plan of a training step splits the
+// global batch --batch into micro-batches of that size, and a request it cannot apply to says so.
+TEST_F(PlacectlServer, SubmitSendsTheMicroBatchOfTheDefaultPlan) {
+  const std::string resnet = kSource + "/tests/data/corpus/resnet50.onnx";
+  const std::string step = "submit " + resnet + " " + Server() + " --training --devices 8xH100 --batch 32";
+  Result split = RunPlacectl(step + " --micro_batch 8 --output json");
+  ASSERT_EQ(split.exit_code, 0) << split.err;
+  const nlohmann::json j = nlohmann::json::parse(split.out);
+  EXPECT_EQ(j["micro_batch_size"], 8);
+  EXPECT_EQ(j["micro_batches"], 4);
+  EXPECT_EQ(j["global_batch"], 32);
+
+  Result not_a_divisor = RunPlacectl(step + " --micro_batch 5");
+  EXPECT_EQ(not_a_divisor.exit_code, 3) << not_a_divisor.err;
+  EXPECT_THAT(not_a_divisor.err, HasSubstr("micro_batch_size 5 does not divide options.batch_size 32"));
+  Result operators = RunPlacectl(step + " --micro_batch 8 --parallelism operator");
+  EXPECT_EQ(operators.exit_code, 3) << operators.err;
+  EXPECT_THAT(operators.err, HasSubstr("micro_batch_size: 8 applies to the default plan"));
+}
+
 // The figures placectl place computes locally, from the server: the same JSON but for the search's own time and the
 // notes, which name the request's fields.
 TEST_F(PlacectlServer, SubmitOfAConfigPrintsTheTransformerPlanPlaceWouldPrint) {

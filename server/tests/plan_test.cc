@@ -218,5 +218,49 @@ TEST(PlacePlan, TrainingOnSeveralAcceleratorsDefaultsToTheFastestPlanAtTheGlobal
   EXPECT_THAT(std::string(refused.status().message()), HasSubstr("parallelism auto: algorithm"));
 }
 
+// micro_batch_size splits the default plan's global batch; it is part of the cache key, and where it cannot apply
+// (it does not divide the batch, or the request is no default plan) it is refused by name rather than dropped.
+TEST(PlacePlan, MicroBatchSizeSplitsTheDefaultPlansGlobalBatch) {
+  TempDir dir;
+  auto server = StartReadyServer(TestOptions(dir.path()));
+  ASSERT_NE(server, nullptr);
+  pb::PlaceRequest request;
+  request.set_onnx(testing::ReadSourceFile("tests/data/corpus/resnet50.onnx"));
+  request.mutable_topology()->set_shorthand("8xH100");
+  request.mutable_options()->set_training(true);
+  request.mutable_options()->set_batch_size(32);
+  request.set_budget_ms(20000);
+  absl::StatusOr<pb::PlaceResponse> by_default = Place(server->port(), request);
+  ASSERT_TRUE(by_default.ok()) << by_default.status();
+  EXPECT_EQ(by_default->micro_batch_size(), 4);
+
+  request.set_micro_batch_size(8);
+  absl::StatusOr<pb::PlaceResponse> eights = Place(server->port(), request);
+  ASSERT_TRUE(eights.ok()) << eights.status();
+  EXPECT_FALSE(eights->cache_hit());
+  EXPECT_EQ(eights->micro_batch_size(), 8);
+  EXPECT_EQ(eights->global_batch(), 4);
+
+  request.set_micro_batch_size(5);
+  absl::StatusOr<pb::PlaceResponse> not_a_divisor = Place(server->port(), request);
+  ASSERT_FALSE(not_a_divisor.ok());
+  EXPECT_EQ(not_a_divisor.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(not_a_divisor.status().message()),
+              HasSubstr("micro_batch_size 5 does not divide options.batch_size 32: try micro_batch_size 4"));
+
+  request.set_micro_batch_size(8);
+  request.set_parallelism("operator");
+  absl::StatusOr<pb::PlaceResponse> operators = Place(server->port(), request);
+  ASSERT_FALSE(operators.ok());
+  EXPECT_EQ(operators.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(operators.status().message()),
+              HasSubstr("micro_batch_size: 8 applies to the default plan of a training step"));
+  request.set_parallelism("auto");
+  request.set_micro_batch_size(-2);
+  absl::StatusOr<pb::PlaceResponse> negative = Place(server->port(), request);
+  ASSERT_FALSE(negative.ok());
+  EXPECT_THAT(std::string(negative.status().message()), HasSubstr("micro_batch_size: must not be negative"));
+}
+
 }  // namespace
 }  // namespace placement::server

@@ -149,6 +149,9 @@ TEST(TransformerPlace, WhatAConfigCannotTakeIsRefusedByName) {
   refused(graph_options, absl::StatusCode::kInvalidArgument, "algorithm");
   refused(graph_options, absl::StatusCode::kInvalidArgument, "sharding (say zero=1..3 in transformer_plan)");
   refused(graph_options, absl::StatusCode::kInvalidArgument, "options.costs");
+  pb::PlaceRequest micro_batch = good;
+  micro_batch.set_micro_batch_size(4);
+  refused(micro_batch, absl::StatusCode::kInvalidArgument, "micro_batch_size (say mbs=N in transformer_plan)");
 
   pb::PlaceRequest no_batch = good;
   no_batch.mutable_options()->clear_batch_size();
