@@ -1,4 +1,6 @@
-// Runs the placectl binary (PLACECTL_PATH) as a user would, with its exit code, stdout and stderr.
+// Runs the placectl binary (PLACECTL_PATH) as a user would, with its exit code, stdout and stderr. Every run that
+// asks for --output json and succeeds is checked to print JSON alone: a program reading placectl's stdout has no way
+// to skip a stray line.
 #pragma once
 
 #include <sys/wait.h>
@@ -9,6 +11,10 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace placement::testing {
 
@@ -23,6 +29,20 @@ inline std::string Slurp(const std::filesystem::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// Whether the command line asks for --output json (either spelling); its words are split on spaces, as the shell
+// splits the tests' command lines.
+inline bool AsksForJson(const std::string& args) {
+  std::istringstream in(args);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (words[i] == "--output=json" || (words[i] == "--output" && i + 1 < words.size() && words[i + 1] == "json")) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // `binary` is placectl unless given (a copy elsewhere, say).
@@ -40,6 +60,10 @@ inline PlacectlResult RunPlacectl(const std::string& args, const std::string& bi
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.err = Slurp(err);
   std::filesystem::remove(err);
+  if (r.exit_code == 0 && AsksForJson(args) && !nlohmann::json::accept(r.out)) {
+    ADD_FAILURE() << "placectl " << args
+                  << " asked for --output json and printed what is not JSON alone: " << r.out.substr(0, 200);
+  }
   return r;
 }
 
