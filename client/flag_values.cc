@@ -47,8 +47,12 @@ absl::Status Parses(absl::string_view word) {
 }
 
 // place's --parallelism auto weighs the others; the server answers it too. tensor: a transformer's config.json.
+// The placers' own parser knows neither, so its message would leave them out of what the flag takes.
 absl::Status ParallelismParses(absl::string_view word) {
-  return word == "auto" || word == "tensor" ? absl::OkStatus() : ParseParallelism(word).status();
+  if (word == "auto" || word == "tensor" || ParseParallelism(word).ok()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("unknown parallelism '", word,
+                                                 "'; known: auto, operator, data, pipeline, hybrid, tensor (tensor: "
+                                                 "a transformer's config.json)"));
 }
 
 // The placers `place` runs: the classical ones, the learned ones (loaded only when one runs) and auto.
