@@ -15,12 +15,12 @@ built).
 
 from placement_client.client import InsecureTokenError, PlacementClient, READINESS_SERVICE, is_loopback, secure_client
 from placement_client.proto import placement_pb2 as pb
-from placement_client.requests import (GRAPH_HASH_HEADER, OBJECTIVES, graph_hash, place_request, read_graph,
-                                       routing_metadata, simulate_request)
+from placement_client.requests import (GRAPH_HASH_HEADER, OBJECTIVES, graph_hash, is_hf_config_text, place_request,
+                                       read_graph, routing_metadata, simulate_request)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "GRAPH_HASH_HEADER", "InsecureTokenError", "OBJECTIVES", "PlacementClient", "READINESS_SERVICE", "graph_hash",
-    "is_loopback", "pb", "place_request", "read_graph", "routing_metadata", "secure_client", "simulate_request",
+    "is_hf_config_text", "is_loopback", "pb", "place_request", "read_graph", "routing_metadata", "secure_client", "simulate_request",
 ]

@@ -10,6 +10,7 @@ from typing import Dict, List, Sequence
 from google.protobuf import json_format
 
 from placement_client.proto import placement_pb2 as pb
+from placement_client.transformer_report import transformer_table
 from placement_client.units import format_bytes, format_seconds
 
 MAX_MODULE_ROWS = 40  # more are in --output json
@@ -133,7 +134,10 @@ def _module_rows(modules: Sequence[pb.ModulePlacement]) -> str:
 
 
 def answer_table(answer: pb.PlaceResponse) -> str:
-    """The answer as `placectl submit` prints it."""
+    """The answer as `placectl submit` prints it; a transformer's training plan (the answer to a config.json) as
+    transformer_table prints it."""
+    if answer.HasField("transformer"):
+        return transformer_table(answer)
     ops_on = collections.Counter(a.device for a in answer.assignment)
     parts: List[str] = [_summary(answer)]
     if answer.stages:

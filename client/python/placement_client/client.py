@@ -52,17 +52,20 @@ class PlacementClient:
     times with exponential backoff while the deadline allows. Every call is safe to repeat: a Place repeated is
     answered from the server's cache.
 
-    TLS when `root_certificates` (PEM bytes of the CA) is given, mutual TLS with `certificate_chain` and
-    `private_key` as well. `token` (default: $PLACEMENT_AUTH_TOKEN) is sent as "authorization: Bearer <token>";
-    over a plaintext channel to another host it is refused (InsecureTokenError) unless
-    `allow_insecure_token=True`, since anyone on the path could read it. Loopback is allowed.
+    TLS when `root_certificates` (PEM bytes of the CA) is given, or with the system's root certificates when `tls`
+    is true; mutual TLS with `certificate_chain` and `private_key` as well. `server_name` is the name the server's
+    certificate must carry, where it is not the host of `address`.
+
+    `token` (default: $PLACEMENT_AUTH_TOKEN) is sent as "authorization: Bearer <token>"; over a plaintext channel to
+    another host it is refused (InsecureTokenError) unless `allow_insecure_token=True`, since anyone on the path
+    could read it. Loopback is allowed.
     """
 
     def __init__(self, address: str, *, timeout: float = 60.0, retries: int = 3, retry_backoff: float = 0.1,
                  token: Optional[str] = None, root_certificates: Optional[bytes] = None,
                  certificate_chain: Optional[bytes] = None, private_key: Optional[bytes] = None,
                  server_name: Optional[str] = None, allow_insecure_token: bool = False,
-                 channel: Optional[grpc.Channel] = None) -> None:
+                 channel: Optional[grpc.Channel] = None, tls: bool = False) -> None:
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, not {timeout}")
         if retries < 0:
@@ -73,7 +76,7 @@ class PlacementClient:
         self.timeout = timeout
         self.retries = retries
         self.retry_backoff = retry_backoff
-        secure = root_certificates is not None or certificate_chain is not None
+        secure = tls or root_certificates is not None or certificate_chain is not None
         token = token if token is not None else os.environ.get("PLACEMENT_AUTH_TOKEN", "")
         token = token.strip()
         if token and not secure and channel is None and not allow_insecure_token and not is_loopback(address):

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """The installed placement_client against real placement_server processes on 127.0.0.1: placing a corpus model
 (a repeat is a cache hit; every call carries x-graph-hash), Tarnawski et al.'s latency model, the placement-place
-command (placectl's flags, its table and the JSON answer, usage errors), health and readiness, retries on
-UNAVAILABLE, deadlines, a bad graph (INVALID_ARGUMENT), bearer tokens (refused over plaintext to another host,
+command (placectl's flags, its table and the JSON answer, --micro_batch and --optimizer in the answer, a
+config.json's transformer plan, usage errors), health and readiness, retries on UNAVAILABLE, deadlines, a bad graph (INVALID_ARGUMENT), bearer tokens (refused over plaintext to another host,
 required by a server that wants one) and TLS. Run by install_and_test.py with the interpreter of the environment
 the package was installed into."""
 
@@ -196,6 +196,34 @@ def test_command_plan_options(address):
           f"--topology FILE failed ({ring.returncode}): {ring.stderr}")
 
 
+def test_command_training_step_and_config(address):
+    """--micro_batch and --optimizer reach the server; a config.json is answered with a transformer's plan."""
+    step = [model(), "--server", address, "--devices", "8xH100", "--training", "--batch", "32", "--micro_batch", "8",
+            "--output", "json"]
+    held = {}
+    for optimizer in ("sgd", "adam"):
+        run = place_command(*step, "--optimizer", optimizer)
+        check(run.returncode == 0, f"placement-place --optimizer {optimizer} failed ({run.returncode}): {run.stderr}")
+        answer = json.loads(run.stdout)
+        check(int(answer["micro_batch_size"]) == 8 and int(answer["global_batch"]) == 4,
+              f"--micro_batch 8 of --batch 32 gave {answer.get('global_batch')} x {answer.get('micro_batch_size')}")
+        held[optimizer] = sum(int(d.get("memory", {}).get("optimizer_bytes", 0)) for d in answer["score"]["devices"])
+    check(held["sgd"] == 0 < held["adam"], f"optimizer state held by sgd and adam: {held}")
+    refused = place_command(*step[:-4], "--micro_batch", "5", timeout=30)
+    check(refused.returncode == 3 and "micro_batch_size 5 does not divide" in refused.stderr,
+          f"--micro_batch 5 of --batch 32 gave {refused.returncode}: {refused.stderr}")
+
+    config = os.path.join(ARGS.source, "bench", "megatron", "configs", "gpt-1.7b.json")
+    plan = [config, "--server", address, "--devices", "2x8xA100", "--training", "--batch", "64", "--plan", "pp=2"]
+    run = place_command(*plan, "--output", "json")
+    check(run.returncode == 0, f"placement-place of a config.json failed ({run.returncode}): {run.stderr}")
+    transformer = json.loads(run.stdout)["transformer"]
+    check(int(transformer["pp"]) == 2 and transformer["plan"].startswith("tp="), f"the plan: {transformer}")
+    table = place_command(*plan)
+    check(table.returncode == 0 and f"plan        {transformer['plan']}" in table.stdout
+          and "from the server's cache" in table.stdout, f"the plan's table:\n{table.stdout}{table.stderr}")
+
+
 def test_command_refusals(address):
     """Bad values are usage errors (2) naming the flag; a request the server refuses is bad input (3)."""
     for flags, named in ((["--deadline", "2x"], "--deadline"), (["--deadline", "0s"], "--deadline"),
@@ -354,6 +382,7 @@ def main():
         test_measured_costs_and_bad_graph(server.address)
         test_command(server.address)
         test_command_plan_options(server.address)
+        test_command_training_step_and_config(server.address)
         test_command_refusals(server.address)
     test_retries_and_deadlines()
     test_tokens()
