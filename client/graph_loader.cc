@@ -15,6 +15,7 @@
 #include "graph/costs_input.h"
 #include "graph/graph_json.h"
 #include "graph/measured_costs.h"
+#include "graph/measured_presets.h"
 #include "graph/onnx/graph_format.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/pipedream.h"
@@ -233,25 +234,19 @@ absl::StatusOr<LoadedGraph> LoadGraphFile(const std::string& path, const GraphLo
 namespace {
 
 absl::StatusOr<Topology> ChooseTopology(const Problem& problem, const std::string& topology_file,
-                                        const std::string& devices_spec, absl::string_view precision) {
+                                        const std::string& devices_spec, absl::string_view precision_name) {
   if (!topology_file.empty() && !devices_spec.empty()) {
     return absl::InvalidArgumentError("give either --topology or --devices, not both");
   }
+  absl::StatusOr<Precision> precision = ParsePrecision(precision_name);
+  if (!precision.ok()) return precision.status();
   if (!topology_file.empty()) {
     absl::StatusOr<Topology> t = LoadTopologyFile(topology_file);
-    if (t.ok()) t->set_description(absl::StrCat("the figures of ", topology_file));
-    return t;
+    if (!t.ok()) return t.status();
+    return WithPresetFigures(*t, *precision, topology_file);
   }
-  if (!devices_spec.empty()) {
-    absl::StatusOr<Precision> p = ParsePrecision(precision);
-    if (!p.ok()) return p.status();
-    return ParseTopologyShorthand(devices_spec, *p);
-  }
-  if (problem.topology.has_value()) {
-    Topology t = *problem.topology;
-    if (t.description().empty()) t.set_description("the figures the graph file gives its devices");
-    return t;
-  }
+  if (!devices_spec.empty()) return ParseTopologyShorthand(devices_spec, *precision);
+  if (problem.topology.has_value()) return WithPresetFigures(*problem.topology, *precision, "the graph file");
   return absl::InvalidArgumentError(
       "the graph does not describe its devices: pass --devices (e.g. 4xA100) or --topology FILE");
 }

@@ -10,6 +10,7 @@
 #include "client/graph_loader.h"
 #include "client/place_command.h"
 #include "client/transformer_report.h"
+#include "graph/topology_json.h"
 #include "graph/file_io.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/precision.h"
@@ -39,7 +40,9 @@ absl::StatusOr<ClusterShape> ClusterOf(const TransformerCommandOptions& o) {
   if (o.topology_file.empty()) {
     return UsageError("a config.json describes no cluster: add --devices (e.g. 8xH100, 64x8xDGXA100) or --topology");
   }
-  absl::StatusOr<Topology> topology = ResolveTopology(Problem{}, o.topology_file, "");
+  // The file as written: layer-level plans price presets at the datasheet's peaks, which their GEMM efficiency was
+  // fitted against (graph/measured_presets.h).
+  absl::StatusOr<Topology> topology = LoadTopologyFile(o.topology_file);
   if (!topology.ok()) return topology.status();
   return ClusterShapeOf(*topology);
 }

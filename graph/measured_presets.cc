@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "graph/calibration.h"
 #include "graph/measured_tables.h"
@@ -156,6 +157,50 @@ absl::StatusOr<PresetRates> RatesForPrecision(const DevicePreset& preset, Precis
   r.device.memory_bytes = preset.memory_bytes;
   absl::StrAppend(&r.description, "; memory ", FormatBytes(preset.memory_bytes), " (datasheet)");
   return r;
+}
+
+namespace {
+
+// Whether `d` is a preset's device as the datasheet describes it (kind the preset's name, no figure overridden).
+const DevicePreset* UnchangedPreset(const Device& d) {
+  absl::StatusOr<const DevicePreset*> preset = FindDevicePreset(d.kind);
+  if (!preset.ok()) return nullptr;
+  const Device datasheet = MakeDevice(**preset, d.name);
+  const bool same = d.peak_flops == datasheet.peak_flops && d.memory_bandwidth == datasheet.memory_bandwidth &&
+                    d.launch_overhead == datasheet.launch_overhead && d.host_op_overhead == 0 &&
+                    d.host_backward_op_overhead == 0 && d.efficiency == kUnitFactors &&
+                    d.backward_efficiency == kUnitFactors && d.serial_bandwidth == ClassFactors{} &&
+                    d.type == datasheet.type;
+  return same ? *preset : nullptr;
+}
+
+}  // namespace
+
+absl::StatusOr<Topology> WithPresetFigures(const Topology& topology, Precision precision, absl::string_view source) {
+  std::vector<std::string> lines;
+  absl::Status failed;
+  Topology out = topology.WithDeviceFigures([&](const Device& d) {
+    const DevicePreset* preset = UnchangedPreset(d);
+    if (preset == nullptr) return d;
+    absl::StatusOr<PresetRates> r = RatesForPrecision(*preset, precision);
+    if (!r.ok()) {
+      failed = r.status();
+      return d;
+    }
+    if (std::find(lines.begin(), lines.end(), r->description) == lines.end()) lines.push_back(r->description);
+    return r->device;
+  });
+  if (!failed.ok()) return failed;
+  const bool all = static_cast<int32_t>(lines.size()) > 0 &&
+                   std::all_of(topology.devices().begin(), topology.devices().end(),
+                               [](const Device& d) { return UnchangedPreset(d) != nullptr; });
+  std::string description = absl::StrJoin(lines, "; ");
+  if (!all) {
+    absl::StrAppend(&description, description.empty() ? "" : "; ", "the figures of ", source,
+                    lines.empty() ? "" : " for its other devices");
+  }
+  out.set_description(std::move(description));
+  return out;
 }
 
 std::string DescribePresetRates() {

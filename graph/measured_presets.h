@@ -44,6 +44,11 @@ absl::StatusOr<PresetRates> RatesForPrecision(const DevicePreset& preset, Precis
 // fitted on published runs against datasheet peaks) and a graph file's own device list use.
 PresetRates DatasheetRates(const DevicePreset& preset);
 
+// A topology read from a file (or a graph's own device list) with each device that carries a preset's datasheet
+// figures unchanged (a "preset" entry whose figures were not overridden) given the figures for `precision`; the
+// description names them and `source` (the file). Devices with figures of their own keep them.
+absl::StatusOr<Topology> WithPresetFigures(const Topology& topology, Precision precision, absl::string_view source);
+
 // `placectl presets`: each preset's datasheet, then the figures a float32 and a bfloat16 job get, marked
 // measured, derived or datasheet.
 std::string DescribePresetRates();

@@ -116,6 +116,24 @@ class Topology {
     for (Device& d : t.devices_) d.host_op_overhead = d.host_backward_op_overhead = 0;
     return t;
   }
+  // The same cluster with each device's compute figures (peak, bandwidth, overheads, efficiencies) replaced by
+  // `figures(device)`'s, names, kinds, memory and links kept. Devices of one kind must get the same figures.
+  template <typename Figures>
+  Topology WithDeviceFigures(Figures figures) const {
+    Topology t = *this;
+    for (Device& d : t.devices_) {
+      const Device f = figures(d);
+      d.peak_flops = f.peak_flops;
+      d.memory_bandwidth = f.memory_bandwidth;
+      d.launch_overhead = f.launch_overhead;
+      d.host_op_overhead = f.host_op_overhead;
+      d.host_backward_op_overhead = f.host_backward_op_overhead;
+      d.efficiency = f.efficiency;
+      d.backward_efficiency = f.backward_efficiency;
+      d.serial_bandwidth = f.serial_bandwidth;
+    }
+    return t;
+  }
   Topology WithGroupsInsideHosts() const {
     Topology t = *this;
     t.data_parallel_across_hosts_ = false;

@@ -16,6 +16,7 @@
 #include "graph/costs_input.h"
 #include "graph/graph_json.h"
 #include "graph/measured_costs.h"
+#include "graph/measured_presets.h"
 #include "graph/onnx/graph_format.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/pipedream.h"
@@ -203,7 +204,7 @@ absl::StatusOr<Topology> ParseTopology(const pb::Topology& t, std::optional<Prec
   } else {
     topology = ParseTopologyJson(t.json());
     if (!topology.ok()) return InField("topology.json", topology.status());
-    topology->set_description("the figures of the request's topology.json");
+    if (precision.has_value()) return WithPresetFigures(*topology, *precision, "topology.json");
   }
   return topology;
 }
@@ -244,15 +245,16 @@ absl::StatusOr<DecodedInput> DecodeInput(const GraphSource& source, const pb::Gr
   for (std::string& w : out.cost_sources.warnings) out.warnings.push_back(std::move(w));
   out.cost_sources.warnings.clear();
 
+  absl::StatusOr<Precision> precision = ParsePrecision(options.precision().empty() ? "fp32" : options.precision());
+  if (!precision.ok()) return InField("options.precision", precision.status());
   if (topology != nullptr && topology->source_case() != pb::Topology::SOURCE_NOT_SET) {
-    absl::StatusOr<Precision> precision = ParsePrecision(options.precision().empty() ? "fp32" : options.precision());
-    if (!precision.ok()) return InField("options.precision", precision.status());
     absl::StatusOr<Topology> t = ParseTopology(*topology, *precision);
     if (!t.ok()) return t.status();
     out.topology = *std::move(t);
   } else if (imported->topology.has_value()) {
-    out.topology = *std::move(imported->topology);
-    out.topology.set_description("the figures the graph gives its devices");
+    absl::StatusOr<Topology> t = WithPresetFigures(*imported->topology, *precision, "the graph");
+    if (!t.ok()) return t.status();
+    out.topology = *std::move(t);
   } else {
     return absl::InvalidArgumentError(
         "topology: none given and the graph does not describe its devices; set topology.shorthand (e.g. \"4xA100\") "

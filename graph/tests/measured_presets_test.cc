@@ -109,6 +109,20 @@ TEST(MeasuredPresets_, ShorthandWithAPrecisionGetsTheMeasuredFiguresAndSaysSo) {
   EXPECT_THAT(datasheet->description(), HasSubstr("datasheet"));
 }
 
+TEST(MeasuredPresets_, ATopologyFilesPresetDevicesGetTheFiguresAndTheirOwnFiguresStay) {
+  absl::StatusOr<Topology> file = ParseTopologyJson(
+      R"({"devices": [{"name": "a", "preset": "H100"}, {"name": "b", "preset": "H100", "kind": "H100-slow",
+          "peak_flops": "100TFLOPS"}], "links": {"bandwidth": "100GB/s", "latency": "1us"}})");
+  ASSERT_TRUE(file.ok()) << file.status();
+  absl::StatusOr<Topology> t = WithPresetFigures(*file, Precision::kFp32, "cluster.json");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_DOUBLE_EQ(t->device(0).peak_flops, CalibrationOf("h100_float32").device.peak_flops);
+  EXPECT_DOUBLE_EQ(t->device(1).peak_flops, 100e12);  // its own figure, under its own kind
+  EXPECT_THAT(t->description(), HasSubstr("H100 at fp32: measured"));
+  EXPECT_THAT(t->description(), HasSubstr("the figures of cluster.json for its other devices"));
+  EXPECT_DOUBLE_EQ(t->path(0, 1).bandwidth, file->path(0, 1).bandwidth);
+}
+
 TEST(MeasuredPresets_, PresetsListsWhereEachFigureComesFrom) {
   const std::string text = DescribePresetRates();
   EXPECT_THAT(text, HasSubstr("[compute measured, bandwidth measured, overheads measured] H100 at fp32"));
