@@ -167,6 +167,8 @@ std::string PlaceAnswerJson(const pb::PlaceResponse& a) {
   nlohmann::ordered_json out;
   ScoreJson(a.score(), &out);
   out["graph_hash"] = a.graph_hash();
+  if (!a.precision().empty()) out["precision"] = a.precision();
+  if (!a.device_figures().empty()) out["device_figures"] = a.device_figures();
   out["algorithm"] = a.algorithm();
   out["proven_optimal"] = a.proven_optimal();
   out["best_bound"] = a.best_bound();
@@ -199,6 +201,7 @@ std::string PlaceAnswerTable(const pb::PlaceResponse& a) {
   }
   absl::StrAppend(&out, "operators    ", a.num_operators(), ", graph ", a.graph_hash().substr(0, 16), "\n");
   absl::StrAppend(&out, CostsLine(a.cost_sources()));
+  absl::StrAppend(&out, PrecisionAndFiguresLines(a.precision(), a.device_figures()));
   absl::StrAppend(
       &out, "answer       ",
       a.cache_hit() ? "from the server's cache" : absl::StrCat("computed in ", FormatSeconds(a.compute_seconds())),
@@ -215,6 +218,8 @@ std::string SimulateAnswerJson(const pb::SimulateResponse& a) {
   nlohmann::ordered_json out;
   ScoreJson(a.score(), &out);
   out["graph_hash"] = a.graph_hash();
+  if (!a.precision().empty()) out["precision"] = a.precision();
+  if (!a.device_figures().empty()) out["device_figures"] = a.device_figures();
   BoundAndDevicesJson(a.score(), &out);
   ModulesJson(a.modules(), &out);
   out["cost_sources"] = CostSourcesJson(a.cost_sources());
@@ -226,6 +231,7 @@ std::string SimulateAnswerJson(const pb::SimulateResponse& a) {
 std::string SimulateAnswerTable(const pb::SimulateResponse& a) {
   std::string out = ScoreTable(a.score(), {});
   absl::StrAppend(&out, CostsLine(a.cost_sources()));
+  absl::StrAppend(&out, PrecisionAndFiguresLines(a.precision(), a.device_figures()));
   absl::StrAppend(&out, ModulesTable(ModulesOf(a.modules())));
   for (const std::string& w : a.warnings()) absl::StrAppend(&out, "warning: ", w, "\n");
   return absl::StrCat(out, "graph ", a.graph_hash().substr(0, 16), ", request ", a.request_id(), "\n");

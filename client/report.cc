@@ -117,6 +117,13 @@ std::string ReportJson(const Report& r) {
   return out.dump(2) + "\n";
 }
 
+std::string PrecisionAndFiguresLines(absl::string_view precision, absl::string_view figures) {
+  std::string out;
+  if (!precision.empty()) absl::StrAppend(&out, "precision    ", precision, "\n");
+  if (!figures.empty()) absl::StrAppend(&out, "figures      ", figures, "\n");
+  return out;
+}
+
 std::string ReportTable(const Report& r) {
   const Evaluation& e = *r.evaluation;
   std::string out;
@@ -151,8 +158,7 @@ std::string ReportTable(const Report& r) {
       &out, "costs        ",
       CostSourcesLine(r.cost_sources.measured_ops, r.cost_sources.modelled_ops, r.cost_sources.measured_flops_share),
       "\n");
-  if (!r.precision.empty()) absl::StrAppend(&out, "precision    ", r.precision, "\n");
-  if (!r.topology->description().empty()) absl::StrAppend(&out, "figures      ", r.topology->description(), "\n");
+  absl::StrAppend(&out, PrecisionAndFiguresLines(r.precision, r.topology->description()));
   if (r.plan != nullptr) absl::StrAppend(&out, PlanTable(*r.plan, r.time_unit));
   absl::StrAppend(&out, "\n");
   const bool throughput = e.objective == Objective::kThroughput || e.cost_model == CostModelKind::kTarnawski;

@@ -1,6 +1,8 @@
 // Renders a scored placement for people (a table) and for programs (JSON).
 #pragma once
 
+#include "absl/strings/string_view.h"
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -42,6 +44,10 @@ struct Report {
 std::string ReportJson(const Report& report);
 
 std::string ReportTable(const Report& report);
+
+// The table's lines naming the precision a job was priced at and whose figures its devices got (each left out
+// when empty): one wording for local answers and the server's.
+std::string PrecisionAndFiguresLines(absl::string_view precision, absl::string_view figures);
 
 // The "modules" section of a table: module path -> device, the first kMaxModuleRows of them (JSON has all).
 inline constexpr size_t kMaxModuleRows = 40;

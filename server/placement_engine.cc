@@ -131,6 +131,8 @@ pb::PlaceResponse Answer(const PlacerResult& result, const DecodedInput& input, 
   for (const std::string& w : input.warnings) response.add_warnings(w);
   if (!plan.warning.empty()) response.add_warnings(plan.warning);
   SetCostSources(input.cost_sources, response.mutable_cost_sources());
+  response.set_precision(input.precision);
+  response.set_device_figures(input.topology.description());
   response.set_compute_seconds(took);
   if (result.plan.has_value()) {
     response.set_micro_batch_size(input.samples_per_run);
@@ -430,6 +432,8 @@ absl::StatusOr<pb::SimulateResponse> PlacementEngine::Simulate(const pb::Simulat
   response.set_graph_hash(GraphHash(input->graph));
   for (const std::string& w : input->warnings) response.add_warnings(w);
   SetCostSources(input->cost_sources, response.mutable_cost_sources());
+  response.set_precision(input->precision);
+  response.set_device_figures(input->topology.description());
   FillModules(input->graph, *placement, input->topology, response.mutable_modules());
   response.set_request_id(control.request_id);
   return response;

@@ -247,6 +247,7 @@ absl::StatusOr<DecodedInput> DecodeInput(const GraphSource& source, const pb::Gr
 
   absl::StatusOr<Precision> precision = ParsePrecision(options.precision().empty() ? "fp32" : options.precision());
   if (!precision.ok()) return InField("options.precision", precision.status());
+  out.precision = std::string(PrecisionName(*precision));
   if (topology != nullptr && topology->source_case() != pb::Topology::SOURCE_NOT_SET) {
     absl::StatusOr<Topology> t = ParseTopology(*topology, *precision);
     if (!t.ok()) return t.status();

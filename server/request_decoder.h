@@ -50,6 +50,7 @@ struct DecodedInput {
   int64_t fixed_batch = 0;            // an ONNX graph exported with its batch fixed: that batch
   std::vector<std::string> warnings;  // what the importer assumed
   CostSources cost_sources;           // which operators' costs are measured, which modelled
+  std::string precision = "fp32";     // options.precision, named (graph/precision.h)
 };
 
 // `topology` may be null or unset: the graph input's own devices are used then.

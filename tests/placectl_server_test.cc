@@ -178,6 +178,27 @@ TEST_F(PlacectlServer, SubmitSendsTheMicroBatchOfTheDefaultPlan) {
   EXPECT_THAT(operators.err, HasSubstr("micro_batch_size: 8 applies to the default plan"));
 }
 
+// Local and remote answers name the precision and whose figures the devices got, in the same words.
+TEST_F(PlacectlServer, AnswersNameThePrecisionAndTheDeviceFiguresLocallyAndFromTheServer) {
+  const std::string resnet = kSource + "/tests/data/corpus/resnet50.onnx";
+  const std::string run = resnet + " --devices 1xH100 --precision amp_bf16 --batch 8";
+  Result local = RunPlacectl("place " + run + " --output json");
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  Result remote = RunPlacectl("submit " + run + " " + Server() + " --output json");
+  ASSERT_EQ(remote.exit_code, 0) << remote.err;
+  const nlohmann::json l = nlohmann::json::parse(local.out), r = nlohmann::json::parse(remote.out);
+  EXPECT_EQ(l["precision"], "amp_bf16");
+  EXPECT_EQ(r["precision"], "amp_bf16");
+  EXPECT_THAT(l["device_figures"].get<std::string>(), HasSubstr("H100 at amp_bf16: measured"));
+  EXPECT_EQ(r["device_figures"], l["device_figures"]);
+  EXPECT_NEAR(r["value"].get<double>(), l["value"].get<double>(), 1e-9 * l["value"].get<double>());
+
+  Result table = RunPlacectl("submit " + resnet + " --devices 2xA100 " + Server());
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("precision    fp32\n"));
+  EXPECT_THAT(table.out, HasSubstr("figures      A100 at fp32: derived from the H100's float32 measurements"));
+}
+
 // The figures placectl place computes locally, from the server: the same JSON but for the search's own time and the
 // notes, which name the request's fields.
 TEST_F(PlacectlServer, SubmitOfAConfigPrintsTheTransformerPlanPlaceWouldPrint) {

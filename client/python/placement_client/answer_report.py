@@ -55,6 +55,10 @@ def _summary(answer: pb.PlaceResponse) -> str:
         lines.append(f"best bound   {_time(answer.best_bound, unit)}  (the placer's bound)")
     lines.append(f"operators    {answer.num_operators}, graph {answer.graph_hash[:16]}")
     lines.append(f"costs        {_costs_line(answer.cost_sources)}")
+    if answer.precision:
+        lines.append(f"precision    {answer.precision}")
+    if answer.device_figures:
+        lines.append(f"figures      {answer.device_figures}")
     computed = "from the server's cache" if answer.cache_hit else f"computed in {format_seconds(answer.compute_seconds)}"
     lines.append(f"answer       {computed}, request {answer.request_id}")
     return "".join(line + "\n" for line in lines)
