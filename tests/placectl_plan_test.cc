@@ -61,6 +61,7 @@ TEST(PlacectlPlan, OptionsThatDoNotGoTogetherAreUsageErrors) {
   auto r = RunPlacectl("place " + kProfile + " --training --devices 4xV100 --parallelism hybrid --policy_device none");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("throughput"));
+  EXPECT_THAT(r.err, HasSubstr("ask for objective throughput, or leave parallelism unset"));  // the next step
   r = RunPlacectl("place " + kProfile + kPlan + " --parallelism sideways");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("sideways"));

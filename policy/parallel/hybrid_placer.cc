@@ -104,7 +104,10 @@ absl::Status SetPlanOptions(absl::string_view parallelism, absl::string_view cos
   if (problem.objective != Objective::kThroughput) {
     return absl::InvalidArgumentError(absl::StrCat("parallelism '", ParallelismName(*p),
                                                    "' plans for throughput; the objective is ",
-                                                   ObjectiveName(problem.objective)));
+                                                   ObjectiveName(problem.objective),
+                                                   ": ask for objective throughput, or leave parallelism unset (the "
+                                                   "default plan of a training step on several devices compares "
+                                                   "data, pipeline and hybrid plans by their step time)"));
   }
   if (algorithm != "auto" && algorithm != kHybridPlacerName) {
     return absl::InvalidArgumentError(absl::StrCat("algorithm '", algorithm,
