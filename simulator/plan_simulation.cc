@@ -95,6 +95,7 @@ class Unroller {
     SimulatorConfig config;
     config.priority = QueuePriority::kOpOrder;
     config.record_timeline = true;
+    config.host_thread_per_device = true;  // a process per replica and stage
     absl::StatusOr<SimulationResult> result = Simulate(*sim->costs, sim->placement, config);
     if (!result.ok()) return result.status();
     sim->result = *std::move(result);

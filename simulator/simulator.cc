@@ -57,7 +57,13 @@ class StepSimulation {
     for (OpId v = 0; v < g_.num_ops(); ++v) remaining_inputs_[v] = g_.in_degree(v);
     link_free_at_.assign(topo_.num_resources(), 0);
     running_.assign(num_devices, 0);
-    host_issued_.assign(num_devices, 0);
+    host_thread_.resize(num_devices);
+    int32_t threads = 0;
+    for (DeviceId d = 0; d < num_devices; ++d) {
+      host_thread_[d] = config.host_thread_per_device ? d : topo_.device(d).host;
+      threads = std::max(threads, host_thread_[d] + 1);
+    }
+    host_issued_.assign(threads, 0);
     dispatch_pending_.assign(num_devices, 0);
     dispatch_list_.reserve(num_devices);
     ready_.resize(num_devices);
@@ -143,14 +149,15 @@ class StepSimulation {
     dispatch_list_.clear();
   }
 
-  // The device's host thread issues its operators one after another, in the order the device runs them, without
-  // waiting for them; a kernel starts once it is issued and the device is free.
+  // The host thread issues operators one after another, in the order its devices start them, without waiting
+  // for them; a kernel starts once it is issued and the device is free.
   void StartOp(OpId v, DeviceId d) {
     const OpPlan& op = plan_.ops[v];
     running_[d] = 1;
     memory_.Allocate(d, op.start_bytes);
-    host_issued_[d] += op.host;
-    const double start = std::max(now_, host_issued_[d]);
+    double& issued = host_issued_[host_thread_[d]];
+    issued += op.host;
+    const double start = std::max(now_, issued);
     const double end = start + op.time;
     result_.devices[d].busy += op.time;
     Push(end, kOpEnd, v);
@@ -261,7 +268,8 @@ class StepSimulation {
   int32_t ops_run_ = 0;
   std::vector<int32_t> remaining_inputs_;  // per op: inputs not yet on its device
   std::vector<double> link_free_at_;       // per link resource
-  std::vector<double> host_issued_;        // per device: when its host thread has issued the operators started
+  std::vector<int32_t> host_thread_;       // per device: the thread that issues its operators
+  std::vector<double> host_issued_;        // per thread: when it has issued the operators started
   std::vector<uint8_t> running_;           // per device: busy with an operator or idling after one
   std::vector<uint8_t> dispatch_pending_;  // per device: in dispatch_list_
   std::vector<DeviceId> dispatch_list_;

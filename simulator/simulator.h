@@ -1,8 +1,9 @@
 // Deterministic discrete-event simulation of one step of a placed graph.
 //
 // Each device runs one operator at a time from a ready queue ordered by a configurable priority. Where the
-// topology gives host overheads (Device::host_op_overhead), each device's host thread issues its operators in
-// that order, one after another and ahead of the device: an operator starts no earlier than its issue. A tensor
+// topology gives host overheads (Device::host_op_overhead), the host's thread issues the operators as its devices
+// start them, one after another and ahead of the devices: an operator starts no earlier than its issue (one thread
+// per host, or per device: SimulatorConfig::host_thread_per_device). A tensor
 // needed on another device is sent once per destination device, over the link resources of the topology's
 // path; a resource carries one transfer at a time, so transfers sharing a link queue in request order.
 // Tensors consumed on their own device are free. Memory per device: parameters resident for the whole step;
@@ -34,6 +35,10 @@ struct SimulatorConfig {
   double op_gap = 0;        // seconds a device idles after each operator
   double transfer_gap = 0;  // seconds a link resource idles after each transfer
   bool record_timeline = false;
+  // Who issues the operators where the topology gives host overheads: one thread per host, shared by its devices
+  // (one PyTorch process driving every GPU of its host, as an operator placement runs), or one per device (a
+  // process per GPU, as data-parallel replicas and pipeline stages run: the plan simulation sets it).
+  bool host_thread_per_device = false;
 
   // Placeto's published simulator constants (Addanki et al., 2019): 5.7 us after each operator, 25 us after
   // each transfer; pair with PlacetoTopology() for its one outgoing bus per device at 7,600 bytes/us.

@@ -349,6 +349,30 @@ TEST(Simulator, WithoutHostOverheadsNothingWaitsForTheHost) {
   EXPECT_NEAR(r.makespan, 3.0, 1e-12);
 }
 
+// Two independent operators on two GPUs of one host, each issued in 10 us and running 1 us.
+SimulationResult TwoGpusIssuedByTheHost(bool thread_per_device, int32_t second_host) {
+  GraphBuilder b;
+  b.AddOp(Op("a", 1e-6));
+  b.AddOp(Op("b", 1e-6));
+  const Graph g = Build(std::move(b));
+  Device d0 = Gpu("d0"), d1 = Gpu("d1");
+  d0.host_op_overhead = d1.host_op_overhead = 10e-6;
+  d1.host = second_host;
+  const Topology t = Matrix({d0, d1}, 1000);
+  const CostModel costs = Costs(g, t);
+  SimulatorConfig config;
+  config.host_thread_per_device = thread_per_device;
+  return SimulateWithTimeline(costs, {0, 1}, config);
+}
+
+TEST(Simulator, OneProcessIssuesForEveryGpuOfItsHostOneOperatorAfterAnother) {
+  // One thread: a is issued at 10 us, b at 20 us.
+  EXPECT_NEAR(TwoGpusIssuedByTheHost(false, 0).makespan, 21e-6, 1e-12);
+  // A process per GPU (data-parallel replicas, pipeline stages), or GPUs of two hosts: each issues its own.
+  EXPECT_NEAR(TwoGpusIssuedByTheHost(true, 0).makespan, 11e-6, 1e-12);
+  EXPECT_NEAR(TwoGpusIssuedByTheHost(false, 1).makespan, 11e-6, 1e-12);
+}
+
 }  // namespace host_stream
 }  // namespace
 }  // namespace placement
