@@ -178,9 +178,11 @@ const DevicePreset* UnchangedPreset(const Device& d) {
 
 absl::StatusOr<Topology> WithPresetFigures(const Topology& topology, Precision precision, absl::string_view source) {
   std::vector<std::string> lines;
+  bool all_presets = true;
   absl::Status failed;
   Topology out = topology.WithDeviceFigures([&](const Device& d) {
     const DevicePreset* preset = UnchangedPreset(d);
+    all_presets = all_presets && preset != nullptr;
     if (preset == nullptr) return d;
     absl::StatusOr<PresetRates> r = RatesForPrecision(*preset, precision);
     if (!r.ok()) {
@@ -191,11 +193,8 @@ absl::StatusOr<Topology> WithPresetFigures(const Topology& topology, Precision p
     return r->device;
   });
   if (!failed.ok()) return failed;
-  const bool all = static_cast<int32_t>(lines.size()) > 0 &&
-                   std::all_of(topology.devices().begin(), topology.devices().end(),
-                               [](const Device& d) { return UnchangedPreset(d) != nullptr; });
   std::string description = absl::StrJoin(lines, "; ");
-  if (!all) {
+  if (!all_presets) {
     absl::StrAppend(&description, description.empty() ? "" : "; ", "the figures of ", source,
                     lines.empty() ? "" : " for its other devices");
   }

@@ -1,6 +1,5 @@
 // The cluster shorthand: "4xA100", "2x8xH100", "8xV100+1xCPU".
 #include <algorithm>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,30 +68,19 @@ std::string TermText(const Term& t, bool with_hosts) {
   return absl::StrCat(with_hosts ? absl::StrCat(t.hosts, "x") : "", t.count, "x", t.preset->name);
 }
 
-// Each preset's figures once, and the topology's description from them (each kind once, in the order named).
-struct DeviceFigures {
-  std::vector<Device> devices;  // per term
-  std::string description;
-};
-
-absl::StatusOr<DeviceFigures> FiguresOf(const std::vector<Term>& terms, std::optional<Precision> precision) {
-  DeviceFigures f;
+// The datasheet's description of each preset named, once each, in the order named.
+std::string DatasheetDescription(const std::vector<Term>& terms) {
   std::vector<std::string> lines;
   for (const Term& t : terms) {
-    PresetRates rates = DatasheetRates(*t.preset);
-    if (precision.has_value()) {
-      absl::StatusOr<PresetRates> r = RatesForPrecision(*t.preset, *precision);
-      if (!r.ok()) return r.status();
-      rates = *std::move(r);
-    }
-    f.devices.push_back(rates.device);
-    if (std::find(lines.begin(), lines.end(), rates.description) == lines.end()) lines.push_back(rates.description);
+    std::string line = DatasheetRates(*t.preset).description;
+    if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(std::move(line));
   }
-  f.description = absl::StrJoin(lines, "; ");
-  return f;
+  return absl::StrJoin(lines, "; ");
 }
 
-absl::StatusOr<Topology> ParseShorthand(absl::string_view text, std::optional<Precision> precision) {
+}  // namespace
+
+absl::StatusOr<Topology> ParseTopologyShorthand(absl::string_view text) {
   std::string compact;
   for (char c : text) {
     if (!absl::ascii_isspace(static_cast<unsigned char>(c))) compact.push_back(c);
@@ -118,19 +106,15 @@ absl::StatusOr<Topology> ParseShorthand(absl::string_view text, std::optional<Pr
     terms.push_back(*t);
   }
   const int64_t hosts = terms.front().hosts;
-  absl::StatusOr<DeviceFigures> figures = FiguresOf(terms, precision);
-  if (!figures.ok()) return figures.status();
   HierarchySpec spec;
   std::vector<const DevicePreset*> presets;
   HostSpec host;
   int gpus = 0, cpus = 0;
-  for (size_t i = 0; i < terms.size(); ++i) {
-    const Term& t = terms[i];
+  for (const Term& t : terms) {
     presets.push_back(t.preset);
-    for (int64_t k = 0; k < t.count; ++k) {
-      Device d = figures->devices[i];
-      d.name = t.preset->type == DeviceType::kCpu ? absl::StrCat("cpu", cpus++) : absl::StrCat("gpu", gpus++);
-      host.devices.push_back(std::move(d));
+    for (int64_t i = 0; i < t.count; ++i) {
+      host.devices.push_back(MakeDevice(
+          *t.preset, t.preset->type == DeviceType::kCpu ? absl::StrCat("cpu", cpus++) : absl::StrCat("gpu", gpus++)));
     }
   }
   const DevicePreset* link = LinkPresetFor(presets);
@@ -145,16 +129,14 @@ absl::StatusOr<Topology> ParseShorthand(absl::string_view text, std::optional<Pr
   // The name is the shorthand in canonical spelling, so " 2 X 8 x h100 " and "2x8xH100" name one cluster.
   spec.name = absl::StrJoin(terms, "+", [&](std::string* out, const Term& t) { out->append(TermText(t, hosts > 1)); });
   absl::StatusOr<Topology> topology = BuildHierarchy(spec);
-  if (topology.ok()) topology->set_description(std::move(figures->description));
+  if (topology.ok()) topology->set_description(DatasheetDescription(terms));
   return topology;
 }
 
-}  // namespace
-
-absl::StatusOr<Topology> ParseTopologyShorthand(absl::string_view text) { return ParseShorthand(text, std::nullopt); }
-
 absl::StatusOr<Topology> ParseTopologyShorthand(absl::string_view text, Precision precision) {
-  return ParseShorthand(text, precision);
+  absl::StatusOr<Topology> datasheet = ParseTopologyShorthand(text);
+  if (!datasheet.ok()) return datasheet.status();
+  return WithPresetFigures(*datasheet, precision, datasheet->name());
 }
 
 absl::StatusOr<ClusterShape> ParseClusterShape(absl::string_view text) {

@@ -361,10 +361,13 @@ std::string CanonicalPlanOptions(const pb::PlaceRequest& r) {
   const bool plain =
       parallelism.empty() && (schedule.empty() || schedule == "1f1b") && r.global_batch() == 0 && unsharded && kept;
   // A config's fixed plan keys as sent: a request spelling them otherwise misses, never gets another plan.
+  // The default plan's micro-batch as sent (auto_plan.h; the planned request holds the split it makes instead).
+  // Both only where set, so that other requests keep the keys they always had.
   const std::string fixed =
-      r.transformer_plan().empty()
-          ? ""
-          : absl::StrCat(";transformer_plan=", r.transformer_plan().size(), ":", r.transformer_plan());
+      absl::StrCat(r.transformer_plan().empty()
+                       ? ""
+                       : absl::StrCat(";transformer_plan=", r.transformer_plan().size(), ":", r.transformer_plan()),
+                   r.micro_batch_size() == 0 ? "" : absl::StrCat(";micro_batch_size=", r.micro_batch_size()));
   if (plain) return fixed;
   return absl::StrCat("parallelism=", parallelism.empty() ? "operator" : parallelism,
                       ";schedule=", schedule.empty() ? "1f1b" : schedule, ";global_batch=", r.global_batch(),

@@ -81,11 +81,6 @@ std::string RequestCacheKey(const pb::PlaceRequest& request, const std::string& 
   parts.graph_options = CanonicalGraphOptions(request.options());
   parts.simulator = CanonicalSimulator(request.simulator());
   parts.plan_options = CanonicalPlanOptions(request);
-  // The default plan's micro-batch (auto_plan.h): the canonical key holds the split it makes, the request as sent
-  // only this field. Added only where set, so that other requests keep the keys they always had.
-  if (request.micro_batch_size() != 0) {
-    absl::StrAppend(&parts.plan_options, ";micro_batch_size=", request.micro_batch_size());
-  }
   parts.seed = request.seed() == 0 ? 1 : request.seed();
   parts.budget_ms = budget_ms;
   parts.policy_version = policy_version;
