@@ -25,6 +25,7 @@ const absl::flat_hash_map<absl::string_view, OpClass>& TypeClasses() {
       {"GRU", OpClass::kGemm},
       {"RNN", OpClass::kGemm},
       {"Attention", OpClass::kGemm},
+      {"ScaledDotProductAttention", OpClass::kGemm},
       {"Conv", OpClass::kConv},
       {"ConvTranspose", OpClass::kConv},
       {"ConvInteger", OpClass::kConv},

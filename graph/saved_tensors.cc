@@ -17,6 +17,9 @@ constexpr SavedTensorRule kRules[] = {
     {"Gemm", SavedKind::kOperands},  // addmm / linear
     {"MatMul", SavedKind::kOperands},
     {"Einsum", SavedKind::kOperands},
+    // Fused attention (flash or memory-efficient): q, k, v and its output, and a float32 log-sum-exp per query (a
+    // head dim's share of the output, left out); never the scores. graph/onnx/attention_fusion.h.
+    {"ScaledDotProductAttention", SavedKind::kInputsAndOutputs},
     // Activations whose derivative is written with the result.
     {"Relu", SavedKind::kOutputs},
     {"Sigmoid", SavedKind::kOutputs},

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/onnx/attention_fusion.h"
 #include "graph/onnx/control_flow.h"
 #include "graph/onnx/functions.h"
 #include "graph/onnx/graph_index.h"
@@ -196,6 +197,10 @@ absl::StatusOr<OnnxImportResult> ImportModel(onnx::ModelProto& model, const Onnx
   if (!expanded.ok()) return expanded.status();
   std::optional<TransformerSpec> transformer =
       onnx_import::RecognizeTransformer(expanded->graph, expanded->shapes, *weights);
+  // After recognition, which reads the attention's Softmax for the heads.
+  if (onnx_import::FuseScaledDotProductAttention(&expanded->graph, expanded->shapes) > 0) {
+    expanded->index = onnx_import::IndexInOrder(expanded->graph);
+  }
   absl::StatusOr<OnnxImportResult> result =
       ProblemBuilder(expanded->graph, expanded->index, expanded->shapes, *std::move(weights)).Build();
   if (!result.ok()) return result.status();

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "graph/onnx/onnx_import.h"
+#include "graph/onnx/tests/gpu_h100_exports.h"
 #include "graph/onnx/tests/test_models.h"
 #include "graph/transformer_spec.h"
 #include "tests/support/shared_inputs.h"
@@ -25,8 +26,6 @@ using namespace onnx_testing;  // NOLINT: model-building helpers
 
 const fs::path kTestData = fs::path(PLACEMENT_SOURCE_DIR) / "graph" / "onnx" / "tests" / "data";
 const fs::path kCorpus = fs::path(PLACEMENT_SOURCE_DIR) / "tests" / "data" / "corpus";
-
-fs::path GpuH100Dir() { return test_support::SharedDir() / "bench" / "gpu_h100"; }
 
 std::string Describe(const TransformerSpec& s) {
   return absl::StrCat(s.model_type, " family ", static_cast<int>(s.family), " layers ", s.layers, " hidden ", s.hidden,
@@ -56,37 +55,6 @@ std::optional<TransformerSpec> Recognized(const fs::path& path, const OnnxImport
   EXPECT_TRUE(result.ok()) << result.status();
   return result.ok() ? result->transformer : std::nullopt;
 }
-
-// The gpu_h100 exports keep their weights in data files that are not stored: each import gets a folder with a
-// link to the model and a sparse data file of the size exports.tsv gives, as that folder's README shows.
-class GpuH100Exports {
- public:
-  GpuH100Exports() {
-    std::ifstream in(GpuH100Dir() / "exports.tsv");
-    std::string line;
-    while (std::getline(in, line)) {
-      std::vector<std::string> f = absl::StrSplit(line, '\t');
-      if (f.size() < 3 || f[0] == "file") continue;
-      fs::create_symlink(GpuH100Dir() / f[0], fs::path(dir_.path()) / f[0]);
-      std::ofstream(fs::path(dir_.path()) / f[1]).close();
-      fs::resize_file(fs::path(dir_.path()) / f[1], std::stoull(f[2]));
-      ++models_;
-    }
-  }
-  int models() const { return models_; }
-  fs::path Path(const std::string& file) const { return fs::path(dir_.path()) / file; }
-
- private:
-  TempDir dir_;
-  int models_ = 0;
-};
-
-#define SKIP_WITHOUT_GPU_H100_EXPORTS()                                                                       \
-  if (!fs::exists(GpuH100Dir() / "exports.tsv")) {                                                            \
-    GTEST_SKIP() << "needs ../shared/bench/gpu_h100 (the BERT and vision ONNX exports measured on an H100), " \
-                    "absent at "                                                                              \
-                 << GpuH100Dir();                                                                             \
-  }
 
 // BertConfig()'s defaults: what transformers' BertModel(BertConfig()) in that folder was made from.
 constexpr char kBertBaseConfig[] = R"({"model_type": "bert", "num_hidden_layers": 12, "hidden_size": 768,
