@@ -19,6 +19,8 @@ absl::string_view FusedType(FusedKind kind) {
       return "LayerNormalization";
     case FusedKind::kPaddedPool:
       return "AveragePool";
+    case FusedKind::kLinearBias:
+      return "MatMul";
   }
   return "Gelu";
 }
@@ -69,9 +71,12 @@ void PriceFusedPatterns(const Graph& g, const Topology& topology, absl::Span<con
     if (AnyMeasured(g, ops, grads)) continue;
     const OpId last = ops.back(), last_grad = grads.back();
     const FusedWork forward = WorkOf(g, patterns, i);
-    // The step gave each gradient a share of its forward operator's work; the fused backward takes the last one's.
-    const double share =
-        last_grad != kNone && g.bytes_accessed(last) > 0 ? g.bytes_accessed(last_grad) / g.bytes_accessed(last) : 0;
+    // The step gave each gradient a share of its forward operator's work; the fused backward takes the last one's,
+    // a Linear's the product's (its input gradient; the weight's is the product's own /wgrad, kept as it is).
+    const size_t leading = patterns.kind[i] == FusedKind::kLinearBias ? 0 : ops.size() - 1;
+    const double share = grads[leading] != kNone && g.bytes_accessed(ops[leading]) > 0
+                             ? g.bytes_accessed(grads[leading]) / g.bytes_accessed(ops[leading])
+                             : 0;
     const FusedWork backward{forward.flops * share, forward.bytes * share};
     const OpClass c = ClassOfType(FusedType(patterns.kind[i]));
     for (size_t k = 0; k < kind_device.size(); ++k) {

@@ -3,6 +3,8 @@
 #include <initializer_list>
 #include <utility>
 
+#include "graph/saved_tensors.h"
+
 namespace placement {
 namespace {
 
@@ -18,14 +20,15 @@ class Matcher {
 
   bool Is(OpId u, absl::string_view type) const { return u != kNone && g_.op_type(u) == type; }
 
-  // The one forward operator that reads u's only output, or kNone. In a training step the backward also reads
-  // what autograd saved; those readers do not count.
+  // The one forward operator that reads u's output, or kNone. In a training step the backward also reads what
+  // autograd saved, sometimes as outputs of their own (an autocast product's 16-bit weight copy); those readers do
+  // not count.
   OpId OnlyConsumer(OpId u) const {
-    if (u == kNone || g_.num_outputs(u) != 1) return kNone;
+    if (u == kNone || g_.num_outputs(u) < 1) return kNone;
     OpId only = kNone;
     for (const Edge& e : g_.out_edges(u)) {
       if (g_.is_backward(e.dst)) continue;
-      if (only != kNone) return kNone;
+      if (e.src_output != 0 || only != kNone) return kNone;
       only = e.dst;
     }
     return only;
@@ -133,6 +136,36 @@ void MatchPaddedPool(const Matcher& m, OpId pad, FusedPatterns* out) {
   Add(out, FusedKind::kPaddedPool, x, {pad, pool});
 }
 
+// A weight reaching u along an edge: laid out for it (the Transpose before a MatMul, which holds the weight), or an
+// Identity of an initializer (how an exporter aliases equal initializers: a model not yet trained has equal
+// biases, all zero, read through Identities of one).
+bool WeightSource(const Graph& g, OpId src) {
+  if (g.param_bytes(src) > 0 && IsLayoutOp(g.op_type(src))) return true;
+  return g.op_type(src) == "Identity" && g.in_degree(src) == 0;
+}
+
+// linear(x, W, b): MatMul(x, W^T) then Add(b), as both exporters write a Linear on an input of more than two
+// dimensions; eager PyTorch flattens a contiguous input and runs one addmm, the bias in the matrix product. The
+// MatMul reads a weight and one activation, the Add the MatMul's output and a bias that is a weight too.
+void MatchLinearBias(const Matcher& m, const Graph& g, OpId matmul, FusedPatterns* out) {
+  bool weight = g.param_bytes(matmul) > 0;
+  TensorId x = kNone;
+  int32_t activations = 0;
+  for (EdgeId e : g.in_edges(matmul)) {
+    if (WeightSource(g, g.edge(e).src)) {
+      weight = true;
+    } else if (!IsConstantOp(g, g.edge(e).src)) {
+      x = g.edge_tensor(e);
+      ++activations;
+    }
+  }
+  const OpId add = m.OnlyConsumer(matmul);
+  if (!weight || activations != 1 || !m.Is(add, "Add") || m.ActivationInputs(add) != 1) return;
+  bool bias = g.param_bytes(add) > 0;
+  for (EdgeId e : g.in_edges(add)) bias = bias || (WeightSource(g, g.edge(e).src) && g.edge(e).bytes > 4);
+  if (bias) Add(out, FusedKind::kLinearBias, x, {matmul, add});
+}
+
 }  // namespace
 
 FusedPatterns FindFusedPatterns(const Graph& g) {
@@ -148,6 +181,8 @@ FusedPatterns FindFusedPatterns(const Graph& g) {
       MatchLayerNorm(m, g, u, &out);
     } else if (type == "Pad") {
       MatchPaddedPool(m, u, &out);
+    } else if (type == "MatMul") {
+      MatchLinearBias(m, g, u, &out);
     }
   }
   return out;

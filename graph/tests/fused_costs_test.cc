@@ -97,6 +97,58 @@ TEST(FusedCosts, TheTrainingStepsGeluGradientIsOneKernelToo) {
   EXPECT_GT(costs->op_time(spelled->FindOp("gelu/grad"), 0), 0);
 }
 
+// relu -> Linear with a bias, as one Gemm or as an exporter writes it on an input of more than two dimensions:
+// MatMul by the weight, then Add of the bias.
+Graph LinearWithBias(bool spelled_out) {
+  constexpr int64_t kWeightBytes = 4096, kBiasBytes = 64;
+  GraphBuilder b;
+  b.AddOp(Elementwise("relu", "Relu", 1, kBytes));
+  const double product_flops = 2.0 * 1024 * kElements;
+  if (spelled_out) {
+    OpSpec matmul = testing::TypedOp("fc/MatMul", "MatMul", kWeightBytes, {kBytes});
+    matmul.flops = product_flops;
+    matmul.bytes_accessed = 2.0 * kBytes + kWeightBytes;
+    b.AddOp(std::move(matmul));
+    OpSpec add = testing::TypedOp("fc/Add", "Add", kBiasBytes, {kBytes});
+    add.flops = static_cast<double>(kElements);
+    add.bytes_accessed = 2.0 * kBytes + kBiasBytes;
+    b.AddOp(std::move(add));
+    AddEdges(b, {{"relu", "fc/MatMul"}, {"fc/MatMul", "fc/Add"}});
+  } else {
+    OpSpec gemm = testing::TypedOp("fc", "Gemm", kWeightBytes + kBiasBytes, {kBytes});
+    gemm.flops = product_flops + static_cast<double>(kElements);
+    gemm.bytes_accessed = 2.0 * kBytes + kWeightBytes + kBiasBytes;
+    b.AddOp(std::move(gemm));
+    AddEdges(b, {{"relu", "fc"}});
+  }
+  return testing::BuildOrFail(std::move(b));
+}
+
+TEST(FusedCosts, ALinearsBiasAddIsPartOfItsMatrixProduct) {
+  const absl::StatusOr<Topology> t = ParseTopologyShorthand("1xH100");
+  ASSERT_TRUE(t.ok()) << t.status();
+  const Graph gemm = LinearWithBias(false), spelled = LinearWithBias(true);
+  EXPECT_NEAR(TotalTime(spelled, *t), TotalTime(gemm, *t), 1e-6 * TotalTime(gemm, *t));
+  const absl::StatusOr<CostModel> costs = CostModel::Create(spelled, *t);
+  ASSERT_TRUE(costs.ok());
+  EXPECT_EQ(costs->op_time(spelled.FindOp("fc/MatMul"), 0), 0);
+  EXPECT_GT(costs->op_time(spelled.FindOp("fc/Add"), 0), 0);
+  // The backward: the product's input gradient once (not the Add's share of it), its weight gradient as it is.
+  const absl::StatusOr<Graph> gemm_step = BuildTrainingGraph(gemm);
+  const absl::StatusOr<Graph> spelled_step = BuildTrainingGraph(spelled);
+  ASSERT_TRUE(gemm_step.ok() && spelled_step.ok());
+  // The spelled-out step has two more operators, the bias's own gradient (the reduction of the output's gradient
+  // that addmm's backward runs beside its products) and its own update.
+  const absl::StatusOr<CostModel> step_costs = CostModel::Create(*spelled_step, *t);
+  ASSERT_TRUE(step_costs.ok());
+  const double bias_gradient = step_costs->op_time(spelled_step->FindOp("fc/Add/wgrad"), 0);
+  const double bias_update = step_costs->op_time(spelled_step->FindOp("fc/Add/update"), 0);
+  EXPECT_GT(bias_gradient, 0);
+  EXPECT_EQ(step_costs->op_time(spelled_step->FindOp("fc/MatMul/grad"), 0), 0);
+  EXPECT_NEAR(TotalTime(*spelled_step, *t) - bias_gradient - bias_update, TotalTime(*gemm_step, *t),
+              1e-4 * TotalTime(*gemm_step, *t));  // the Gemm's update moves the bias too
+}
+
 // A pattern with a measured operator keeps its measured times: nothing says what the fused kernel would take.
 TEST(FusedCosts, MeasuredOperatorsKeepTheirTimes) {
   const absl::StatusOr<Topology> t = ParseTopologyShorthand("1xH100");
