@@ -82,12 +82,13 @@ Candidate OperatorPlacement(const PlacementProblem& problem, const Budget& budge
   return c;
 }
 
-// How many accelerators data parallelism on part of the cluster uses: the first one, two, four... hosts (the
-// gradients' all-reduce then crosses fewer network links, or none), and as many as a step has micro-batches where
-// the cluster has more (data parallelism on all of them has replicas with nothing to run).
+// How many accelerators data parallelism on part of the cluster uses: one (the step as one GPU runs it, which no
+// plan on more should lose to), the first one, two, four... hosts (the gradients' all-reduce then crosses fewer
+// network links, or none), and as many as a step has micro-batches where the cluster has more (data parallelism on
+// all of them has replicas with nothing to run).
 std::vector<int64_t> PartialDataSizes(const std::vector<std::vector<DeviceId>>& hosts, int64_t all,
                                       int64_t micro_batches) {
-  std::vector<int64_t> sizes;
+  std::vector<int64_t> sizes = {1};
   int64_t first_hosts = 0;
   for (size_t h = 0, next = 1; h + 1 < hosts.size(); ++h) {
     first_hosts += static_cast<int64_t>(hosts[h].size());
@@ -96,7 +97,7 @@ std::vector<int64_t> PartialDataSizes(const std::vector<std::vector<DeviceId>>& 
   if (micro_batches < all) sizes.push_back(micro_batches);
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-  sizes.erase(std::remove_if(sizes.begin(), sizes.end(), [](int64_t n) { return n < 2; }), sizes.end());
+  sizes.erase(std::remove_if(sizes.begin(), sizes.end(), [&](int64_t n) { return n < 1 || n >= all; }), sizes.end());
   return sizes;
 }
 
@@ -112,7 +113,7 @@ Candidate DataOnPart(const PlacementProblem& problem, const std::vector<std::vec
   }
   ParallelPlan plan = OneStagePlan(problem.graph(), std::move(devices));
   CopyRunOptions(problem, plan);
-  Candidate c{absl::StrCat("data on ", n, " of ", all, " devices"),
+  Candidate c{n == 1 ? absl::StrCat("one device of ", all) : absl::StrCat("data on ", n, " of ", all, " devices"),
               PlanResult(problem, std::move(plan), kHybridPlacerName), absl::ZeroDuration()};
   CheckPlanMemory(problem, c);
   if (c.result.ok())

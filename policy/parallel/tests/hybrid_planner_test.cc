@@ -10,7 +10,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "graph/pipedream.h"
 #include "graph/topology_json.h"
 #include "policy/placer_families.h"
@@ -225,6 +227,36 @@ TEST(HybridPlanner, AutoWeighsEveryKindOfPlanAndSaysWhichWon) {
   EXPECT_GE(r->plan->plan.num_stages(), 2);
   EXPECT_GE(r->plan->plan.replicas(0), 2);
   EXPECT_GT(r->plan->simulated_time_per_sample, 0);
+}
+
+// A step of one micro-batch that nothing splits well (a 1 GB activation between the layers on 1 GB/s links): the
+// portfolio weighs the step on one device too, and never answers slower than it.
+TEST(HybridPlanner, AutoWeighsTheStepOnOneDevice) {
+  absl::StatusOr<Problem> p = ParsePipeDreamProfile(
+      "node1 -- Conv -- forward_compute_time=40, backward_compute_time=80, activation_size=1000000000, "
+      "parameter_size=1000\n"
+      "node2 -- Linear -- forward_compute_time=40, backward_compute_time=80, activation_size=1000, "
+      "parameter_size=1000\n"
+      "\tnode1 -- node2\n",
+      true);
+  ASSERT_TRUE(p.ok());
+  const Topology t = Gpus(4, 1e9);
+  absl::StatusOr<CostModel> costs = CostModel::Create(p->graph, t);
+  ASSERT_TRUE(costs.ok());
+  PlacementProblem problem = Throughput(*costs);
+  problem.parallelism = Parallelism::kHybrid;
+  problem.global_batch = 1;
+  absl::StatusOr<const Placer*> automatic = DefaultPlacerRegistry().Find("auto");
+  ASSERT_TRUE(automatic.ok());
+  absl::StatusOr<PlacerResult> r = (*automatic)->Place(problem, Budget::For(absl::Seconds(20)));
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::string one_device;
+  for (const std::string& n : r->notes) {
+    if (one_device.empty() && absl::StartsWith(n, "one device of 4: ")) one_device = n;  // its line, not its notes
+  }
+  ASSERT_FALSE(one_device.empty()) << absl::StrJoin(r->notes, "\n");
+  const double alone = std::stod(one_device.substr(std::string("one device of 4: ").size()));
+  EXPECT_LE(r->evaluation.value, alone * (1 + 1e-9)) << one_device;
 }
 
 }  // namespace
