@@ -84,6 +84,21 @@ TEST(PlacectlTrainingPlan, FewerMicroBatchesThanDevicesUseAsManyDevices) {
   }
 }
 
+// An export that fixes its batch makes each micro-batch one run of it: a step of fewer runs than devices cannot
+// occupy them all, and the answer says what would.
+TEST(PlacectlTrainingPlan, AFixedBatchExportSaysWhatLetsEveryDeviceTrain) {
+  const std::string fixed = std::string(PLACEMENT_SOURCE_DIR) + "/tests/data/torch_trace/resnet18_b1_train.onnx";
+  const auto r = RunPlacectl("place " + fixed + " --training --batch 2 --devices 4xH100 --deadline 3s");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("the model's batch is fixed at 1 by its export: micro-batches of 1 sample; 2 "
+                               "micro-batches a step, fewer than the 4 devices: data parallelism needs one per "
+                               "replica, so --batch 4 (or an export with a dynamic batch axis) lets every device "
+                               "train"));
+  const auto enough = RunPlacectl("place " + fixed + " --training --batch 4 --devices 4xH100 --deadline 3s");
+  ASSERT_EQ(enough.exit_code, 0) << enough.err;
+  EXPECT_THAT(enough.out, HasSubstr("micro-batches of 1 sample\n"));
+}
+
 TEST(PlacectlTrainingPlan, OneDeviceAndInferenceKeepOperatorPlacement) {
   const nlohmann::json one = PlaceJson(kResnet + " --training --batch 8 --devices 1xH100");
   EXPECT_EQ(one["objective"], "step_time");
