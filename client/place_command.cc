@@ -37,8 +37,8 @@ std::string FewMicroBatches(const BatchSplit& split, int32_t devices) {
   if (split.micro_batches >= devices) return "";
   return absl::StrCat("; ", split.micro_batches, split.micro_batches == 1 ? " micro-batch" : " micro-batches",
                       " a step, fewer than the ", devices,
-                      " devices: data parallelism needs one per replica, so --batch ",
-                      split.micro_batch * devices, " (or an export with a dynamic batch axis) lets every device "
+                      " devices: data parallelism needs one per replica, so --batch ", split.micro_batch * devices,
+                      " (or an export with a dynamic batch axis) lets every device "
                       "train");
 }
 

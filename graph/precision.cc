@@ -17,9 +17,9 @@ constexpr std::pair<Precision, absl::string_view> kNames[] = {
 };
 
 // Autocast's lower-precision list (torch.amp, CUDA), by the ONNX types its functions export to.
-constexpr absl::string_view kLowPrecision[] = {"Conv", "ConvTranspose", "MatMul", "Gemm",
-                                               "Einsum", "LSTM", "GRU", "RNN",
-                                               "Attention", "ScaledDotProductAttention"};
+constexpr absl::string_view kLowPrecision[] = {
+    "Conv", "ConvTranspose", "MatMul", "Gemm",      "Einsum",
+    "LSTM", "GRU",           "RNN",    "Attention", "ScaledDotProductAttention"};
 // Its float32 list.
 constexpr absl::string_view kFloat32[] = {"Softmax",   "LogSoftmax", "LayerNormalization", "GroupNormalization",
                                           "Exp",       "Log",        "Pow",                "Reciprocal",

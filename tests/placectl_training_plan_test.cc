@@ -135,7 +135,8 @@ TEST(PlacectlTrainingPlan, TheChartDrawsThePlansStep) {
 // A plan file is scored per sample and per step: another objective given for it is refused, not ignored.
 TEST(PlacectlTrainingPlan, SimulatingAPlanRefusesAnotherObjective) {
   const std::string file = ::testing::TempDir() + "/plan_objective.json";
-  const auto placed = RunPlacectl("place " + kResnet + " --training --batch 32 --devices 4xH100 --deadline 2s "
+  const auto placed = RunPlacectl("place " + kResnet +
+                                  " --training --batch 32 --devices 4xH100 --deadline 2s "
                                   "--output json");
   ASSERT_EQ(placed.exit_code, 0) << placed.err;
   std::ofstream(file) << placed.out;

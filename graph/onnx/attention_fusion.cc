@@ -13,7 +13,7 @@
 namespace placement::onnx_import {
 namespace {
 
-constexpr int kMaxMaskOps = 2;     // a mask, and a second one (a causal mask and a padding mask)
+constexpr int kMaxMaskOps = 2;       // a mask, and a second one (a causal mask and a padding mask)
 constexpr double kSoftmaxFlops = 5;  // per score: as the Softmax rule prices it (op_costs.cc)
 
 // One recognized attention: its nodes (the final MatMul last) and the tensors the fused operator reads.

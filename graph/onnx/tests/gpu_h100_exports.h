@@ -43,9 +43,9 @@ class GpuH100Exports {
 
 }  // namespace placement::onnx_testing
 
-#define SKIP_WITHOUT_GPU_H100_EXPORTS()                                                                          \
-  if (!std::filesystem::exists(::placement::onnx_testing::GpuH100Dir() / "exports.tsv")) {                     \
-    GTEST_SKIP() << "needs ../shared/bench/gpu_h100 (the BERT and vision ONNX exports measured on an H100), "  \
-                    "absent at "                                                                                 \
-                 << ::placement::onnx_testing::GpuH100Dir();                                                    \
+#define SKIP_WITHOUT_GPU_H100_EXPORTS()                                                                       \
+  if (!std::filesystem::exists(::placement::onnx_testing::GpuH100Dir() / "exports.tsv")) {                    \
+    GTEST_SKIP() << "needs ../shared/bench/gpu_h100 (the BERT and vision ONNX exports measured on an H100), " \
+                    "absent at "                                                                              \
+                 << ::placement::onnx_testing::GpuH100Dir();                                                  \
   }
