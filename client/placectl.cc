@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "client/bench_command.h"
+#include "client/build_identity.h"
 #include "client/command_flags.h"
 #include "client/convert_commands.h"
 #include "client/exit_codes.h"
@@ -603,6 +604,10 @@ absl::Time CommandStarted() {
 
 int main(int argc, char** argv) {
   placement::cli::CommandStarted();  // the command's clock starts here, or where placectl handed it over
+  if (const absl::Status same = placement::cli::CheckHandedOverBuild(argv[0]); !same.ok()) {
+    std::cerr << "placectl: " << same.message() << "\n";
+    return placement::cli::ExitCodeFor(same);
+  }
   absl::SetProgramUsageMessage(kUsage);
   std::vector<std::string> joined;
   std::vector<char*> rewritten = JoinRepeatedDims(argc, argv, &joined);

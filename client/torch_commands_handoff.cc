@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "client/build_identity.h"
 #include "client/place_command.h"
 #include "client/torch_commands.h"
 #include "policy/learned/learned_placer_info.h"
@@ -38,6 +39,7 @@ absl::Status HandOff(char** argv, absl::string_view what) {
   }
   argv[0] = const_cast<char*>(program.c_str());
   ::setenv(kCommandStartedEnv, absl::StrCat(absl::ToUnixNanos(CommandStarted())).c_str(), /*overwrite=*/1);
+  ::setenv(kBuildIdentityEnv, std::string(BuildIdentity()).c_str(), /*overwrite=*/1);
   ::execv(program.c_str(), argv);
   return absl::InternalError(absl::StrCat("cannot run ", program, ": ", std::strerror(errno)));
 }
