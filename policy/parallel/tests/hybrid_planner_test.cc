@@ -199,23 +199,31 @@ TEST(HybridPlanner, PlanOptionsAreCheckedAgainstTheObjectiveAndAlgorithm) {
   EXPECT_EQ(problem.global_batch, 64);
 }
 
+// AUTO's answer for a two-layer PipeDream profile on 4 GPUs linked at 1 GB/s, as a hybrid plan of `global_batch`
+// micro-batches a step (0: none given).
+absl::StatusOr<PlacerResult> AutoOnTwoLayers(const std::string& profile, int64_t global_batch) {
+  absl::StatusOr<Problem> p = ParsePipeDreamProfile(profile, true);
+  if (!p.ok()) return p.status();
+  const Topology t = Gpus(4, 1e9);
+  absl::StatusOr<CostModel> costs = CostModel::Create(p->graph, t);
+  if (!costs.ok()) return costs.status();
+  PlacementProblem problem = Throughput(*costs);
+  problem.parallelism = Parallelism::kHybrid;
+  problem.global_batch = global_batch;
+  absl::StatusOr<const Placer*> automatic = DefaultPlacerRegistry().Find("auto");
+  if (!automatic.ok()) return automatic.status();
+  return (*automatic)->Place(problem, Budget::For(absl::Seconds(20)));
+}
+
 TEST(HybridPlanner, AutoWeighsEveryKindOfPlanAndSaysWhichWon) {
-  absl::StatusOr<Problem> p = ParsePipeDreamProfile(
+  // 1 GB/s: all-reducing the last layer's 400 MB over every device costs more than its compute saves.
+  absl::StatusOr<PlacerResult> r = AutoOnTwoLayers(
       "node1 -- Conv -- forward_compute_time=40, backward_compute_time=80, activation_size=1000000, "
       "parameter_size=1000\n"
       "node2 -- Linear -- forward_compute_time=2, backward_compute_time=4, activation_size=1000, "
       "parameter_size=400000000\n"
       "\tnode1 -- node2\n",
-      true);
-  ASSERT_TRUE(p.ok());
-  // 1 GB/s: all-reducing the last layer's 400 MB over every device costs more than its compute saves.
-  const Topology t = Gpus(4, 1e9);
-  absl::StatusOr<CostModel> costs = CostModel::Create(p->graph, t);
-  PlacementProblem problem = Throughput(*costs);
-  problem.parallelism = Parallelism::kHybrid;
-  absl::StatusOr<const Placer*> automatic = DefaultPlacerRegistry().Find("auto");
-  ASSERT_TRUE(automatic.ok());
-  absl::StatusOr<PlacerResult> r = (*automatic)->Place(problem, Budget::For(absl::Seconds(20)));
+      0);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_TRUE(r->plan.has_value());
   std::string notes;
@@ -232,23 +240,13 @@ TEST(HybridPlanner, AutoWeighsEveryKindOfPlanAndSaysWhichWon) {
 // A step of one micro-batch that nothing splits well (a 1 GB activation between the layers on 1 GB/s links): the
 // portfolio weighs the step on one device too, and never answers slower than it.
 TEST(HybridPlanner, AutoWeighsTheStepOnOneDevice) {
-  absl::StatusOr<Problem> p = ParsePipeDreamProfile(
+  absl::StatusOr<PlacerResult> r = AutoOnTwoLayers(
       "node1 -- Conv -- forward_compute_time=40, backward_compute_time=80, activation_size=1000000000, "
       "parameter_size=1000\n"
       "node2 -- Linear -- forward_compute_time=40, backward_compute_time=80, activation_size=1000, "
       "parameter_size=1000\n"
       "\tnode1 -- node2\n",
-      true);
-  ASSERT_TRUE(p.ok());
-  const Topology t = Gpus(4, 1e9);
-  absl::StatusOr<CostModel> costs = CostModel::Create(p->graph, t);
-  ASSERT_TRUE(costs.ok());
-  PlacementProblem problem = Throughput(*costs);
-  problem.parallelism = Parallelism::kHybrid;
-  problem.global_batch = 1;
-  absl::StatusOr<const Placer*> automatic = DefaultPlacerRegistry().Find("auto");
-  ASSERT_TRUE(automatic.ok());
-  absl::StatusOr<PlacerResult> r = (*automatic)->Place(problem, Budget::For(absl::Seconds(20)));
+      1);
   ASSERT_TRUE(r.ok()) << r.status();
   std::string one_device;
   for (const std::string& n : r->notes) {
