@@ -32,16 +32,6 @@
 namespace placement::cli {
 namespace {
 
-// What a step of fewer micro-batches than devices leaves out, and what would let every device train.
-std::string FewMicroBatches(const BatchSplit& split, int32_t devices) {
-  if (split.micro_batches >= devices) return "";
-  return absl::StrCat("; ", split.micro_batches, split.micro_batches == 1 ? " micro-batch" : " micro-batches",
-                      " a step, fewer than the ", devices,
-                      " devices: data parallelism needs one per replica, so --batch ", split.micro_batch * devices,
-                      " (or an export with a dynamic batch axis) lets every device "
-                      "train");
-}
-
 // "latency,step_time", with the cost models other than the default: "latency(tarnawski)".
 std::string ObjectiveList(const Placer& p) {
   std::vector<std::string> names;
@@ -136,9 +126,7 @@ absl::Status LoadRequest(const PlaceOptions& o, std::optional<LoadedGraph>& load
       mode.notes.push_back(absl::StrCat("global batch ", split->global_samples, " samples, ",
                                         fixed > 1 ? "a run" : "one", " per device",
                                         onnx ? ": --batch sets it" : " (a sample is one run of this graph)"));
-    if (onnx && fixed > 0)
-      mode.notes.push_back(absl::StrCat("the model's batch is fixed at ", fixed, " by its export: micro-batches of ",
-                                        fixed, fixed == 1 ? " sample" : " samples", FewMicroBatches(*split, devices)));
+    if (onnx && fixed > 0) mode.notes.push_back(FixedBatchNote(*split, fixed, devices, kFlags));
     if (onnx && split->micro_batch != graph->samples_per_run) {
       load.batch = split->micro_batch;
       graph = LoadGraphFile(o.graph_path, load);

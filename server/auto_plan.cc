@@ -79,13 +79,15 @@ absl::StatusOr<std::optional<pb::PlaceRequest>> PlanRequestFor(const pb::PlaceRe
 }
 
 absl::StatusOr<bool> SplitGlobalBatchOf(const pb::PlaceRequest& asked, const DecodedInput& input,
-                                        pb::PlaceRequest& planned) {
+                                        pb::PlaceRequest& planned, std::string* note) {
   constexpr BatchWords kFields{"options.batch_size", "micro_batch_size"};
-  const absl::StatusOr<BatchSplit> split = SplitStepBatch(asked.options().batch_size(), asked.micro_batch_size(),
-                                                          Accelerators(input.topology), input.fixed_batch, kFields);
+  const int32_t devices = Accelerators(input.topology);
+  const absl::StatusOr<BatchSplit> split =
+      SplitStepBatch(asked.options().batch_size(), asked.micro_batch_size(), devices, input.fixed_batch, kFields);
   if (!split.ok()) return split.status();
   planned.set_global_batch(split->micro_batches);
   planned.mutable_options()->set_batch_size(split->micro_batch);
+  *note = FixedBatchNote(*split, input.fixed_batch, devices, kFields);
   return split->micro_batch != input.samples_per_run;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "placement/v1/placement.pb.h"
@@ -21,8 +22,9 @@ absl::StatusOr<std::optional<placement::v1::PlaceRequest>> PlanRequestFor(const 
 
 // Sets `planned`'s global batch (micro-batches) and options.batch_size (the micro-batch) from `asked`'s global batch
 // in samples and micro_batch_size (0: one micro-batch per accelerator) and the decoded graph (an export with its batch
-// fixed runs micro-batches of that batch). Returns whether the graph must be decoded again at the micro-batch.
+// fixed runs micro-batches of that batch), and `note`: what the answer says of a fixed batch ("" when it binds).
+// Returns whether the graph must be decoded again at the micro-batch.
 absl::StatusOr<bool> SplitGlobalBatchOf(const placement::v1::PlaceRequest& asked, const DecodedInput& input,
-                                        placement::v1::PlaceRequest& planned);
+                                        placement::v1::PlaceRequest& planned, std::string* note);
 
 }  // namespace placement::server

@@ -236,8 +236,9 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
       return *std::move(hit);
   }
   ASSIGN_OR_RETURN(DecodedPlace decoded, Decode(asked, route, control));
+  std::string batch_note;
   if (planned.has_value()) {
-    ASSIGN_OR_RETURN(const bool bind_again, SplitGlobalBatchOf(request, decoded.input, *planned));
+    ASSIGN_OR_RETURN(const bool bind_again, SplitGlobalBatchOf(request, decoded.input, *planned, &batch_note));
     if (bind_again) {
       ASSIGN_OR_RETURN(decoded, Decode(*planned, route, control));
     } else {  // the graph is bound to the micro-batch already; the key follows the split
@@ -251,6 +252,7 @@ absl::StatusOr<pb::PlaceResponse> PlacementEngine::Place(const pb::PlaceRequest&
   }
 
   ASSIGN_OR_RETURN(pb::PlaceResponse response, RunPlacer(asked, route, decoded, control));
+  if (!batch_note.empty()) response.add_notes(batch_note);
   if (cache_ != nullptr && !decoded.plan.cut_by_client) {
     Store(decoded.key, response, control);
     Store(request_key, response, control);

@@ -61,4 +61,17 @@ int32_t Accelerators(const Topology& t) {
   return n > 0 ? n : t.num_devices();
 }
 
+std::string FixedBatchNote(const BatchSplit& split, int64_t fixed, int32_t devices, const BatchWords& words) {
+  if (fixed <= 0) return "";
+  std::string note = absl::StrCat("the model's batch is fixed at ", fixed, " by its export: micro-batches of ", fixed,
+                                  fixed == 1 ? " sample" : " samples");
+  if (split.micro_batches < devices) {
+    absl::StrAppend(&note, "; ", split.micro_batches, split.micro_batches == 1 ? " micro-batch" : " micro-batches",
+                    " a step, fewer than the ", devices, " devices: data parallelism needs one per replica, so ",
+                    words.batch, " ", split.micro_batch * devices,
+                    " (or an export with a dynamic batch axis) lets every device train");
+  }
+  return note;
+}
+
 }  // namespace placement

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -38,6 +39,10 @@ absl::StatusOr<BatchSplit> SplitFixedBatch(int64_t samples, int64_t micro_batch,
 // fixed batch where it has one (`fixed` > 0, SplitFixedBatch), else by SplitGlobalBatch.
 absl::StatusOr<BatchSplit> SplitStepBatch(int64_t samples, int64_t micro_batch, int32_t devices, int64_t fixed,
                                           const BatchWords& words = {});
+
+// The note of an answer for a graph whose batch is fixed (`fixed` > 0; "" otherwise): its micro-batches are runs of
+// that batch, and a step of fewer of them than `devices` says what lets every device train.
+std::string FixedBatchNote(const BatchSplit& split, int64_t fixed, int32_t devices, const BatchWords& words = {});
 
 // The accelerators of the cluster, or all its devices where it has none.
 int32_t Accelerators(const Topology& topology);

@@ -2,6 +2,7 @@
 // their errors, and Simulate under PipeDream's cost model.
 #include <set>
 #include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -216,6 +217,30 @@ TEST(PlacePlan, TrainingOnSeveralAcceleratorsDefaultsToTheFastestPlanAtTheGlobal
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(refused.status().message()), HasSubstr("parallelism auto: algorithm"));
+}
+
+// An export that fixes its batch: the answer says its micro-batches are runs of that batch and, with fewer of them
+// a step than accelerators, what lets every one train, in the RPC's words; a cached answer says it too.
+TEST(PlacePlan, AFixedBatchExportSaysWhatLetsEveryAcceleratorTrain) {
+  TempDir dir;
+  auto server = StartReadyServer(TestOptions(dir.path()));
+  ASSERT_NE(server, nullptr);
+  pb::PlaceRequest request;
+  request.set_onnx(testing::ReadSourceFile("tests/data/torch_trace/resnet18_b1_train.onnx"));
+  request.mutable_topology()->set_shorthand("4xH100");
+  request.mutable_options()->set_training(true);
+  request.mutable_options()->set_batch_size(2);
+  request.set_budget_ms(20000);
+  constexpr char kNote[] =
+      "the model's batch is fixed at 1 by its export: micro-batches of 1 sample; 2 micro-batches a step, fewer than "
+      "the 4 devices: data parallelism needs one per replica, so options.batch_size 4 (or an export with a dynamic "
+      "batch axis) lets every device train";
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    absl::StatusOr<pb::PlaceResponse> plan = Place(server->port(), request);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->cache_hit(), attempt == 1);
+    EXPECT_THAT(std::vector<std::string>(plan->notes().begin(), plan->notes().end()), ::testing::Contains(kNote));
+  }
 }
 
 // micro_batch_size splits the default plan's global batch; it is part of the cache key, and where it cannot apply
