@@ -183,16 +183,22 @@ TEST(SimulatePlan, PlacementScoresUnderPipeDreamsCostModel) {
 // A training step on several accelerators that leaves the plan to the service gets the plan people would run, as
 // placectl's default gives it: the global batch (options.batch_size, in samples) split into micro-batches, data,
 // pipeline and hybrid plans and operator placement compared per step; operator placement stays one field away.
+// A training step of the ONNX model at `path` (from the source tree) on `devices`, at a global batch in samples.
+pb::PlaceRequest TrainingStep(const std::string& path, const std::string& devices, int64_t batch) {
+  pb::PlaceRequest request;
+  request.set_onnx(testing::ReadSourceFile(path));
+  request.mutable_topology()->set_shorthand(devices);
+  request.mutable_options()->set_training(true);
+  request.mutable_options()->set_batch_size(batch);
+  request.set_budget_ms(20000);
+  return request;
+}
+
 TEST(PlacePlan, TrainingOnSeveralAcceleratorsDefaultsToTheFastestPlanAtTheGlobalBatch) {
   TempDir dir;
   auto server = StartReadyServer(TestOptions(dir.path()));
   ASSERT_NE(server, nullptr);
-  pb::PlaceRequest request;
-  request.set_onnx(testing::ReadSourceFile("tests/data/corpus/resnet50.onnx"));
-  request.mutable_topology()->set_shorthand("8xH100");
-  request.mutable_options()->set_training(true);
-  request.mutable_options()->set_batch_size(32);
-  request.set_budget_ms(20000);
+  pb::PlaceRequest request = TrainingStep("tests/data/corpus/resnet50.onnx", "8xH100", 32);
   absl::StatusOr<pb::PlaceResponse> plan = Place(server->port(), request);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_GT(plan->stages_size(), 0);
@@ -225,12 +231,7 @@ TEST(PlacePlan, AFixedBatchExportSaysWhatLetsEveryAcceleratorTrain) {
   TempDir dir;
   auto server = StartReadyServer(TestOptions(dir.path()));
   ASSERT_NE(server, nullptr);
-  pb::PlaceRequest request;
-  request.set_onnx(testing::ReadSourceFile("tests/data/torch_trace/resnet18_b1_train.onnx"));
-  request.mutable_topology()->set_shorthand("4xH100");
-  request.mutable_options()->set_training(true);
-  request.mutable_options()->set_batch_size(2);
-  request.set_budget_ms(20000);
+  pb::PlaceRequest request = TrainingStep("tests/data/torch_trace/resnet18_b1_train.onnx", "4xH100", 2);
   constexpr char kNote[] =
       "the model's batch is fixed at 1 by its export: micro-batches of 1 sample; 2 micro-batches a step, fewer than "
       "the 4 devices: data parallelism needs one per replica, so options.batch_size 4 (or an export with a dynamic "
@@ -249,12 +250,7 @@ TEST(PlacePlan, MicroBatchSizeSplitsTheDefaultPlansGlobalBatch) {
   TempDir dir;
   auto server = StartReadyServer(TestOptions(dir.path()));
   ASSERT_NE(server, nullptr);
-  pb::PlaceRequest request;
-  request.set_onnx(testing::ReadSourceFile("tests/data/corpus/resnet50.onnx"));
-  request.mutable_topology()->set_shorthand("8xH100");
-  request.mutable_options()->set_training(true);
-  request.mutable_options()->set_batch_size(32);
-  request.set_budget_ms(20000);
+  pb::PlaceRequest request = TrainingStep("tests/data/corpus/resnet50.onnx", "8xH100", 32);
   absl::StatusOr<pb::PlaceResponse> by_default = Place(server->port(), request);
   ASSERT_TRUE(by_default.ok()) << by_default.status();
   EXPECT_EQ(by_default->micro_batch_size(), 4);
