@@ -167,8 +167,7 @@ std::string PlaceAnswerJson(const pb::PlaceResponse& a) {
   nlohmann::ordered_json out;
   ScoreJson(a.score(), &out);
   out["graph_hash"] = a.graph_hash();
-  if (!a.precision().empty()) out["precision"] = a.precision();
-  if (!a.device_figures().empty()) out["device_figures"] = a.device_figures();
+  AddPrecisionAndFiguresJson(a.precision(), a.device_figures(), &out);
   out["algorithm"] = a.algorithm();
   out["proven_optimal"] = a.proven_optimal();
   out["best_bound"] = a.best_bound();
@@ -218,8 +217,7 @@ std::string SimulateAnswerJson(const pb::SimulateResponse& a) {
   nlohmann::ordered_json out;
   ScoreJson(a.score(), &out);
   out["graph_hash"] = a.graph_hash();
-  if (!a.precision().empty()) out["precision"] = a.precision();
-  if (!a.device_figures().empty()) out["device_figures"] = a.device_figures();
+  AddPrecisionAndFiguresJson(a.precision(), a.device_figures(), &out);
   BoundAndDevicesJson(a.score(), &out);
   ModulesJson(a.modules(), &out);
   out["cost_sources"] = CostSourcesJson(a.cost_sources());

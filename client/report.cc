@@ -69,8 +69,7 @@ std::string ReportJson(const Report& r) {
   out["ratio"] = e.ratio;
   out["fits_memory"] = e.fits_memory;
   out["graph_hash"] = r.graph_hash;
-  if (!r.precision.empty()) out["precision"] = r.precision;
-  if (!r.topology->description().empty()) out["device_figures"] = r.topology->description();
+  AddPrecisionAndFiguresJson(r.precision, r.topology->description(), &out);
   if (!r.algorithm.empty()) {
     out["algorithm"] = r.algorithm;
     out["proven_optimal"] = r.proven_optimal;
@@ -122,6 +121,11 @@ std::string PrecisionAndFiguresLines(absl::string_view precision, absl::string_v
   if (!precision.empty()) absl::StrAppend(&out, "precision    ", precision, "\n");
   if (!figures.empty()) absl::StrAppend(&out, "figures      ", figures, "\n");
   return out;
+}
+
+void AddPrecisionAndFiguresJson(absl::string_view precision, absl::string_view figures, nlohmann::ordered_json* out) {
+  if (!precision.empty()) (*out)["precision"] = std::string(precision);
+  if (!figures.empty()) (*out)["device_figures"] = std::string(figures);
 }
 
 std::string ReportTable(const Report& r) {

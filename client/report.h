@@ -1,13 +1,14 @@
 // Renders a scored placement for people (a table) and for programs (JSON).
 #pragma once
 
-#include "absl/strings/string_view.h"
-
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/string_view.h"
 #include "client/stage_report.h"
 #include "graph/measured_costs.h"
 #include "graph/module_map.h"
@@ -48,6 +49,8 @@ std::string ReportTable(const Report& report);
 // The table's lines naming the precision a job was priced at and whose figures its devices got (each left out
 // when empty): one wording for local answers and the server's.
 std::string PrecisionAndFiguresLines(absl::string_view precision, absl::string_view figures);
+// The same for JSON: "precision" and "device_figures", each left out when empty.
+void AddPrecisionAndFiguresJson(absl::string_view precision, absl::string_view figures, nlohmann::ordered_json* out);
 
 // The "modules" section of a table: module path -> device, the first kMaxModuleRows of them (JSON has all).
 inline constexpr size_t kMaxModuleRows = 40;

@@ -97,7 +97,7 @@ std::vector<int64_t> PartialDataSizes(const std::vector<std::vector<DeviceId>>& 
   if (micro_batches < all) sizes.push_back(micro_batches);
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-  sizes.erase(std::remove_if(sizes.begin(), sizes.end(), [&](int64_t n) { return n < 1 || n >= all; }), sizes.end());
+  sizes.erase(std::remove_if(sizes.begin(), sizes.end(), [&](int64_t n) { return n >= all; }), sizes.end());
   return sizes;
 }
 
