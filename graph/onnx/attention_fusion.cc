@@ -25,11 +25,9 @@ struct Attention {
 
 class Matcher {
  public:
-  Matcher(const onnx::GraphProto& graph, const InferredShapes& shapes) : graph_(graph), shapes_(shapes) {
+  Matcher(const onnx::GraphProto& graph, const GraphIndex& index, const InferredShapes& shapes)
+      : graph_(graph), index_(index), shapes_(shapes) {
     for (int32_t n = 0; n < graph.node_size(); ++n) {
-      for (const std::string& out : graph.node(n).output()) {
-        if (!out.empty()) producer_[out] = n;
-      }
       for (const std::string& in : graph.node(n).input()) {
         if (!in.empty()) readers_[in].push_back(n);
       }
@@ -71,9 +69,10 @@ class Matcher {
     return node.op_type() == type && (node.domain().empty() || node.domain() == "ai.onnx");
   }
 
+  // The node that makes t; -1 for graph inputs and initializers.
   int32_t Producer(const std::string& t) const {
-    auto it = producer_.find(t);
-    return it == producer_.end() ? -1 : it->second;
+    auto it = index_.producers.find(t);
+    return it == index_.producers.end() ? -1 : it->second.node;
   }
 
   // The one node reading t, or -1 (also when t is an output of the graph, which must stay).
@@ -178,8 +177,8 @@ class Matcher {
   }
 
   const onnx::GraphProto& graph_;
+  const GraphIndex& index_;
   const InferredShapes& shapes_;
-  std::unordered_map<std::string, int32_t> producer_;
   std::unordered_map<std::string, std::vector<int32_t>> readers_;
   std::unordered_set<std::string> graph_outputs_;
   std::unordered_set<std::string> initializers_;
@@ -244,11 +243,11 @@ void RemoveOrphanedConstants(const onnx::GraphProto& graph, const Matcher& m, st
 
 }  // namespace
 
-int32_t FuseScaledDotProductAttention(onnx::GraphProto* graph, const InferredShapes& shapes) {
+int32_t FuseScaledDotProductAttention(onnx::GraphProto* graph, const GraphIndex& index, const InferredShapes& shapes) {
   std::vector<bool> removed(graph->node_size(), false);
   std::vector<std::pair<Attention, OpCost>> found;
   {
-    const Matcher m(*graph, shapes);
+    const Matcher m(*graph, index, shapes);
     for (int32_t n = 0; n < graph->node_size(); ++n) {
       const onnx::NodeProto& node = graph->node(n);
       if (node.op_type() != "Softmax" || !(node.domain().empty() || node.domain() == "ai.onnx")) continue;

@@ -21,6 +21,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "graph/onnx/graph_index.h"
 #include "graph/onnx/infer_shapes.h"
 
 namespace placement::onnx_import {
@@ -29,10 +30,10 @@ namespace placement::onnx_import {
 // masks, output the attention's, costs in kUnitCostAttribute.
 inline constexpr char kAttentionOpType[] = "ScaledDotProductAttention";
 
-// Replaces every such pattern of `graph` (nodes in a topological order, shapes inferred) by one operator in the
-// place of its last MatMul, whose name, output and metadata it keeps; removes the pattern's other nodes and the
-// constants only they read. Patterns whose shapes are not all known are left as they are. Returns how many were
+// Replaces every such pattern of `graph` (nodes in a topological order, indexed by `index`, shapes inferred) by one
+// operator in the place of its last MatMul, whose name, output and metadata it keeps; removes the pattern's other
+// nodes and the constants only they read. Patterns whose shapes are not all known are left as they are. Returns how many were
 // fused; the caller re-indexes the graph when any was.
-int32_t FuseScaledDotProductAttention(onnx::GraphProto* graph, const InferredShapes& shapes);
+int32_t FuseScaledDotProductAttention(onnx::GraphProto* graph, const GraphIndex& index, const InferredShapes& shapes);
 
 }  // namespace placement::onnx_import

@@ -198,7 +198,7 @@ absl::StatusOr<OnnxImportResult> ImportModel(onnx::ModelProto& model, const Onnx
   std::optional<TransformerSpec> transformer =
       onnx_import::RecognizeTransformer(expanded->graph, expanded->shapes, *weights);
   // After recognition, which reads the attention's Softmax for the heads.
-  if (onnx_import::FuseScaledDotProductAttention(&expanded->graph, expanded->shapes) > 0) {
+  if (onnx_import::FuseScaledDotProductAttention(&expanded->graph, expanded->index, expanded->shapes) > 0) {
     expanded->index = onnx_import::IndexInOrder(expanded->graph);
   }
   absl::StatusOr<OnnxImportResult> result =
