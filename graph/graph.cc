@@ -67,6 +67,10 @@ absl::Status ValidateOp(const OpSpec& op) {
   if (op.window < 0) {
     return absl::InvalidArgumentError(absl::StrCat("operator '", op.name, "': window must be non-negative"));
   }
+  for (const CastWork& c : {op.casts, op.casts_back}) {
+    if (c.kernels < 0) return absl::InvalidArgumentError(absl::StrCat("operator '", op.name, "': negative casts"));
+    if (!(s = CheckNumber(op.name, "cast bytes", c.bytes)).ok()) return s;
+  }
   for (size_t i = 0; i < op.outputs.size(); ++i) {
     const OutputTensor& out = op.outputs[i];
     if (!(s = CheckBytes(op.name, absl::StrCat("output ", i, " bytes"), out.bytes)).ok()) return s;
@@ -134,6 +138,8 @@ OpSpec SpecOf(const Graph& g, OpId u) {
   op.temp_bytes = g.temp_bytes(u);
   op.window = g.window(u);
   op.channels_last = g.channels_last(u);
+  op.casts = g.casts(u);
+  op.casts_back = g.casts_back(u);
   for (int32_t k = 0; k < g.num_outputs(u); ++k) op.outputs.push_back(g.tensor(g.first_output(u) + k));
   if (g.colocation_group(u) != kNone) op.colocation_group = g.colocation_groups()[g.colocation_group(u)];
   if (g.pinned(u) != kNone) op.pinned_device = g.pinned_devices()[g.pinned(u)];
@@ -223,6 +229,8 @@ absl::Status GraphBuilder::TakeOps(Graph& g) {
     g.temp_bytes_.push_back(op.temp_bytes);
     g.window_.push_back(op.window);
     g.channels_last_.push_back(op.channels_last ? 1 : 0);
+    g.casts_.push_back(op.casts);
+    g.casts_back_.push_back(op.casts_back);
     g.is_backward_.push_back(op.is_backward ? 1 : 0);
     g.colocation_.push_back(groups.Intern(op.colocation_group, true));
     g.pinned_.push_back(pins.Intern(op.pinned_device, true));

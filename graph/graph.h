@@ -43,6 +43,13 @@ struct Edge {
   int64_t bytes = 0;  // bytes of the tensor that flows
 };
 
+// Casts the framework runs around an operator, each a kernel of its own dispatched from C++ (no Python, no module
+// call): autocast's casts of the operator's inputs to the precision it runs in (graph/precision.h).
+struct CastWork {
+  int32_t kernels = 0;
+  double bytes = 0;  // read and written by all of them
+};
+
 // One operator as handed to the builder. Strings are interned by the builder.
 struct OpSpec {
   std::string name;
@@ -61,6 +68,11 @@ struct OpSpec {
   // The operator's 4-D activations are laid out channels-last in memory (NHWC strides under an NCHW shape), as
   // eager PyTorch keeps them after a permute from NHWC: a depthwise convolution runs another kernel on them.
   bool channels_last = false;
+  // The casts run before the operator, and those autograd runs back in a training step's backward (one per cast
+  // whose source requires a gradient): a forward operator holds both until BuildTrainingGraph gives the second to
+  // its input gradient.
+  CastWork casts;
+  CastWork casts_back;
   std::vector<OutputTensor> outputs;
   std::string colocation_group;  // empty: none
   std::string pinned_device;     // empty: none; a device name of the topology
@@ -84,6 +96,8 @@ class Graph {
   int64_t temp_bytes(OpId op) const { return temp_bytes_[op]; }
   int32_t window(OpId op) const { return window_[op]; }
   bool channels_last(OpId op) const { return channels_last_[op] != 0; }
+  const CastWork& casts(OpId op) const { return casts_[op]; }
+  const CastWork& casts_back(OpId op) const { return casts_back_[op]; }
   bool is_backward(OpId op) const { return is_backward_[op] != 0; }
   // Index into colocation_groups(), or kNone.
   int32_t colocation_group(OpId op) const { return colocation_[op]; }
@@ -144,6 +158,8 @@ class Graph {
   std::vector<int64_t> temp_bytes_;
   std::vector<int32_t> window_;
   std::vector<uint8_t> channels_last_;
+  std::vector<CastWork> casts_;
+  std::vector<CastWork> casts_back_;
   std::vector<uint8_t> is_backward_;
   std::vector<int32_t> colocation_;
   std::vector<int32_t> pinned_;

@@ -33,7 +33,8 @@ constexpr Keys kTopKeys = {"format", "name", "description", "time_unit", "topolo
 constexpr Keys kOpKeys = {"name",           "op_type",          "measured",      "flops",
                           "bytes_accessed", "param_bytes",      "temp_bytes",    "window",
                           "outputs",        "colocation_group", "pinned_device", "is_backward",
-                          "channels_last"};
+                          "channels_last",  "casts",            "casts_back"};
+constexpr Keys kCastKeys = {"kernels", "bytes"};
 constexpr Keys kOutputKeys = {"bytes", "transfer_seconds"};
 constexpr Keys kEdgeKeys = {"src", "src_output", "dst", "bytes"};
 
@@ -101,6 +102,24 @@ absl::StatusOr<OutputTensor> ReadOutput(const Json& j, absl::string_view path, c
   return out;
 }
 
+// {"kernels": 3, "bytes": "1.5 MiB"}: OpSpec::casts.
+absl::StatusOr<CastWork> ReadCasts(const Json& j, absl::string_view path) {
+  RETURN_IF_ERROR(CheckObject(j, path, kCastKeys));
+  CastWork casts;
+  const Json* kernels = Find(j, "kernels");
+  if (kernels == nullptr || !kernels->is_number_integer() || kernels->get<int64_t>() < 0 ||
+      kernels->get<int64_t>() > std::numeric_limits<int32_t>::max()) {
+    return Err(Child(path, "kernels"), "expected a non-negative count of cast kernels");
+  }
+  casts.kernels = kernels->get<int32_t>();
+  if (const Json* bytes = Find(j, "bytes")) {
+    absl::StatusOr<int64_t> b = Bytes(*bytes, Child(path, "bytes"));
+    if (!b.ok()) return b.status();
+    casts.bytes = static_cast<double>(*b);
+  }
+  return casts;
+}
+
 absl::StatusOr<OpSpec> ReadOp(const Json& j, const std::string& index_path, const TimeReader& time) {
   if (!j.is_object()) return Err(index_path, absl::StrCat("expected an object, got ", j.type_name()));
   const Json* name = Find(j, "name");
@@ -165,6 +184,13 @@ absl::StatusOr<OpSpec> ReadOp(const Json& j, const std::string& index_path, cons
   }
   RETURN_IF_ERROR(json::OptionalBool(j, path, "is_backward", &op.is_backward));
   RETURN_IF_ERROR(json::OptionalBool(j, path, "channels_last", &op.channels_last));
+  for (auto [key, out] : {std::pair{"casts", &op.casts}, std::pair{"casts_back", &op.casts_back}}) {
+    if (const Json* v = Find(j, key)) {
+      absl::StatusOr<CastWork> c = ReadCasts(*v, Child(path, key));
+      if (!c.ok()) return c.status();
+      *out = *c;
+    }
+  }
   return op;
 }
 

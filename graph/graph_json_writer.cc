@@ -29,6 +29,9 @@ Json OpToJson(const Graph& g, OpId op) {
   if (g.temp_bytes(op) != 0) j["temp_bytes"] = g.temp_bytes(op);
   if (g.window(op) != 0) j["window"] = g.window(op);
   if (g.channels_last(op)) j["channels_last"] = true;
+  for (auto [key, casts] : {std::pair{"casts", &g.casts(op)}, std::pair{"casts_back", &g.casts_back(op)}}) {
+    if (casts->kernels > 0) j[key] = {{"kernels", casts->kernels}, {"bytes", static_cast<int64_t>(casts->bytes)}};
+  }
   if (g.num_outputs(op) > 0) {
     Json& outputs = j["outputs"] = Json::array();
     for (int32_t k = 0; k < g.num_outputs(op); ++k) {

@@ -39,6 +39,27 @@ bool In(const absl::string_view (&list)[N], absl::string_view type) {
 
 int64_t Scaled(int64_t bytes, int32_t width) { return width == 0 ? bytes : bytes / 4 * width; }
 
+// Bytes a cast between float32 and a 16-bit type moves, per float32 byte of its tensor: it reads one width and
+// writes the other.
+constexpr double kCastBytesPerFloat32Byte = 1.5;
+
+void AddCast(double float32_bytes, bool backward, AutocastCast& out) {
+  out.forward.kernels += 1;
+  out.forward.bytes += kCastBytesPerFloat32Byte * float32_bytes;
+  if (!backward) return;
+  out.backward.kernels += 1;
+  out.backward.bytes += kCastBytesPerFloat32Byte * float32_bytes;
+}
+
+// A parameter added to a product's output: the bias of a Linear the exporter split into MatMul and Add.
+bool IsBiasOfProduct(const Graph& g, OpId u) {
+  if (g.op_type(u) != "Add" || g.param_bytes(u) <= 0) return false;
+  for (EdgeId e : g.in_edges(u)) {
+    if (RunsInLowPrecision(g.op_type(g.edge(e).src))) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<int32_t> AutocastWidths(const Graph& g) {
@@ -85,6 +106,27 @@ absl::StatusOr<Precision> ParsePrecision(absl::string_view name) {
 
 bool RunsInLowPrecision(absl::string_view op_type) { return In(kLowPrecision, op_type); }
 
+AutocastCast AutocastCasts(const Graph& g, OpId u, const std::vector<int32_t>& width,
+                           const std::vector<uint8_t>& weight_view, const std::vector<uint8_t>& requires_grad) {
+  AutocastCast casts;
+  const absl::string_view type = g.op_type(u);
+  if (RunsInLowPrecision(type)) {
+    if (g.param_bytes(u) > 0) AddCast(static_cast<double>(g.param_bytes(u)), true, casts);
+    for (EdgeId e : g.in_edges(u)) {
+      const TensorId t = g.edge_tensor(e);
+      if (weight_view[t] || width[t] == 4) AddCast(static_cast<double>(g.edge(e).bytes), requires_grad[t], casts);
+    }
+  } else if (In(kFloat32, type)) {
+    for (EdgeId e : g.in_edges(u)) {
+      const TensorId t = g.edge_tensor(e);
+      if (width[t] == 2 && !weight_view[t]) AddCast(static_cast<double>(g.edge(e).bytes), requires_grad[t], casts);
+    }
+  } else if (IsBiasOfProduct(g, u)) {
+    AddCast(static_cast<double>(g.param_bytes(u)), true, casts);
+  }
+  return casts;
+}
+
 int64_t AutocastWeightCopyBytes(const Graph& g, OpId u, Precision p) {
   if (!IsAutocast(p) || !RunsInLowPrecision(g.op_type(u))) return 0;
   return g.param_bytes(u) / 2;
@@ -93,10 +135,20 @@ int64_t AutocastWeightCopyBytes(const Graph& g, OpId u, Precision p) {
 absl::StatusOr<Graph> ApplyPrecision(const Graph& g, Precision p, bool inference) {
   if (p == Precision::kFp32) return g;
   std::vector<int32_t> width = AutocastWidths(g);
-  if (!IsAutocast(p)) std::replace(width.begin(), width.end(), 4, 2);  // the whole model in 16 bits
+  std::vector<uint8_t> requires_grad, weight_view;
+  if (IsAutocast(p)) {
+    requires_grad = TensorsRequiringGrad(g);
+    weight_view = WeightViews(g, requires_grad);
+  }
   GraphBuilder builder;
+  if (!IsAutocast(p)) std::replace(width.begin(), width.end(), 4, 2);  // the whole model in 16 bits
   for (OpId u = 0; u < g.num_ops(); ++u) {
     OpSpec spec = SpecOf(g, u);
+    if (IsAutocast(p)) {
+      const AutocastCast casts = AutocastCasts(g, u, width, weight_view, requires_grad);
+      spec.casts = casts.forward;
+      spec.casts_back = casts.backward;
+    }
     for (int32_t k = 0; k < g.num_outputs(u); ++k) {
       spec.outputs[k].bytes = Scaled(spec.outputs[k].bytes, width[g.first_output(u) + k]);
     }

@@ -38,8 +38,24 @@ bool RunsInLowPrecision(absl::string_view op_type);
 // costs and edges unchanged, bytes of float tensors scaled (weights too for bf16 and fp16). With `inference`,
 // under autocast, each lower-precision operator holding weights gets its 16-bit weight copy as resident bytes
 // (`param_bytes`: autocast's cache holds it until the region ends); a training step keeps it for the backward
-// instead (BuildTrainingGraph). Linear in the size of g.
+// instead (BuildTrainingGraph). Under autocast, every operator also gets the casts autocast runs before it
+// (OpSpec::casts, AutocastCasts). Linear in the size of g.
 absl::StatusOr<Graph> ApplyPrecision(const Graph& g, Precision p, bool inference);
+
+// The casts autocast runs before operator u of g (a float32 graph; `width` is AutocastWidths(g), `weight_view` and
+// `requires_grad` per tensor as graph/saved_tensors.h finds them), and those autograd runs back in a training step:
+// - an operator on the lower-precision list casts its weights (once a step: autocast caches the copy until its
+//   region ends), every weight laid out for it, and every float32 input (per reader: activations are not cached);
+// - an operator on the float32 list casts every 16-bit input up;
+// - the bias Add of a Linear (a parameter added to a product's output) is cast with the product's weight;
+// - every other operator promotes inside its own kernel, with no cast.
+// Each cast reads 4 and writes 2 bytes per element or the reverse: 1.5 times the tensor's float32 bytes.
+struct AutocastCast {
+  CastWork forward;
+  CastWork backward;  // of the forward's, the casts whose source requires a gradient
+};
+AutocastCast AutocastCasts(const Graph& g, OpId u, const std::vector<int32_t>& width,
+                           const std::vector<uint8_t>& weight_view, const std::vector<uint8_t>& requires_grad);
 
 // Bytes per element of each tensor of g under autocast: 2 for what runs in 16 bits, 4 for float32, 0 for tensors
 // that are no floats or whose type the graph does not say (sizes, masks, constants, weights).

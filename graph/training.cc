@@ -239,7 +239,10 @@ absl::StatusOr<Graph> BuildTrainingGraph(const Graph& forward, const TrainingOpt
   for (OpId u = 0; u < n; ++u) {
     if (saved.extra_bytes[u] > 0) specs[u].outputs.push_back(OutputTensor{.bytes = saved.extra_bytes[u]});
   }
-  // Forward operators keep their ids, so forward edges and ids carry over unchanged.
+  // Forward operators keep their ids, so forward edges and ids carry over unchanged. The casts autograd runs back
+  // are their input gradients' (below).
+  std::vector<CastWork> casts_back(n);
+  for (OpId u = 0; u < n; ++u) casts_back[u] = std::exchange(specs[u].casts_back, CastWork{});
   for (const OpSpec& op : specs) builder.AddOp(op);
   std::vector<OpId> grad_of(n), wgrad_of(n, kNone);
   // Backward operators in reverse topological order of their forward ones, as autograd's engine runs them (the
@@ -251,6 +254,7 @@ absl::StatusOr<Graph> BuildTrainingGraph(const Graph& forward, const TrainingOpt
     const bool weights = HasWeightGradient(g, u, options);
     const double share = weights ? options.backward_multiplier / 2 : options.backward_multiplier;
     OpSpec grad = BackwardSpec(specs[u], "/grad", "Grad", share);
+    grad.casts = casts_back[u];
     for (EdgeId e : g.in_edges(u)) {
       OutputTensor gradient = g.tensor(g.edge_tensor(e));
       // The gradient of what flowed along this edge; none for a tensor that requires none (data, sizes, masks).

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "graph/tests/graph_test_util.h"
+#include "graph/cost_model.h"
+#include "graph/topology.h"
 #include "graph/training.h"
 
 namespace placement {
@@ -81,6 +83,64 @@ TEST(Precision, AutocastTrainingKeepsCastCopiesNotFloat32Inputs) {
     EXPECT_NE(step->name(e.dst), "fc2/wgrad") << "the float32 output is not what fc2 keeps";
   }
   EXPECT_EQ(TrainingGraphSizeOf(*amp, options).edges, step->num_edges());
+}
+
+// Autocast casts a lower-precision operator's weights and float32 inputs down and a float32-list operator's 16-bit
+// inputs up, each cast reading one width and writing the other (1.5 bytes per float32 byte); fp32 runs none.
+TEST(Precision, AutocastRunsTheCastsPyTorchRunsBeforeEachOperator) {
+  const Graph g = Mlp();
+  absl::StatusOr<Graph> amp = ApplyPrecision(g, Precision::kAmpBf16, /*inference=*/true);
+  ASSERT_TRUE(amp.ok()) << amp.status();
+  const auto casts = [&](absl::string_view op) { return amp->casts(amp->FindOp(op)); };
+  EXPECT_EQ(casts("fc1").kernels, 1);  // its weights; it reads no float32 activation
+  EXPECT_DOUBLE_EQ(casts("fc1").bytes, 1.5 * 4000);
+  EXPECT_EQ(casts("relu").kernels, 0);  // promotes inside its kernel
+  EXPECT_EQ(casts("ln").kernels, 1);    // the 16-bit ReLU output, up to float32
+  EXPECT_DOUBLE_EQ(casts("ln").bytes, 1.5 * 1000);
+  EXPECT_EQ(casts("fc2").kernels, 2);  // its weights and the layer norm's float32 output
+  EXPECT_DOUBLE_EQ(casts("fc2").bytes, 1.5 * 4000 + 1.5 * 1000);
+  EXPECT_EQ(casts("softmax").kernels, 1);
+  absl::StatusOr<Graph> fp32 = ApplyPrecision(g, Precision::kFp32, /*inference=*/true);
+  absl::StatusOr<Graph> bf16 = ApplyPrecision(g, Precision::kBf16, /*inference=*/true);
+  for (OpId u = 0; u < g.num_ops(); ++u) {
+    EXPECT_EQ(fp32->casts(u).kernels, 0);
+    EXPECT_EQ(bf16->casts(u).kernels, 0) << "a converted model casts nothing";
+  }
+}
+
+// In a training step each cast of something that requires a gradient is run back by autograd, in the backward of
+// the operator it fed; the cost model issues every cast from the host and runs its bytes on the device.
+TEST(Precision, ATrainingStepRunsTheCastsBackAndTheHostIssuesThem) {
+  absl::StatusOr<Graph> amp = ApplyPrecision(Mlp(), Precision::kAmpBf16, /*inference=*/false);
+  ASSERT_TRUE(amp.ok());
+  TrainingOptions options;
+  options.precision = Precision::kAmpBf16;
+  absl::StatusOr<Graph> step = BuildTrainingGraph(*amp, options);
+  ASSERT_TRUE(step.ok()) << step.status();
+  const OpId fc2 = step->FindOp("fc2"), fc2_grad = step->FindOp("fc2/grad");
+  EXPECT_EQ(step->casts(fc2).kernels, 2);
+  EXPECT_EQ(step->casts_back(fc2).kernels, 0) << "given to its input gradient";
+  EXPECT_EQ(step->casts(fc2_grad).kernels, 2);
+  EXPECT_EQ(step->casts(step->FindOp("fc2/wgrad")).kernels, 0);
+
+  Device d;
+  d.name = "gpu0";
+  d.kind = "gpu";
+  d.peak_flops = 1e12;
+  d.memory_bandwidth = 1e9;
+  d.launch_overhead = 1e-5;
+  d.host_op_overhead = 4e-5;
+  d.host_backward_op_overhead = 9e-5;
+  absl::StatusOr<Topology> topology = BuildMatrix("one", {d}, {{0}}, {{0}});
+  ASSERT_TRUE(topology.ok()) << topology.status();
+  absl::StatusOr<CostModel> with_casts = CostModel::Create(*step, *topology);
+  absl::StatusOr<Graph> plain = RebuildGraph(*step, [](OpId, OpSpec& op) { op.casts = {}; });
+  absl::StatusOr<CostModel> without = CostModel::Create(*plain, *topology);
+  ASSERT_TRUE(with_casts.ok() && without.ok());
+  EXPECT_DOUBLE_EQ(with_casts->host_time(fc2, 0), without->host_time(fc2, 0) + 2 * d.launch_overhead);
+  EXPECT_DOUBLE_EQ(with_casts->host_time(fc2_grad, 0), without->host_time(fc2_grad, 0) + 2 * d.launch_overhead);
+  // On the device a cast is its bytes at the memory bandwidth; the host stream carries its launch.
+  EXPECT_NEAR(with_casts->op_time(fc2, 0) - without->op_time(fc2, 0), 7500 / 1e9, 1e-12);
 }
 
 }  // namespace
