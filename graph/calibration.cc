@@ -75,6 +75,43 @@ absl::StatusOr<CalibrationLine> LineOf(const Json& j, absl::string_view path) {
   return line;
 }
 
+// A narrow-window matrix product or convolution measured on a GPU: its intensity and the roofline's share it
+// reached.
+struct CurvePoint {
+  double intensity = 0;
+  double efficiency = 0;
+};
+
+// The curves of a GPU's matrix products and dense convolutions (Device::intensity_curves), from the layers of
+// each class at 1x1 and 3x3 windows: the 7x7 stem convolution on three channels runs at a quarter of the rate of a
+// 1x1 one of lower intensity, which says more about its three channels than about intensity. A CPU keeps one
+// factor per class: its profiles fit serial bandwidths per class instead (placectl calibrate --profiles).
+void SetIntensityCurves(std::array<std::vector<CurvePoint>, kNumOpClasses> points, Device& d) {
+  if (d.type != DeviceType::kAccelerator) return;
+  for (OpClass c : {OpClass::kConv}) {
+    std::vector<CurvePoint>& p = points[static_cast<int>(c)];
+    std::sort(p.begin(), p.end(), [](const CurvePoint& a, const CurvePoint& b) { return a.intensity < b.intensity; });
+    // Layers of one intensity are one point, at their geometric mean.
+    std::vector<CurvePoint> merged;
+    for (size_t i = 0; i < p.size();) {
+      size_t j = i;
+      double log_sum = 0;
+      for (; j < p.size() && p[j].intensity == p[i].intensity; ++j) log_sum += std::log(p[j].efficiency);
+      merged.push_back({p[i].intensity, std::exp(log_sum / static_cast<double>(j - i))});
+      i = j;
+    }
+    if (merged.size() < 2) continue;
+    IntensityCurve& curve = d.intensity_curves[static_cast<int>(c)];
+    const size_t n = std::min<size_t>(merged.size(), IntensityCurve::kMaxPoints);
+    curve.size = static_cast<int32_t>(n);
+    for (size_t k = 0; k < n; ++k) {  // evenly over the points, both ends kept, where there are more than fit
+      const CurvePoint& point = merged[n == merged.size() ? k : k * (merged.size() - 1) / (n - 1)];
+      curve.intensity[k] = point.intensity;
+      curve.factor[k] = point.efficiency / d.efficiency[static_cast<int>(c)];
+    }
+  }
+}
+
 }  // namespace
 
 double MedianRatio(std::vector<double> ratios) {
@@ -91,6 +128,7 @@ absl::Status DeriveEfficiencies(Calibration* calibration) {
   }
   std::array<double, kNumOpClasses> roof{}, spent{};
   std::array<std::vector<double>, kNumOpClasses> back_ratios;  // per layer: backward over forward
+  std::array<std::vector<CurvePoint>, kNumOpClasses> curve_points;
   for (CalibrationLine& line : calibration->lines) {
     const std::optional<OpClass> named = OpClassFromName(line.op_class);
     if (!named)
@@ -107,6 +145,9 @@ absl::Status DeriveEfficiencies(Calibration* calibration) {
     const double forward = std::max(line.forward_seconds - d.launch_overhead, 0.05 * line.forward_seconds);
     roof[c] += roofline;
     spent[c] += forward;
+    if (line.flops > 0 && line.bytes > 0 && line.window <= kMaxNarrowWindow) {
+      curve_points[c].push_back({line.flops / line.bytes, roofline / forward});
+    }
     if (line.backward_ops > 0 && line.backward_seconds > 0) {
       back_ratios[c].push_back(
           std::max(line.backward_seconds - line.backward_ops * d.launch_overhead, 0.05 * line.backward_seconds) /
@@ -130,6 +171,7 @@ absl::Status DeriveEfficiencies(Calibration* calibration) {
     if (spent[m] == 0) d.efficiency[m] = d.efficiency[l];
     if (back_ratios[m].empty()) d.backward_efficiency[m] = d.backward_efficiency[l];
   }
+  SetIntensityCurves(std::move(curve_points), d);
   return absl::OkStatus();
 }
 

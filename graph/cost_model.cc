@@ -1,6 +1,7 @@
 #include "graph/cost_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -25,7 +26,7 @@ double PoolingOnCpuSeconds(double flops, double bytes, const Device& d) {
 }
 
 double Roofline(const Graph& g, OpId op, const Device& d, OpClass c, bool backward) {
-  return KernelSeconds(c, g.flops(op), g.bytes_accessed(op), d, backward);
+  return KernelSeconds(c, g.flops(op), g.bytes_accessed(op), d, backward, g.window(op));
 }
 
 // Per kind and operator, the host's time to issue it (CostModel::host_time); empty when no kind has any.
@@ -78,9 +79,32 @@ void AddCasts(const Graph& g, const Topology& topology, const std::vector<Device
 
 }  // namespace
 
-double KernelSeconds(OpClass c, double flops, double bytes, const Device& d, bool backward) {
+double IntensityFactor(OpClass c, double flops, double bytes, int32_t window, const Device& d) {
+  const IntensityCurve& curve = d.intensity_curves[static_cast<int>(c)];
+  if (curve.size == 0 || flops <= 0 || bytes <= 0 || window > kMaxNarrowWindow) return 1;
+  // The roofline's rate at an intensity, and the rate the curve's point k reached on this device.
+  const auto roof = [&d](double intensity) { return std::min(d.peak_flops, intensity * d.memory_bandwidth); };
+  const auto rate = [&](int k) { return curve.factor[k] * roof(curve.intensity[k]); };
+  const double intensity = flops / bytes;
+  const int last = curve.size - 1;
+  double achieved;
+  if (intensity <= curve.intensity[0]) {
+    achieved = rate(0) * intensity / curve.intensity[0];
+  } else if (intensity >= curve.intensity[last]) {
+    achieved = rate(last);
+  } else {
+    int k = 0;
+    while (curve.intensity[k + 1] < intensity) ++k;
+    const double t = std::log(intensity / curve.intensity[k]) / std::log(curve.intensity[k + 1] / curve.intensity[k]);
+    achieved = std::exp((1 - t) * std::log(rate(k)) + t * std::log(rate(k + 1)));
+  }
+  return achieved / roof(intensity);
+}
+
+double KernelSeconds(OpClass c, double flops, double bytes, const Device& d, bool backward, int32_t window) {
   const int i = static_cast<int>(c);
-  const double efficiency = d.efficiency[i] * (backward ? d.backward_efficiency[i] : 1.0);
+  const double efficiency =
+      d.efficiency[i] * IntensityFactor(c, flops, bytes, window, d) * (backward ? d.backward_efficiency[i] : 1.0);
   return ClassRooflineSeconds(c, flops, bytes, d) / efficiency + BeyondRooflineSeconds(c, bytes, d);
 }
 

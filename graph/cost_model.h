@@ -34,9 +34,18 @@ double ClassRooflineSeconds(OpClass c, double flops, double bytes, const Device&
 // class's serial bandwidth where it has one (Device::serial_bandwidth).
 double BeyondRooflineSeconds(OpClass c, double bytes, const Device& device);
 
+// The factor on class c's efficiency for an operator doing `flops` over `bytes` on `device`
+// (Device::intensity_curves; 1 without a curve): between two measured points the achieved FLOP rate is
+// interpolated over the intensity's logarithm; below the first the rate falls in proportion to the intensity
+// (the bandwidth reached there held), past the last it holds.
+// A convolution with a window past kMaxNarrowWindow (a 7x7 stem) has none: the curves are measured on 1x1 and 3x3
+// ones (graph/calibration.h).
+double IntensityFactor(OpClass c, double flops, double bytes, int32_t window, const Device& device);
+
 // A kernel of class `c` doing `flops` over `bytes` on `device`: the roofline at the share of it that the class
-// reaches there (its backward share for a backward kernel), plus BeyondRooflineSeconds.
-double KernelSeconds(OpClass c, double flops, double bytes, const Device& device, bool backward);
+// reaches there (its backward share for a backward kernel; IntensityFactor's for its intensity), plus
+// BeyondRooflineSeconds.
+double KernelSeconds(OpClass c, double flops, double bytes, const Device& device, bool backward, int32_t window = 0);
 
 // The model's time for `op` on `device`, measured times aside: the roofline at its class's efficiency plus
 // BeyondRooflineSeconds (graph/op_class.h).

@@ -170,6 +170,7 @@ const DevicePreset* UnchangedPreset(const Device& d) {
                     d.launch_overhead == datasheet.launch_overhead && d.host_op_overhead == 0 &&
                     d.host_backward_op_overhead == 0 && d.efficiency == kUnitFactors &&
                     d.backward_efficiency == kUnitFactors && d.serial_bandwidth == ClassFactors{} &&
+                    d.intensity_curves == ClassCurves{} &&
                     d.type == datasheet.type;
   return same ? *preset : nullptr;
 }

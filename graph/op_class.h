@@ -39,6 +39,19 @@ using ClassFactors = std::array<double, kNumOpClasses>;
 // Every class at 1: the plain roofline.
 inline constexpr ClassFactors kUnitFactors = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
+// How a class's share of the roofline moves with an operator's arithmetic intensity (FLOPs per byte) on a device:
+// points measured on it (intensity, factor on the class's efficiency), by increasing intensity. A large 3x3
+// convolution runs on a GPU's tensor cores at several times the rate of a small one, more than any one factor per
+// class can say. size 0: none, the class's efficiency alone (graph/cost_model.h IntensityFactor).
+struct IntensityCurve {
+  static constexpr int kMaxPoints = 8;
+  int32_t size = 0;
+  std::array<double, kMaxPoints> intensity{};
+  std::array<double, kMaxPoints> factor{};
+  bool operator==(const IntensityCurve&) const = default;
+};
+using ClassCurves = std::array<IntensityCurve, kNumOpClasses>;
+
 // Classes split off another after topology and measurement files were written, each with the class it was counted
 // in before: a file or a calibration without the first takes the second's factor, in this order (a channels-last
 // convolution takes a wide one's, which may itself be the thin ones').

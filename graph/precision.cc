@@ -149,9 +149,15 @@ absl::StatusOr<Graph> ApplyPrecision(const Graph& g, Precision p, bool inference
       spec.casts = casts.forward;
       spec.casts_back = casts.backward;
     }
+    int32_t widest = 0;
     for (int32_t k = 0; k < g.num_outputs(u); ++k) {
       spec.outputs[k].bytes = Scaled(spec.outputs[k].bytes, width[g.first_output(u) + k]);
+      widest = std::max(widest, width[g.first_output(u) + k]);
     }
+    // A kernel that answers in 16 bits reads 16-bit operands too (autocast cast them, or they are its inputs'
+    // precision): the bytes its roofline counts are half the exported float32 ones, as the device's 16-bit
+    // benchmark layers count theirs (scripts/measure_torch_device.py --dtype).
+    if (widest == 2) spec.bytes_accessed /= 2;
     if (!IsAutocast(p)) spec.param_bytes /= 2;
     // Autocast caches the cast of a parameter (a leaf that requires grad, as parameters do under no_grad too)
     // until its region ends: the copies stay for the rest of the forward. Counted from the step's start, which

@@ -51,7 +51,8 @@ absl::Status CheckKindConsistent(const Device& a, const Device& b) {
   if (a.peak_flops != b.peak_flops || a.memory_bandwidth != b.memory_bandwidth ||
       a.launch_overhead != b.launch_overhead || a.host_op_overhead != b.host_op_overhead ||
       a.host_backward_op_overhead != b.host_backward_op_overhead || a.type != b.type || a.efficiency != b.efficiency ||
-      a.backward_efficiency != b.backward_efficiency || a.serial_bandwidth != b.serial_bandwidth) {
+      a.backward_efficiency != b.backward_efficiency || a.serial_bandwidth != b.serial_bandwidth ||
+      a.intensity_curves != b.intensity_curves) {
     return absl::InvalidArgumentError(
         absl::StrCat("devices '", a.name, "' and '", b.name, "' are both of kind '", a.kind,
                      "' but differ in peak FLOP/s, memory bandwidth, launch or host overheads, "

@@ -46,6 +46,9 @@ struct Device {
   // backward: kernels that do not overlap their memory traffic with their arithmetic (oneDNN's CPU convolutions
   // reorder weights and pack inputs per call). Fitted from profiles by placectl calibrate --profiles; 0: none.
   ClassFactors serial_bandwidth{};
+  // Per class, how its efficiency moves with the operator's intensity (measured by placectl calibrate for a GPU's
+  // matrix products and convolutions); empty curves: none.
+  ClassCurves intensity_curves{};
 };
 
 struct LinkResource {
@@ -131,6 +134,7 @@ class Topology {
       d.efficiency = f.efficiency;
       d.backward_efficiency = f.backward_efficiency;
       d.serial_bandwidth = f.serial_bandwidth;
+      d.intensity_curves = f.intensity_curves;
     }
     return t;
   }

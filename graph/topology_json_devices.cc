@@ -25,11 +25,11 @@ absl::Status CheckEntryKeys(const Json& j, absl::string_view path, bool explicit
   return explicit_form ? CheckObject(j, path,
                                      {"preset", "count", "name", "kind", "type", "peak_flops", "memory_bandwidth",
                                       "memory", "launch_overhead", "host_op_overhead", "host_backward_op_overhead",
-                                      "efficiency", "backward_efficiency", "serial_bandwidth", "host"})
+                                      "efficiency", "backward_efficiency", "serial_bandwidth", "intensity_curves", "host"})
                        : CheckObject(j, path,
                                      {"preset", "count", "name", "kind", "type", "peak_flops", "memory_bandwidth",
                                       "memory", "launch_overhead", "host_op_overhead", "host_backward_op_overhead",
-                                      "efficiency", "backward_efficiency", "serial_bandwidth"});
+                                      "efficiency", "backward_efficiency", "serial_bandwidth", "intensity_curves"});
 }
 
 // The preset's device, the figures below then changing it; or, without a preset, a check that they are all given.
@@ -102,6 +102,9 @@ absl::Status ReadFigures(const Json& j, absl::string_view path, Device& device) 
   }
   if (const Json* v = Find(j, "serial_bandwidth")) {
     RETURN_IF_ERROR(ReadClassBandwidths(*v, Child(path, "serial_bandwidth"), &device.serial_bandwidth));
+  }
+  if (const Json* v = Find(j, "intensity_curves")) {
+    RETURN_IF_ERROR(ReadIntensityCurves(*v, Child(path, "intensity_curves"), &device.intensity_curves));
   }
   if (const Json* v = Find(j, "memory")) {
     ASSIGN_OR_RETURN(device.memory_bytes, MemoryBytes(*v, Child(path, "memory")));

@@ -50,6 +50,8 @@ absl::StatusOr<OpClass> ClassOfKey(const std::string& name, absl::string_view pa
   return Err(Child(path, name), absl::StrCat("unknown operator class; the classes are ", absl::StrJoin(names, ", ")));
 }
 
+bool PositiveFiniteNumber(double x) { return x > 0 && std::isfinite(x); }
+
 }  // namespace
 
 absl::Status ReadClassBandwidths(const Json& j, absl::string_view path, ClassFactors* out) {
@@ -57,6 +59,33 @@ absl::Status ReadClassBandwidths(const Json& j, absl::string_view path, ClassFac
   for (const auto& [name, value] : j.items()) {
     ASSIGN_OR_RETURN(const OpClass c, ClassOfKey(name, path));
     ASSIGN_OR_RETURN((*out)[static_cast<int>(c)], Quantity(value, Child(path, name), ParseBandwidth, false));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadIntensityCurves(const Json& j, absl::string_view path, ClassCurves* out) {
+  if (!j.is_object()) return Err(path, absl::StrCat("expected an object of operator classes, got ", j.type_name()));
+  for (const auto& [name, points] : j.items()) {
+    ASSIGN_OR_RETURN(const OpClass c, ClassOfKey(name, path));
+    const std::string at = Child(path, name);
+    if (!points.is_array() || points.size() < 2 || points.size() > IntensityCurve::kMaxPoints) {
+      return Err(at, absl::StrCat("expected 2 to ", IntensityCurve::kMaxPoints,
+                                  " points [FLOPs per byte, factor], got ", points.dump()));
+    }
+    IntensityCurve& curve = (*out)[static_cast<int>(c)];
+    curve = IntensityCurve{};
+    for (const Json& point : points) {
+      const bool pair = point.is_array() && point.size() == 2 && point[0].is_number() && point[1].is_number();
+      const double intensity = pair ? point[0].get<double>() : 0, factor = pair ? point[1].get<double>() : 0;
+      const bool rising = curve.size == 0 || intensity > curve.intensity[curve.size - 1];
+      if (!PositiveFiniteNumber(intensity) || !PositiveFiniteNumber(factor) || !rising) {
+        return Err(at, absl::StrCat("expected points [FLOPs per byte, factor] of positive numbers by increasing "
+                                    "intensity, got ", point.dump()));
+      }
+      curve.intensity[curve.size] = intensity;
+      curve.factor[curve.size] = factor;
+      ++curve.size;
+    }
   }
   return absl::OkStatus();
 }

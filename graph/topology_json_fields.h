@@ -43,6 +43,8 @@ absl::StatusOr<int64_t> MemoryBytes(const Json& j, absl::string_view path);
 // {"conv": 0.7, "elementwise": 0.4}: the classes named get their share of the roofline, the rest keep theirs
 // (wide_thin_conv, where absent, thin_conv's; channels_last_thin_conv, where absent, wide_thin_conv's).
 absl::Status ReadClassFactors(const Json& j, absl::string_view path, ClassFactors* out);
+// {"conv": [[26, 0.8], [528, 2.4]]}: per class, points [FLOPs per byte, factor] (Device::intensity_curves).
+absl::Status ReadIntensityCurves(const Json& j, absl::string_view path, ClassCurves* out);
 
 // {"conv": "8 GB/s"}: bytes/s (a number, or a string with units) per class named; the rest keep theirs.
 absl::Status ReadClassBandwidths(const Json& j, absl::string_view path, ClassFactors* out);

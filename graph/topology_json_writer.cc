@@ -40,6 +40,16 @@ nlohmann::ordered_json DeviceJson(const Device& dev) {
   if (dev.efficiency != kUnitFactors) j["efficiency"] = ClassFactorsJson(dev.efficiency);
   if (dev.backward_efficiency != kUnitFactors) j["backward_efficiency"] = ClassFactorsJson(dev.backward_efficiency);
   if (dev.serial_bandwidth != ClassFactors{}) j["serial_bandwidth"] = ClassFactorsJson(dev.serial_bandwidth);
+  if (dev.intensity_curves != ClassCurves{}) {
+    nlohmann::ordered_json& curves = j["intensity_curves"] = nlohmann::ordered_json::object();
+    for (int c = 0; c < kNumOpClasses; ++c) {
+      const IntensityCurve& curve = dev.intensity_curves[c];
+      if (curve.size == 0) continue;
+      nlohmann::ordered_json& points = curves[std::string(OpClassName(static_cast<OpClass>(c)))];
+      points = nlohmann::ordered_json::array();
+      for (int k = 0; k < curve.size; ++k) points.push_back({curve.intensity[k], curve.factor[k]});
+    }
+  }
   return j;
 }
 

@@ -40,14 +40,14 @@ TEST(PlacectlTrainingPlan, DefaultStatesTheGlobalBatchInSamplesAndItsSplit) {
 // The answer is never slower than synchronous data parallelism at the same global batch, nor than the operator
 // placement of the whole batch.
 TEST(PlacectlTrainingPlan, DefaultIsNoSlowerThanDataParallelismOrOperatorPlacement) {
-  const nlohmann::json chosen = PlaceJson(kResnet + " --training --batch 32 --devices 8xH100");
+  const nlohmann::json chosen = PlaceJson(kResnet + " --training --batch 128 --devices 8xH100");
   const nlohmann::json data = PlaceJson(kResnet +
-                                        " --training --batch 4 --devices 8xH100 --parallelism data "
+                                        " --training --batch 16 --devices 8xH100 --parallelism data "
                                         "--objective throughput --global_batch 8");
   const nlohmann::json operators =
-      PlaceJson(kResnet + " --training --batch 32 --devices 8xH100 --parallelism operator");
+      PlaceJson(kResnet + " --training --batch 128 --devices 8xH100 --parallelism operator");
   ASSERT_TRUE(chosen.contains("step_time") && data.contains("step_time") && operators.contains("value"));
-  EXPECT_EQ(data["global_batch"], 32);  // 8 micro-batches of the graph's batch of 4
+  EXPECT_EQ(data["global_batch"], 128);  // 8 micro-batches of the graph's batch of 16
   EXPECT_LE(chosen["step_time"].get<double>(), data["step_time"].get<double>() * (1 + 1e-9));
   EXPECT_EQ(operators["objective"], "step_time");
   EXPECT_LT(chosen["step_time"].get<double>(), operators["value"].get<double>());

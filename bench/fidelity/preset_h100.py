@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The preset a user reaches for, `--devices 1xH100`, against one H100's measured step times: every export in
-../shared/bench/gpu_h100 (both exporters), float32 and bf16 autocast, inference and a training step with Adam, at
-batch 32 (BERT 32 x 128 tokens). Beside it, in the same run, the datasheet's H100 (989 TFLOP/s, 3.35 TB/s, every
+../shared/bench/gpu_h100 (both exporters) and the folder's four other torchvision models (exported here in training
+mode by Debian's torch, as bench/memory/h100_memory.py does), float32 and bf16 autocast, inference and a training
+step with Adam, at batch 32 (BERT 32 x 128 tokens). Beside it, in the same run, the datasheet's H100 (989 TFLOP/s, 3.35 TB/s, every
 class at the roofline: a topology file naming the preset) that `--devices 1xH100` used to mean.
 
     bench/fidelity/preset_h100.py [--placectl build/client/placectl] [--out preset_h100.tsv]
@@ -19,6 +20,9 @@ import sys
 import tempfile
 
 from export_pairs import MEASURED_DTYPE, ROOT, SHARED, link_exports, measured_steps
+
+sys.path.insert(0, os.path.join(ROOT, "bench", "memory"))
+from h100_memory import export_torchvision  # noqa: E402  (one export of the four for both benchmarks)
 
 # A kind other than the preset's name keeps the datasheet's figures (a topology file's unchanged preset device gets
 # the measured ones, as --devices does).
@@ -60,24 +64,27 @@ def main():
     rows, preset_ratios, datasheet_ratios = [], [], []
     print("%-18s %-7s %-9s %-9s %9s %9s %9s %7s %7s" % ("model", "export", "mode", "precision", "measured", "preset",
                                                        "datasheet", "p/meas", "d/meas"))
-    for model in MODELS:
-        for export in ("legacy", "dynamo"):
-            for mode in ("inference", "training"):
-                for precision in ("fp32", "amp_bf16"):
-                    measured = steps.get((model, MEASURED_DTYPE[precision], mode))
-                    if measured is None:
-                        continue
-                    onnx = os.path.join(workdir, "%s_%s.onnx" % (model, export))
-                    p = predict(a.placectl, onnx, precision, mode == "training", ["--devices", "1xH100"])
-                    d = predict(a.placectl, onnx, precision, mode == "training", ["--topology", datasheet])
-                    preset_ratios.append(p / measured)
-                    datasheet_ratios.append(d / measured)
-                    rows.append((model, export, mode, precision, measured, p, d))
-                    print("%-18s %-7s %-9s %-9s %9.2f %9.2f %9.2f %7.2f %7.2f" % (
-                        model, export, mode, precision, measured * 1e3, p * 1e3, d * 1e3, p / measured, d / measured))
+    cases = [(model, export, "%s_%s.onnx" % (model, export)) for model in MODELS for export in ("legacy", "dynamo")]
+    cases += [(f[:-len("_train.onnx")], "train", f) for f in export_torchvision(workdir)]
+    for model, export, onnx_file in cases:
+        for mode in ("inference", "training"):
+            for precision in ("fp32", "amp_bf16"):
+                measured = steps.get((model, MEASURED_DTYPE[precision], mode))
+                if measured is None:
+                    continue
+                onnx = os.path.join(workdir, onnx_file)
+                p = predict(a.placectl, onnx, precision, mode == "training", ["--devices", "1xH100"])
+                d = predict(a.placectl, onnx, precision, mode == "training", ["--topology", datasheet])
+                preset_ratios.append(p / measured)
+                datasheet_ratios.append(d / measured)
+                rows.append((model, export, mode, precision, measured, p, d))
+                print("%-18s %-7s %-9s %-9s %9.2f %9.2f %9.2f %7.2f %7.2f" % (
+                    model, export, mode, precision, measured * 1e3, p * 1e3, d * 1e3, p / measured, d / measured))
     print("times in ms")
-    summary("1xH100", preset_ratios)
-    summary("datasheet", datasheet_ratios)
+    shared = [r[1] != "train" for r in rows]
+    for name, ratios in (("1xH100", preset_ratios), ("datasheet", datasheet_ratios)):
+        summary(name, ratios)
+        summary(name + ", shared exports", [x for x, s in zip(ratios, shared) if s])
     if a.out:
         with open(a.out, "w") as f:
             f.write("model\texport\tmode\tprecision\tmeasured_s\tpreset_s\tdatasheet_s\n")

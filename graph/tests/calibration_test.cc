@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "graph/cost_model.h"
 #include "graph/op_class.h"
 
 namespace placement {
@@ -42,6 +43,45 @@ TEST(Calibration, EfficienciesAreTheRooflineOverTheMeasuredTimeLessTheLaunch) {
   EXPECT_NEAR(d.efficiency[static_cast<int>(OpClass::kThinConv)], 0.25, 1e-9);
   EXPECT_NEAR(d.efficiency[static_cast<int>(OpClass::kTranscendental)], 0.2, 1e-9);
   EXPECT_EQ(d.efficiency[static_cast<int>(OpClass::kPooling)], 1.0);  // no line: the plain roofline
+}
+
+// Three dense convolutions on a 100 GFLOP/s, 10 GB/s device with 1 us launches: 3x3 ones at 100 and 1000 FLOPs per
+// byte reaching a quarter of their 10 ms roofline and all of it, and a 7x7 stem at 200 reaching a tenth.
+constexpr char kConvolutions[] = R"({
+  "device": {"name": "NVIDIA Test GPU", "kind": "TestGPU", "memory_bytes": 8e9},
+  "peak_flops": 100e9, "memory_bandwidth": 10e9, "launch_overhead": 1e-6,
+  "lines": [
+    {"op_class": "conv", "layer": "narrow", "flops": 1e9, "bytes": 1e7, "window": 9, "forward_seconds": 0.040001},
+    {"op_class": "conv", "layer": "wide", "flops": 1e9, "bytes": 1e6, "window": 9, "forward_seconds": 0.010001},
+    {"op_class": "conv", "layer": "stem", "flops": 1e9, "bytes": 5e6, "window": 49, "forward_seconds": 0.100001}
+  ]})";
+
+// A GPU's convolutions run faster the more they reuse each byte: the cost model's rate for a convolution follows
+// the narrow-window layers measured at its intensity, not their pooled factor; the stem's three channels, not its
+// intensity, make it slow, so it is neither on the curve nor priced by it. A CPU keeps one factor per class.
+TEST(Calibration, AGpusConvolutionsFollowTheRateMeasuredAtTheirIntensity) {
+  absl::StatusOr<Calibration> c = ParseMeasurements(kConvolutions);
+  ASSERT_TRUE(c.ok()) << c.status();
+  const Device& d = c->device;
+  EXPECT_NEAR(d.efficiency[static_cast<int>(OpClass::kConv)], 30.0 / 150, 1e-9);  // pooled over all three
+  ASSERT_EQ(d.intensity_curves[static_cast<int>(OpClass::kConv)].size, 2);
+  const auto seconds = [&d](double bytes, int32_t window) {
+    return KernelSeconds(OpClass::kConv, 1e9, bytes, d, /*backward=*/false, window) - d.launch_overhead;
+  };
+  EXPECT_NEAR(seconds(1e7, 9), 0.040, 1e-9);  // each measured layer as measured
+  EXPECT_NEAR(seconds(1e6, 9), 0.010, 1e-9);
+  EXPECT_NEAR(seconds(5e6, 49), 0.050, 1e-9) << "a wide window takes the class's factor";
+  // Between the points the rate moves geometrically with the intensity: 25 and 100 GFLOP/s give 50 at 316.
+  EXPECT_NEAR(seconds(1e9 / std::sqrt(1e5), 9), 0.020, 1e-9);
+  EXPECT_NEAR(seconds(5e5, 9), 0.010, 1e-9) << "past the last point its rate holds";
+  EXPECT_NEAR(seconds(2e7, 1), 0.080, 1e-9) << "below the first the rate falls with the intensity";
+
+  std::string cpu = kConvolutions;
+  cpu.replace(cpu.find("\"kind\": \"TestGPU\""), 17, "\"kind\": \"cpu\"");
+  absl::StatusOr<Calibration> on_cpu = ParseMeasurements(cpu);
+  ASSERT_TRUE(on_cpu.ok()) << on_cpu.status();
+  EXPECT_EQ(on_cpu->device.type, DeviceType::kCpu);
+  EXPECT_EQ(on_cpu->device.intensity_curves[static_cast<int>(OpClass::kConv)].size, 0);
 }
 
 // A kind that ends in a digit is kept apart from the device's number: "h200_0", not "h2000".

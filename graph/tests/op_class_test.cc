@@ -196,6 +196,34 @@ TEST(OpClass, AClassSerialBandwidthAddsItsBytesToTheRoofline) {
   }
 }
 
+// A device's intensity curves survive its topology file; a curve that is no list of rising positive points is named.
+TEST(OpClass, IntensityCurvesSurviveTheTopologyFileAndBadOnesAreNamed) {
+  std::string text = kCalibrated;
+  text.insert(text.rfind("}]}"), R"(, "intensity_curves": {"conv": [[25, 0.5], [500, 2]]})");
+  absl::StatusOr<Topology> t = ParseTopologyJson(text);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const IntensityCurve& curve = t->device(0).intensity_curves[static_cast<int>(OpClass::kConv)];
+  ASSERT_EQ(curve.size, 2);
+  EXPECT_DOUBLE_EQ(curve.intensity[1], 500);
+  EXPECT_DOUBLE_EQ(curve.factor[0], 0.5);
+  absl::StatusOr<Topology> again = ParseTopologyJson(TopologyToJson(*t));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->device(0).intensity_curves, t->device(0).intensity_curves);
+  for (const auto& [curves, message] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"fancy": [[1, 1], [2, 1]]})", "intensity_curves.fancy: unknown operator class"},
+           {R"({"conv": [[1, 1]]})", "intensity_curves.conv: expected 2 to 8 points"},
+           {R"({"conv": [[10, 1], [5, 1]]})", "by increasing intensity"},
+           {R"({"conv": [[10, 1], [20, -1]]})", "positive numbers"},
+           {R"({"conv": [[10, 1], "fast"]})", "positive numbers"},
+           {R"([1])", "expected an object of operator classes"}}) {
+    const std::string bad = absl::StrCat(R"({"devices": [{"preset": "A100", "intensity_curves": )", curves, "}]}");
+    absl::StatusOr<Topology> parsed = ParseTopologyJson(bad);
+    ASSERT_FALSE(parsed.ok()) << curves;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(parsed.status().message(), HasSubstr(message)) << curves;
+  }
+}
+
 TEST(OpClass, PoolingOnACpuIsBoundByItsOperationsNotItsBytes) {
   Device cpu{.name = "cpu0", .kind = "cpu", .type = DeviceType::kCpu, .peak_flops = 1e9, .memory_bandwidth = 1e9};
   Device gpu = cpu;

@@ -52,6 +52,10 @@ TEST(Precision, AutocastHalvesWhatRunsIn16BitsAndPromotesTheRest) {
   EXPECT_EQ(OutputBytes(*amp, "softmax"), 400);   // so is softmax
   EXPECT_EQ(amp->param_bytes(amp->FindOp("fc1")), 4000);  // weights stay float32
   EXPECT_EQ(amp->edge(amp->out_begin(amp->FindOp("fc1"))).bytes, 500);  // edges carry the tensor's bytes
+  // A kernel answering in 16 bits reads 16-bit operands: its roofline's bytes halve; float32-list ones keep theirs.
+  EXPECT_DOUBLE_EQ(amp->bytes_accessed(amp->FindOp("fc1")), g.bytes_accessed(g.FindOp("fc1")) / 2);
+  EXPECT_DOUBLE_EQ(amp->bytes_accessed(amp->FindOp("relu")), g.bytes_accessed(g.FindOp("relu")) / 2);
+  EXPECT_DOUBLE_EQ(amp->bytes_accessed(amp->FindOp("ln")), g.bytes_accessed(g.FindOp("ln")));
   absl::StatusOr<Graph> inference = ApplyPrecision(g, Precision::kAmpBf16, /*inference=*/true);
   // The float32 weights and the 16-bit copy autocast caches until its region ends.
   EXPECT_EQ(inference->param_bytes(inference->FindOp("fc2")), 4000 + 2000);

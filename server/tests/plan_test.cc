@@ -198,12 +198,12 @@ TEST(PlacePlan, TrainingOnSeveralAcceleratorsDefaultsToTheFastestPlanAtTheGlobal
   TempDir dir;
   auto server = StartReadyServer(TestOptions(dir.path()));
   ASSERT_NE(server, nullptr);
-  pb::PlaceRequest request = TrainingStep("tests/data/corpus/resnet50.onnx", "8xH100", 32);
+  pb::PlaceRequest request = TrainingStep("tests/data/corpus/resnet50.onnx", "8xH100", 128);
   absl::StatusOr<pb::PlaceResponse> plan = Place(server->port(), request);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_GT(plan->stages_size(), 0);
-  EXPECT_EQ(plan->global_batch() * plan->micro_batch_size(), 32);
-  EXPECT_EQ(plan->micro_batch_size(), 4);
+  EXPECT_EQ(plan->global_batch() * plan->micro_batch_size(), 128);
+  EXPECT_EQ(plan->micro_batch_size(), 16);
   EXPECT_GT(plan->samples_per_second(), 0);
 
   pb::PlaceRequest operators = request;
@@ -211,7 +211,7 @@ TEST(PlacePlan, TrainingOnSeveralAcceleratorsDefaultsToTheFastestPlanAtTheGlobal
   absl::StatusOr<pb::PlaceResponse> placed = Place(server->port(), operators);
   ASSERT_TRUE(placed.ok()) << placed.status();
   EXPECT_EQ(placed->stages_size(), 0);
-  EXPECT_LT(plan->step_time(), placed->score().value());  // a step of 32 samples against the operator placement's
+  EXPECT_LT(plan->step_time(), placed->score().value());  // a step of 128 samples against the operator placement's
 
   pb::PlaceRequest asked = request;  // the same as asked by name
   asked.set_parallelism("auto");
