@@ -149,6 +149,17 @@ constexpr char kCalibrated[] = R"({"devices": [{"name": "cpu0", "kind": "cpu", "
     "peak_flops": "100 GFLOP/s", "memory_bandwidth": "10 GB/s", "memory": "16 GiB",
     "efficiency": {"conv": 0.5, "thin_conv": 0.25}, "backward_efficiency": {"conv": 0.8}}]})";
 
+// Each value of `key` on an A100 preset device is refused as invalid, naming what `message` says.
+void ExpectDeviceFieldRefused(absl::string_view key, const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [value, message] : cases) {
+    const std::string bad = absl::StrCat(R"({"devices": [{"preset": "A100", ")", key, R"(": )", value, "}]}");
+    absl::StatusOr<Topology> parsed = ParseTopologyJson(bad);
+    ASSERT_FALSE(parsed.ok()) << value;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(parsed.status().message(), HasSubstr(message)) << value;
+  }
+}
+
 TEST(OpClass, TheCostModelDividesEachRooflineByItsClassEfficiency) {
   absl::StatusOr<Topology> t = ParseTopologyJson(kCalibrated);
   ASSERT_TRUE(t.ok()) << t.status();
@@ -183,17 +194,10 @@ TEST(OpClass, AClassSerialBandwidthAddsItsBytesToTheRoofline) {
   absl::StatusOr<Topology> again = ParseTopologyJson(TopologyToJson(*t));
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->device(0).serial_bandwidth, t->device(0).serial_bandwidth);
-  for (const auto& [serial, message] : std::vector<std::pair<std::string, std::string>>{
-           {R"({"fancy": 1e9})", "serial_bandwidth.fancy: unknown operator class"},
-           {R"({"conv": -1})", "serial_bandwidth.conv"},
-           {R"({"conv": "fast"})", "serial_bandwidth.conv"},
-           {R"([1e9])", "expected an object of operator classes"}}) {
-    const std::string bad = absl::StrCat(R"({"devices": [{"preset": "A100", "serial_bandwidth": )", serial, "}]}");
-    absl::StatusOr<Topology> parsed = ParseTopologyJson(bad);
-    ASSERT_FALSE(parsed.ok()) << serial;
-    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(parsed.status().message(), HasSubstr(message)) << serial;
-  }
+  ExpectDeviceFieldRefused("serial_bandwidth", {{R"({"fancy": 1e9})", "serial_bandwidth.fancy: unknown operator class"},
+                                                 {R"({"conv": -1})", "serial_bandwidth.conv"},
+                                                 {R"({"conv": "fast"})", "serial_bandwidth.conv"},
+                                                 {R"([1e9])", "expected an object of operator classes"}});
 }
 
 // A device's intensity curves survive its topology file; a curve that is no list of rising positive points is named.
@@ -209,19 +213,13 @@ TEST(OpClass, IntensityCurvesSurviveTheTopologyFileAndBadOnesAreNamed) {
   absl::StatusOr<Topology> again = ParseTopologyJson(TopologyToJson(*t));
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->device(0).intensity_curves, t->device(0).intensity_curves);
-  for (const auto& [curves, message] : std::vector<std::pair<std::string, std::string>>{
-           {R"({"fancy": [[1, 1], [2, 1]]})", "intensity_curves.fancy: unknown operator class"},
-           {R"({"conv": [[1, 1]]})", "intensity_curves.conv: expected 2 to 8 points"},
-           {R"({"conv": [[10, 1], [5, 1]]})", "by increasing intensity"},
-           {R"({"conv": [[10, 1], [20, -1]]})", "positive numbers"},
-           {R"({"conv": [[10, 1], "fast"]})", "positive numbers"},
-           {R"([1])", "expected an object of operator classes"}}) {
-    const std::string bad = absl::StrCat(R"({"devices": [{"preset": "A100", "intensity_curves": )", curves, "}]}");
-    absl::StatusOr<Topology> parsed = ParseTopologyJson(bad);
-    ASSERT_FALSE(parsed.ok()) << curves;
-    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(parsed.status().message(), HasSubstr(message)) << curves;
-  }
+  ExpectDeviceFieldRefused("intensity_curves",
+                           {{R"({"fancy": [[1, 1], [2, 1]]})", "intensity_curves.fancy: unknown operator class"},
+                            {R"({"conv": [[1, 1]]})", "intensity_curves.conv: expected 2 to 8 points"},
+                            {R"({"conv": [[10, 1], [5, 1]]})", "by increasing intensity"},
+                            {R"({"conv": [[10, 1], [20, -1]]})", "positive numbers"},
+                            {R"({"conv": [[10, 1], "fast"]})", "positive numbers"},
+                            {R"([1])", "expected an object of operator classes"}});
 }
 
 TEST(OpClass, PoolingOnACpuIsBoundByItsOperationsNotItsBytes) {

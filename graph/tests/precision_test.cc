@@ -30,6 +30,15 @@ Graph Mlp() {
   return testing::BuildOrFail(std::move(b));
 }
 
+// A training step of g under bf16 autocast.
+absl::StatusOr<Graph> AutocastStep(const Graph& g) {
+  absl::StatusOr<Graph> amp = ApplyPrecision(g, Precision::kAmpBf16, /*inference=*/false);
+  if (!amp.ok()) return amp.status();
+  TrainingOptions options;
+  options.precision = Precision::kAmpBf16;
+  return BuildTrainingGraph(*amp, options);
+}
+
 int64_t OutputBytes(const Graph& g, absl::string_view op) { return g.tensor(g.first_output(g.FindOp(op))).bytes; }
 
 TEST(Precision, NamesParseAndUnknownOnesAreListed) {
@@ -72,11 +81,7 @@ TEST(Precision, ConvertedModelHalvesWeightsAndTensors) {
 }
 
 TEST(Precision, AutocastTrainingKeepsCastCopiesNotFloat32Inputs) {
-  absl::StatusOr<Graph> amp = ApplyPrecision(Mlp(), Precision::kAmpBf16, /*inference=*/false);
-  ASSERT_TRUE(amp.ok());
-  TrainingOptions options;
-  options.precision = Precision::kAmpBf16;
-  absl::StatusOr<Graph> step = BuildTrainingGraph(*amp, options);
+  absl::StatusOr<Graph> step = AutocastStep(Mlp());
   ASSERT_TRUE(step.ok()) << step.status();
   // fc2 keeps a 16-bit cast of the layer norm's float32 output (500) and of its weights (2000), as one more output
   // read by its backward; it does not keep the float32 output itself.
@@ -86,6 +91,9 @@ TEST(Precision, AutocastTrainingKeepsCastCopiesNotFloat32Inputs) {
   for (const Edge& e : step->out_edges(step->FindOp("ln"))) {
     EXPECT_NE(step->name(e.dst), "fc2/wgrad") << "the float32 output is not what fc2 keeps";
   }
+  absl::StatusOr<Graph> amp = ApplyPrecision(Mlp(), Precision::kAmpBf16, /*inference=*/false);
+  TrainingOptions options;
+  options.precision = Precision::kAmpBf16;
   EXPECT_EQ(TrainingGraphSizeOf(*amp, options).edges, step->num_edges());
 }
 
@@ -115,11 +123,7 @@ TEST(Precision, AutocastRunsTheCastsPyTorchRunsBeforeEachOperator) {
 // In a training step each cast of something that requires a gradient is run back by autograd, in the backward of
 // the operator it fed; the cost model issues every cast from the host and runs its bytes on the device.
 TEST(Precision, ATrainingStepRunsTheCastsBackAndTheHostIssuesThem) {
-  absl::StatusOr<Graph> amp = ApplyPrecision(Mlp(), Precision::kAmpBf16, /*inference=*/false);
-  ASSERT_TRUE(amp.ok());
-  TrainingOptions options;
-  options.precision = Precision::kAmpBf16;
-  absl::StatusOr<Graph> step = BuildTrainingGraph(*amp, options);
+  absl::StatusOr<Graph> step = AutocastStep(Mlp());
   ASSERT_TRUE(step.ok()) << step.status();
   const OpId fc2 = step->FindOp("fc2"), fc2_grad = step->FindOp("fc2/grad");
   EXPECT_EQ(step->casts(fc2).kernels, 2);
