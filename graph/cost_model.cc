@@ -55,22 +55,22 @@ std::vector<double> HostTimes(const Graph& g, const Topology& topology, const st
   return host;
 }
 
-// The casts the framework runs around each operator (OpSpec::casts) added to its time, as kernels of the
-// elementwise class. A cast is one operator dispatched from C++, what calibration measures as the launch overhead
-// (torch::add on one-element tensors), with no Python or module call around it: where the host issues the kernels
-// (a host stream), that is the host's time and the device's is the cast's bytes; without one the launch is the
-// device's too, as for every kernel.
-void AddCasts(const Graph& g, const Topology& topology, const std::vector<DeviceId>& kind_device,
+// The kernels the framework runs around each operator (OpSpec::extra_kernels: casts, gradient sums) added to its
+// time, as kernels of the elementwise class. Each is one operator dispatched from C++, what calibration measures as
+// the launch overhead (torch::add on one-element tensors), with no Python or module call around it: where the host
+// issues the kernels (a host stream), that is the host's time and the device's is their bytes; without one the
+// launch is the device's too, as for every kernel.
+void AddExtraKernels(const Graph& g, const Topology& topology, const std::vector<DeviceId>& kind_device,
               std::vector<double>& time, std::vector<double>& host) {
   const size_t n = static_cast<size_t>(g.num_ops());
   for (OpId op = 0; op < g.num_ops(); ++op) {
-    const CastWork& casts = g.casts(op);
-    if (casts.kernels == 0) continue;
+    const ExtraKernels& extra = g.extra_kernels(op);
+    if (extra.kernels == 0) continue;
     for (size_t k = 0; k < kind_device.size(); ++k) {
       if (time[k * n + op] == kCannotRun) continue;
       const Device& d = topology.device(kind_device[k]);
-      const double launches = casts.kernels * d.launch_overhead;
-      time[k * n + op] += KernelSeconds(OpClass::kElementwise, 0, casts.bytes, d, g.is_backward(op)) -
+      const double launches = extra.kernels * d.launch_overhead;
+      time[k * n + op] += KernelSeconds(OpClass::kElementwise, 0, extra.bytes, d, g.is_backward(op)) -
                           d.launch_overhead + (host.empty() ? launches : 0);
       if (!host.empty()) host[k * n + op] += launches;
     }
@@ -175,7 +175,7 @@ absl::StatusOr<CostModel> CostModel::Create(const Graph& graph, const Topology& 
   }
   PriceFusedPatterns(graph, topology, kind_device, m.time_);
   m.host_time_ = HostTimes(graph, topology, kind_device, m.time_);
-  AddCasts(graph, topology, kind_device, m.time_, m.host_time_);
+  AddExtraKernels(graph, topology, kind_device, m.time_, m.host_time_);
   for (OpId op = 0; op < m.num_ops_; ++op) {
     for (DeviceId d = 0; d < topology.num_devices(); ++d) {
       const double t = m.op_time(op, d);

@@ -67,7 +67,7 @@ absl::Status ValidateOp(const OpSpec& op) {
   if (op.window < 0) {
     return absl::InvalidArgumentError(absl::StrCat("operator '", op.name, "': window must be non-negative"));
   }
-  for (const CastWork& c : {op.casts, op.casts_back}) {
+  for (const ExtraKernels& c : {op.extra_kernels, op.extra_kernels_back}) {
     if (c.kernels < 0) return absl::InvalidArgumentError(absl::StrCat("operator '", op.name, "': negative casts"));
     if (!(s = CheckNumber(op.name, "cast bytes", c.bytes)).ok()) return s;
   }
@@ -138,8 +138,8 @@ OpSpec SpecOf(const Graph& g, OpId u) {
   op.temp_bytes = g.temp_bytes(u);
   op.window = g.window(u);
   op.channels_last = g.channels_last(u);
-  op.casts = g.casts(u);
-  op.casts_back = g.casts_back(u);
+  op.extra_kernels = g.extra_kernels(u);
+  op.extra_kernels_back = g.extra_kernels_back(u);
   for (int32_t k = 0; k < g.num_outputs(u); ++k) op.outputs.push_back(g.tensor(g.first_output(u) + k));
   if (g.colocation_group(u) != kNone) op.colocation_group = g.colocation_groups()[g.colocation_group(u)];
   if (g.pinned(u) != kNone) op.pinned_device = g.pinned_devices()[g.pinned(u)];
@@ -229,8 +229,8 @@ absl::Status GraphBuilder::TakeOps(Graph& g) {
     g.temp_bytes_.push_back(op.temp_bytes);
     g.window_.push_back(op.window);
     g.channels_last_.push_back(op.channels_last ? 1 : 0);
-    g.casts_.push_back(op.casts);
-    g.casts_back_.push_back(op.casts_back);
+    g.extra_kernels_.push_back(op.extra_kernels);
+    g.extra_kernels_back_.push_back(op.extra_kernels_back);
     g.is_backward_.push_back(op.is_backward ? 1 : 0);
     g.colocation_.push_back(groups.Intern(op.colocation_group, true));
     g.pinned_.push_back(pins.Intern(op.pinned_device, true));

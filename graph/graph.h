@@ -43,9 +43,10 @@ struct Edge {
   int64_t bytes = 0;  // bytes of the tensor that flows
 };
 
-// Casts the framework runs around an operator, each a kernel of its own dispatched from C++ (no Python, no module
-// call): autocast's casts of the operator's inputs to the precision it runs in (graph/precision.h).
-struct CastWork {
+// Kernels the framework runs around an operator that the graph does not show, each dispatched from C++ (no Python,
+// no module call): autocast's casts of the operator's inputs to the precision it runs in (graph/precision.h), and
+// in a training step autograd's sums of a gradient that several uses of a tensor send back (graph/training.h).
+struct ExtraKernels {
   int32_t kernels = 0;
   double bytes = 0;  // read and written by all of them
 };
@@ -68,11 +69,11 @@ struct OpSpec {
   // The operator's 4-D activations are laid out channels-last in memory (NHWC strides under an NCHW shape), as
   // eager PyTorch keeps them after a permute from NHWC: a depthwise convolution runs another kernel on them.
   bool channels_last = false;
-  // The casts run before the operator, and those autograd runs back in a training step's backward (one per cast
-  // whose source requires a gradient): a forward operator holds both until BuildTrainingGraph gives the second to
-  // its input gradient.
-  CastWork casts;
-  CastWork casts_back;
+  // The kernels run before the operator, and those autograd runs back in a training step's backward (one per
+  // cast whose source requires a gradient): a forward operator holds both until BuildTrainingGraph gives the second
+  // to its input gradient.
+  ExtraKernels extra_kernels;
+  ExtraKernels extra_kernels_back;
   std::vector<OutputTensor> outputs;
   std::string colocation_group;  // empty: none
   std::string pinned_device;     // empty: none; a device name of the topology
@@ -96,8 +97,8 @@ class Graph {
   int64_t temp_bytes(OpId op) const { return temp_bytes_[op]; }
   int32_t window(OpId op) const { return window_[op]; }
   bool channels_last(OpId op) const { return channels_last_[op] != 0; }
-  const CastWork& casts(OpId op) const { return casts_[op]; }
-  const CastWork& casts_back(OpId op) const { return casts_back_[op]; }
+  const ExtraKernels& extra_kernels(OpId op) const { return extra_kernels_[op]; }
+  const ExtraKernels& extra_kernels_back(OpId op) const { return extra_kernels_back_[op]; }
   bool is_backward(OpId op) const { return is_backward_[op] != 0; }
   // Index into colocation_groups(), or kNone.
   int32_t colocation_group(OpId op) const { return colocation_[op]; }
@@ -158,8 +159,8 @@ class Graph {
   std::vector<int64_t> temp_bytes_;
   std::vector<int32_t> window_;
   std::vector<uint8_t> channels_last_;
-  std::vector<CastWork> casts_;
-  std::vector<CastWork> casts_back_;
+  std::vector<ExtraKernels> extra_kernels_;
+  std::vector<ExtraKernels> extra_kernels_back_;
   std::vector<uint8_t> is_backward_;
   std::vector<int32_t> colocation_;
   std::vector<int32_t> pinned_;

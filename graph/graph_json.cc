@@ -33,8 +33,8 @@ constexpr Keys kTopKeys = {"format", "name", "description", "time_unit", "topolo
 constexpr Keys kOpKeys = {"name",           "op_type",          "measured",      "flops",
                           "bytes_accessed", "param_bytes",      "temp_bytes",    "window",
                           "outputs",        "colocation_group", "pinned_device", "is_backward",
-                          "channels_last",  "casts",            "casts_back"};
-constexpr Keys kCastKeys = {"kernels", "bytes"};
+                          "channels_last",  "extra_kernels",    "extra_kernels_back"};
+constexpr Keys kExtraKernelKeys = {"kernels", "bytes"};
 constexpr Keys kOutputKeys = {"bytes", "transfer_seconds"};
 constexpr Keys kEdgeKeys = {"src", "src_output", "dst", "bytes"};
 
@@ -102,22 +102,22 @@ absl::StatusOr<OutputTensor> ReadOutput(const Json& j, absl::string_view path, c
   return out;
 }
 
-// {"kernels": 3, "bytes": "1.5 MiB"}: OpSpec::casts.
-absl::StatusOr<CastWork> ReadCasts(const Json& j, absl::string_view path) {
-  RETURN_IF_ERROR(CheckObject(j, path, kCastKeys));
-  CastWork casts;
+// {"kernels": 3, "bytes": "1.5 MiB"}: OpSpec::extra_kernels.
+absl::StatusOr<ExtraKernels> ReadExtraKernels(const Json& j, absl::string_view path) {
+  RETURN_IF_ERROR(CheckObject(j, path, kExtraKernelKeys));
+  ExtraKernels extra;
   const Json* kernels = Find(j, "kernels");
   if (kernels == nullptr || !kernels->is_number_integer() || kernels->get<int64_t>() < 0 ||
       kernels->get<int64_t>() > std::numeric_limits<int32_t>::max()) {
-    return Err(Child(path, "kernels"), "expected a non-negative count of cast kernels");
+    return Err(Child(path, "kernels"), "expected a non-negative count of kernels");
   }
-  casts.kernels = kernels->get<int32_t>();
+  extra.kernels = kernels->get<int32_t>();
   if (const Json* bytes = Find(j, "bytes")) {
     absl::StatusOr<int64_t> b = Bytes(*bytes, Child(path, "bytes"));
     if (!b.ok()) return b.status();
-    casts.bytes = static_cast<double>(*b);
+    extra.bytes = static_cast<double>(*b);
   }
-  return casts;
+  return extra;
 }
 
 absl::StatusOr<OpSpec> ReadOp(const Json& j, const std::string& index_path, const TimeReader& time) {
@@ -184,9 +184,10 @@ absl::StatusOr<OpSpec> ReadOp(const Json& j, const std::string& index_path, cons
   }
   RETURN_IF_ERROR(json::OptionalBool(j, path, "is_backward", &op.is_backward));
   RETURN_IF_ERROR(json::OptionalBool(j, path, "channels_last", &op.channels_last));
-  for (auto [key, out] : {std::pair{"casts", &op.casts}, std::pair{"casts_back", &op.casts_back}}) {
+  for (auto [key, out] :
+       {std::pair{"extra_kernels", &op.extra_kernels}, std::pair{"extra_kernels_back", &op.extra_kernels_back}}) {
     if (const Json* v = Find(j, key)) {
-      absl::StatusOr<CastWork> c = ReadCasts(*v, Child(path, key));
+      absl::StatusOr<ExtraKernels> c = ReadExtraKernels(*v, Child(path, key));
       if (!c.ok()) return c.status();
       *out = *c;
     }

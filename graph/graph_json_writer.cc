@@ -29,8 +29,9 @@ Json OpToJson(const Graph& g, OpId op) {
   if (g.temp_bytes(op) != 0) j["temp_bytes"] = g.temp_bytes(op);
   if (g.window(op) != 0) j["window"] = g.window(op);
   if (g.channels_last(op)) j["channels_last"] = true;
-  for (auto [key, casts] : {std::pair{"casts", &g.casts(op)}, std::pair{"casts_back", &g.casts_back(op)}}) {
-    if (casts->kernels > 0) j[key] = {{"kernels", casts->kernels}, {"bytes", static_cast<int64_t>(casts->bytes)}};
+  for (auto [key, extra] :
+       {std::pair{"extra_kernels", &g.extra_kernels(op)}, std::pair{"extra_kernels_back", &g.extra_kernels_back(op)}}) {
+    if (extra->kernels > 0) j[key] = {{"kernels", extra->kernels}, {"bytes", static_cast<int64_t>(extra->bytes)}};
   }
   if (g.num_outputs(op) > 0) {
     Json& outputs = j["outputs"] = Json::array();

@@ -146,8 +146,8 @@ absl::StatusOr<Graph> ApplyPrecision(const Graph& g, Precision p, bool inference
     OpSpec spec = SpecOf(g, u);
     if (IsAutocast(p)) {
       const AutocastCast casts = AutocastCasts(g, u, width, weight_view, requires_grad);
-      spec.casts = casts.forward;
-      spec.casts_back = casts.backward;
+      spec.extra_kernels = casts.forward;
+      spec.extra_kernels_back = casts.backward;
     }
     int32_t widest = 0;
     for (int32_t k = 0; k < g.num_outputs(u); ++k) {

@@ -51,8 +51,8 @@ absl::StatusOr<Graph> ApplyPrecision(const Graph& g, Precision p, bool inference
 // - every other operator promotes inside its own kernel, with no cast.
 // Each cast reads 4 and writes 2 bytes per element or the reverse: 1.5 times the tensor's float32 bytes.
 struct AutocastCast {
-  CastWork forward;
-  CastWork backward;  // of the forward's, the casts whose source requires a gradient
+  ExtraKernels forward;
+  ExtraKernels backward;  // of the forward's, the casts whose source requires a gradient
 };
 AutocastCast AutocastCasts(const Graph& g, OpId u, const std::vector<int32_t>& width,
                            const std::vector<uint8_t>& weight_view, const std::vector<uint8_t>& requires_grad);

@@ -1,5 +1,6 @@
 #include "graph/training.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -11,6 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "graph/fused_patterns.h"
 #include "graph/saved_tensors.h"
 #include "graph/status_macros.h"
 
@@ -141,6 +143,41 @@ SavedTensors PlanSavedTensorsUnder(const Graph& g, const TrainingOptions& option
   return saved;
 }
 
+// Per operator, the fused pattern it is part of (graph/fused_patterns.h), or its own id past the patterns': what
+// runs as one kernel, and so sends one gradient back.
+std::vector<int32_t> KernelOf(const Graph& g) {
+  const FusedPatterns patterns = FindFusedPatterns(g);
+  std::vector<int32_t> kernel(g.num_ops());
+  for (OpId u = 0; u < g.num_ops(); ++u) kernel[u] = patterns.size() + u;
+  for (int32_t i = 0; i < patterns.size(); ++i) {
+    for (int32_t j = patterns.begin[i]; j < patterns.begin[i + 1]; ++j) kernel[patterns.ops[j]] = i;
+  }
+  return kernel;
+}
+
+// Autograd's sums of the gradients several uses of u's outputs send back, run before u's backward: one add per
+// kernel past the first that reads an output requiring a gradient (it reads two gradients and writes one). A
+// densenet's feature maps, read by every later concatenation of their block, sum as many. `readers` is scratch.
+ExtraKernels GradientSums(const Graph& g, OpId u, const SavedTensors& saved, const std::vector<int32_t>& kernel_of,
+                          std::vector<int32_t>& readers) {
+  ExtraKernels sums;
+  for (int32_t k = 0; k < g.num_outputs(u); ++k) {
+    const TensorId t = g.first_output(u) + k;
+    if (!saved.requires_grad[t]) continue;
+    readers.clear();
+    for (EdgeId e = g.out_begin(u); e < g.out_end(u); ++e) {
+      const OpId v = g.edge(e).dst;
+      if (g.edge(e).src_output == k && saved.differentiable(g, v)) readers.push_back(kernel_of[v]);
+    }
+    std::sort(readers.begin(), readers.end());
+    const int32_t uses = static_cast<int32_t>(std::unique(readers.begin(), readers.end()) - readers.begin());
+    if (uses < 2) continue;
+    sums.kernels += uses - 1;
+    sums.bytes += 3.0 * (uses - 1) * static_cast<double>(g.tensor(t).bytes);
+  }
+  return sums;
+}
+
 // The outputs of u its backward reads: those it saves, and every output of an operator nothing reads (a graph
 // output, whose gradient the backward starts from), which also orders the backward after u.
 bool OutputReadByBackward(const Graph& g, OpId u, int32_t k, const SavedTensors& saved) {
@@ -239,12 +276,14 @@ absl::StatusOr<Graph> BuildTrainingGraph(const Graph& forward, const TrainingOpt
   for (OpId u = 0; u < n; ++u) {
     if (saved.extra_bytes[u] > 0) specs[u].outputs.push_back(OutputTensor{.bytes = saved.extra_bytes[u]});
   }
-  // Forward operators keep their ids, so forward edges and ids carry over unchanged. The casts autograd runs back
+  // Forward operators keep their ids, so forward edges and ids carry over unchanged. The kernels autograd runs back
   // are their input gradients' (below).
-  std::vector<CastWork> casts_back(n);
-  for (OpId u = 0; u < n; ++u) casts_back[u] = std::exchange(specs[u].casts_back, CastWork{});
+  std::vector<ExtraKernels> extra_kernels_back(n);
+  for (OpId u = 0; u < n; ++u) extra_kernels_back[u] = std::exchange(specs[u].extra_kernels_back, ExtraKernels{});
   for (const OpSpec& op : specs) builder.AddOp(op);
   std::vector<OpId> grad_of(n), wgrad_of(n, kNone);
+  const std::vector<int32_t> kernel_of = KernelOf(g);
+  std::vector<int32_t> readers;
   // Backward operators in reverse topological order of their forward ones, as autograd's engine runs them (the
   // node created last first): among ready operators the simulator takes the smallest id, so a weight gradient
   // runs beside its input gradient and frees what they share, instead of after the rest of the backward.
@@ -254,7 +293,8 @@ absl::StatusOr<Graph> BuildTrainingGraph(const Graph& forward, const TrainingOpt
     const bool weights = HasWeightGradient(g, u, options);
     const double share = weights ? options.backward_multiplier / 2 : options.backward_multiplier;
     OpSpec grad = BackwardSpec(specs[u], "/grad", "Grad", share);
-    grad.casts = casts_back[u];
+    const ExtraKernels sums = GradientSums(g, u, saved, kernel_of, readers);
+    grad.extra_kernels = {extra_kernels_back[u].kernels + sums.kernels, extra_kernels_back[u].bytes + sums.bytes};
     for (EdgeId e : g.in_edges(u)) {
       OutputTensor gradient = g.tensor(g.edge_tensor(e));
       // The gradient of what flowed along this edge; none for a tensor that requires none (data, sizes, masks).

@@ -41,8 +41,8 @@ Graph EveryField() {
   a.temp_bytes = 4096;
   a.window = 25;
   a.channels_last = true;
-  a.casts = {3, 1536};
-  a.casts_back = {2, 1024};
+  a.extra_kernels = {3, 1536};
+  a.extra_kernels_back = {2, 1024};
   a.outputs = {OutputTensor{100, -1}, OutputTensor{200, 2.5e-6}};
   a.colocation_group = "embedding";
   a.pinned_device = "gpu1";
@@ -242,9 +242,9 @@ TEST(GraphJson, ErrorsNameTheJsonPath) {
               HasSubstr("operators[0] ('a').window: expected a kernel window"));
   EXPECT_THAT(ParseError(doc(R"([{"name": "a", "channels_last": "yes"}])")).message(),
               HasSubstr("operators[0] ('a').channels_last: expected true or false, got \"yes\""));
-  EXPECT_THAT(ParseError(doc(R"([{"name": "a", "casts": {"kernels": -1}}])")).message(),
-              HasSubstr("operators[0] ('a').casts.kernels: expected a non-negative count of cast kernels"));
-  EXPECT_THAT(ParseError(doc(R"([{"name": "a", "casts": {"kernels": 1, "launches": 2}}])")).message(),
+  EXPECT_THAT(ParseError(doc(R"([{"name": "a", "extra_kernels": {"kernels": -1}}])")).message(),
+              HasSubstr("operators[0] ('a').extra_kernels.kernels: expected a non-negative count of kernels"));
+  EXPECT_THAT(ParseError(doc(R"([{"name": "a", "extra_kernels": {"kernels": 1, "launches": 2}}])")).message(),
               HasSubstr("launches"));
   EXPECT_THAT(ParseError(doc(R"([{"name": "a", "flops": "3 parsecs"}])")).message(),
               HasSubstr("operators[0] ('a').flops:"));

@@ -103,7 +103,7 @@ TEST(Precision, AutocastRunsTheCastsPyTorchRunsBeforeEachOperator) {
   const Graph g = Mlp();
   absl::StatusOr<Graph> amp = ApplyPrecision(g, Precision::kAmpBf16, /*inference=*/true);
   ASSERT_TRUE(amp.ok()) << amp.status();
-  const auto casts = [&](absl::string_view op) { return amp->casts(amp->FindOp(op)); };
+  const auto casts = [&](absl::string_view op) { return amp->extra_kernels(amp->FindOp(op)); };
   EXPECT_EQ(casts("fc1").kernels, 1);  // its weights; it reads no float32 activation
   EXPECT_DOUBLE_EQ(casts("fc1").bytes, 1.5 * 4000);
   EXPECT_EQ(casts("relu").kernels, 0);  // promotes inside its kernel
@@ -115,8 +115,8 @@ TEST(Precision, AutocastRunsTheCastsPyTorchRunsBeforeEachOperator) {
   absl::StatusOr<Graph> fp32 = ApplyPrecision(g, Precision::kFp32, /*inference=*/true);
   absl::StatusOr<Graph> bf16 = ApplyPrecision(g, Precision::kBf16, /*inference=*/true);
   for (OpId u = 0; u < g.num_ops(); ++u) {
-    EXPECT_EQ(fp32->casts(u).kernels, 0);
-    EXPECT_EQ(bf16->casts(u).kernels, 0) << "a converted model casts nothing";
+    EXPECT_EQ(fp32->extra_kernels(u).kernels, 0);
+    EXPECT_EQ(bf16->extra_kernels(u).kernels, 0) << "a converted model casts nothing";
   }
 }
 
@@ -126,10 +126,10 @@ TEST(Precision, ATrainingStepRunsTheCastsBackAndTheHostIssuesThem) {
   absl::StatusOr<Graph> step = AutocastStep(Mlp());
   ASSERT_TRUE(step.ok()) << step.status();
   const OpId fc2 = step->FindOp("fc2"), fc2_grad = step->FindOp("fc2/grad");
-  EXPECT_EQ(step->casts(fc2).kernels, 2);
-  EXPECT_EQ(step->casts_back(fc2).kernels, 0) << "given to its input gradient";
-  EXPECT_EQ(step->casts(fc2_grad).kernels, 2);
-  EXPECT_EQ(step->casts(step->FindOp("fc2/wgrad")).kernels, 0);
+  EXPECT_EQ(step->extra_kernels(fc2).kernels, 2);
+  EXPECT_EQ(step->extra_kernels_back(fc2).kernels, 0) << "given to its input gradient";
+  EXPECT_EQ(step->extra_kernels(fc2_grad).kernels, 2);
+  EXPECT_EQ(step->extra_kernels(step->FindOp("fc2/wgrad")).kernels, 0);
 
   Device d;
   d.name = "gpu0";
@@ -142,7 +142,7 @@ TEST(Precision, ATrainingStepRunsTheCastsBackAndTheHostIssuesThem) {
   absl::StatusOr<Topology> topology = BuildMatrix("one", {d}, {{0}}, {{0}});
   ASSERT_TRUE(topology.ok()) << topology.status();
   absl::StatusOr<CostModel> with_casts = CostModel::Create(*step, *topology);
-  absl::StatusOr<Graph> plain = RebuildGraph(*step, [](OpId, OpSpec& op) { op.casts = {}; });
+  absl::StatusOr<Graph> plain = RebuildGraph(*step, [](OpId, OpSpec& op) { op.extra_kernels = {}; });
   absl::StatusOr<CostModel> without = CostModel::Create(*plain, *topology);
   ASSERT_TRUE(with_casts.ok() && without.ok());
   EXPECT_DOUBLE_EQ(with_casts->host_time(fc2, 0), without->host_time(fc2, 0) + 2 * d.launch_overhead);

@@ -263,6 +263,37 @@ TEST(Training, RejectsWhatIsNotAForwardGraph) {
   }
 }
 
+TEST(Training, AutogradSumsTheGradientsOfATensorReadByEveryKernelPastTheFirst) {
+  // a's output (1000 bytes, requiring a gradient) is read by b, c, and a SiLU spelled as Sigmoid and Mul: three
+  // kernels, so autograd adds three gradients with two kernels before a's backward. The data x is read twice
+  // but requires no gradient: nothing is summed for it.
+  GraphBuilder b;
+  b.AddOp(Op("x", 100, 0, {400}));
+  b.AddOp(Op("a", 1000, 4000));
+  b.AddOp(Op("b", 1000, 4000));
+  b.AddOp(Op("c", 1000, 4000));
+  OpSpec sigmoid = Op("s", 10, 0), mul = Op("m", 10, 0);
+  sigmoid.op_type = "Sigmoid";
+  mul.op_type = "Mul";
+  b.AddOp(sigmoid);
+  b.AddOp(mul);
+  b.AddOp(Op("d", 10, 0));
+  b.AddEdge("x", 0, "a");
+  b.AddEdge("x", 0, "b");
+  for (absl::string_view reader : {"b", "c", "s", "m"}) b.AddEdge("a", 0, reader);
+  b.AddEdge("s", 0, "m");
+  for (absl::string_view joined : {"b", "c", "m"}) b.AddEdge(joined, 0, "d");
+  const Graph t = Training(Build(std::move(b)));
+  const ExtraKernels& sums = t.extra_kernels(t.FindOp("a/grad"));
+  EXPECT_EQ(sums.kernels, 2);
+  EXPECT_DOUBLE_EQ(sums.bytes, 2 * 3 * 1000.0);
+  // d's output is read by nothing; b's and c's by one kernel each; x requires no gradient.
+  for (absl::string_view op : {"d/grad", "b/grad", "c/grad", "x/grad"}) {
+    const OpId grad = t.FindOp(op);
+    if (grad != kNone) EXPECT_EQ(t.extra_kernels(grad).kernels, 0) << op;
+  }
+}
+
 TEST(Training, IsDeterministic) {
   const Graph f = Small();
   EXPECT_EQ(GraphHash(Training(f)), GraphHash(Training(f)));
