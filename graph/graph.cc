@@ -161,10 +161,6 @@ absl::StatusOr<Graph> RebuildGraph(const Graph& g, const std::function<void(OpId
   return std::move(builder).Build();
 }
 
-bool Graph::has_backward() const {
-  return std::find(is_backward_.begin(), is_backward_.end(), 1) != is_backward_.end();
-}
-
 int64_t Graph::total_param_bytes() const {
   return std::accumulate(param_bytes_.begin(), param_bytes_.end(), int64_t{0});
 }
@@ -232,6 +228,7 @@ absl::Status GraphBuilder::TakeOps(Graph& g) {
     g.extra_kernels_.push_back(op.extra_kernels);
     g.extra_kernels_back_.push_back(op.extra_kernels_back);
     g.is_backward_.push_back(op.is_backward ? 1 : 0);
+    g.has_backward_ = g.has_backward_ || op.is_backward;
     g.colocation_.push_back(groups.Intern(op.colocation_group, true));
     g.pinned_.push_back(pins.Intern(op.pinned_device, true));
     for (const auto& [kind, seconds] : op.measured_seconds) {

@@ -146,7 +146,7 @@ class Graph {
   // Sums over the graph, handy for bounds and reports.
   int64_t total_param_bytes() const;
   // Whether any operator is a backward one: the graph is a training step.
-  bool has_backward() const;
+  bool has_backward() const { return has_backward_; }
 
  private:
   friend class GraphBuilder;
@@ -162,6 +162,7 @@ class Graph {
   std::vector<ExtraKernels> extra_kernels_;
   std::vector<ExtraKernels> extra_kernels_back_;
   std::vector<uint8_t> is_backward_;
+  bool has_backward_ = false;
   std::vector<int32_t> colocation_;
   std::vector<int32_t> pinned_;
   std::vector<int32_t> measured_begin_;  // n + 1

@@ -19,8 +19,9 @@ Run it where the placement is for: on the GPU machine, with the PyTorch the mode
   accumulated, Adam's step (op_class "optimizer").
 
 Each line's op_class is the class of its operator type ("gemm", "conv", "pooling", "normalization",
-"elementwise", "transcendental", "data_movement", "view", "optimizer"); the consumer refines gemm and conv by intensity (thin_gemm,
-thin_conv below 16 FLOPs per byte; wide_thin_conv for thin ones whose "window", kh x kw, is past 3x3;
+"elementwise", "transcendental", "data_movement", "view", "optimizer"; "inference_batch_norm" for the batch
+normalizations, timed in eval mode, which the consumer counts among the normalizations too); the consumer refines
+gemm and conv by intensity (thin_gemm, thin_conv below 16 FLOPs per byte; wide_thin_conv for thin ones whose "window", kh x kw, is past 3x3;
 channels_last_thin_conv for thin ones whose input is channels-last, "channels_last"), as the cost
 model classes an imported operator. The numerics are PyTorch's
 defaults (float32; TF32 as the settings say), which `settings` records.
@@ -107,7 +108,8 @@ def layers(device, b):
     """The benchmark layers at batch `b` (placectl calibrate's are at 8)."""
     # Batchnorm's running statistics are made once rather than per call: on a GPU two fill kernels per call would
     # be timed as normalization work (on a CPU the difference is lost in the noise).
-    running_mean, running_var = torch.zeros(64, device=device), torch.ones(64, device=device)
+    # A batch normalization's time follows its count of maps as well as its bytes: timed over early maps and late ones.
+    stats = {c: (torch.zeros(c, device=device), torch.ones(c, device=device)) for c in (64, 960)}
     return [
         linear(b, 512, 1000),
         linear(1, 4096, 4096),  # a classifier's weights at batch 1: streamed from memory, forward and backward
@@ -135,8 +137,10 @@ def layers(device, b):
         # The importer counts inputs plus outputs: the global pool writes one value per channel.
         pointwise("normalization", "global average pool 512x7x7", (b, 512, 7, 7), 1, 0,
                   lambda t: F.adaptive_avg_pool2d(t[0], (1, 1)), nbytes=FLOAT * (b * 512 * 49 + b * 512)),
-        pointwise("normalization", "batchnorm 64x56x56", (b, 64, 56, 56), 1, 5,
-                  lambda t: torch.batch_norm(t[0], None, None, running_mean, running_var, False, 0.1, 1e-5, False)),
+        pointwise("inference_batch_norm", "batchnorm 64x56x56", (b, 64, 56, 56), 1, 5,
+                  lambda t: torch.batch_norm(t[0], None, None, *stats[64], False, 0.1, 1e-5, False)),
+        pointwise("inference_batch_norm", "batchnorm 960x7x7", (b, 960, 7, 7), 1, 5,
+                  lambda t: torch.batch_norm(t[0], None, None, *stats[960], False, 0.1, 1e-5, False)),
         pointwise("normalization", "layernorm 197x768", (b, 197, 768), 1, 8, lambda t: F.layer_norm(t[0], (768,))),
         pointwise("normalization", "softmax 12x197x197", (b, 12, 197, 197), 1, 5, lambda t: torch.softmax(t[0], -1)),
         pointwise("elementwise", "relu 64x56x56", (b, 64, 56, 56), 1, 1, lambda t: torch.relu(t[0])),

@@ -3,11 +3,13 @@
 #include "graph/calibration.h"
 
 #include <cmath>
+#include <string>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "graph/cost_model.h"
 #include "graph/op_class.h"
 
@@ -120,6 +122,28 @@ TEST(Calibration, AWideDepthwiseLayerHasAClassOfItsOwn) {
   ASSERT_TRUE(without.ok()) << without.status();
   EXPECT_EQ(without->device.efficiency[wide], without->device.efficiency[thin_class]);
   EXPECT_EQ(without->device.backward_efficiency[wide], without->device.backward_efficiency[thin_class]);
+}
+
+// The eval-mode batch normalization layer sets its own class from its own time, and counts among the
+// normalizations as it did before it had one: a normalization layer at half its roofline and the batch
+// normalization at all of it pool to 2/3 either way.
+TEST(Calibration, TheEvalModeBatchNormalizationSetsItsClassAndCountsAmongTheNormalizations) {
+  const std::string lines = R"(
+    {"op_class": "normalization", "layer": "softmax", "flops": 0, "bytes": 1e6, "forward_seconds": 0.000201},
+    {"op_class": "%s", "layer": "batchnorm", "flops": 0, "bytes": 1e6, "forward_seconds": 0.000101})";
+  std::string text = kMeasurements;
+  const size_t end = text.rfind(']');
+  const int norm = static_cast<int>(OpClass::kNormalization), eval = static_cast<int>(OpClass::kInferenceBatchNorm);
+  absl::StatusOr<Calibration> own = ParseMeasurements(
+      std::string(text).insert(end, absl::StrCat(",", absl::StrReplaceAll(lines, {{"%s", "inference_batch_norm"}}))));
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_NEAR(own->device.efficiency[eval], 1.0, 1e-9);
+  EXPECT_NEAR(own->device.efficiency[norm], 2.0 / 3, 1e-9);
+  absl::StatusOr<Calibration> before = ParseMeasurements(
+      std::string(text).insert(end, absl::StrCat(",", absl::StrReplaceAll(lines, {{"%s", "normalization"}}))));
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_NEAR(before->device.efficiency[norm], 2.0 / 3, 1e-9);
+  EXPECT_EQ(before->device.efficiency[eval], before->device.efficiency[norm]);
 }
 
 // A channels-last depthwise layer (its backward half the contiguous one's) sets a class of its own, and keeps its

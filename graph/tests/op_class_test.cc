@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "graph/cost_model.h"
 #include "graph/topology_json.h"
 #include "graph/training.h"
@@ -143,6 +144,48 @@ TEST(OpClass, AThinConvolutionOnChannelsLastDataIsAClassOfItsOwn) {
     ASSERT_NE(op, kNone) << name;
     EXPECT_EQ(ClassOf(*step, op), OpClass::kChannelsLastThinConv) << name;
   }
+}
+
+// Eager PyTorch runs a model outside training in eval mode: its batch normalizations apply their running statistics,
+// one pass over the data, a class of its own; in a training step they compute the batch's, a normalization. A
+// topology file without the class gives it the normalizations' factor.
+TEST(OpClass, ABatchNormalizationOutsideATrainingStepIsAClassOfItsOwn) {
+  GraphBuilder builder;
+  for (const char* type : {"Conv", "BatchNormalization"}) {
+    OpSpec op;
+    op.name = type;
+    op.op_type = type;
+    op.flops = 288e6;
+    op.bytes_accessed = 2e6;
+    op.param_bytes = 1024;
+    op.outputs.push_back(OutputTensor{.bytes = 1000000});
+    builder.AddOp(op);
+  }
+  builder.AddEdge("Conv", 0, "BatchNormalization");
+  absl::StatusOr<Graph> g = std::move(builder).Build();
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_FALSE(g->has_backward());
+  EXPECT_EQ(ClassOf(*g, g->FindOp("BatchNormalization")), OpClass::kInferenceBatchNorm);
+  EXPECT_EQ(OpClassFromName("inference_batch_norm"), OpClass::kInferenceBatchNorm);
+  absl::StatusOr<Graph> step = BuildTrainingGraph(*g);
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_TRUE(step->has_backward());
+  for (const char* name : {"BatchNormalization", "BatchNormalization/grad"}) {
+    EXPECT_EQ(ClassOf(*step, step->FindOp(name)), OpClass::kNormalization) << name;
+  }
+  const std::string cpu = R"({"devices": [{"name": "cpu0", "kind": "cpu", "type": "cpu", "peak_flops": "100 GFLOP/s",
+      "memory_bandwidth": "10 GB/s", "memory": "16 GiB", "efficiency": {"normalization": 0.25%s}}]})";
+  absl::StatusOr<Topology> old = ParseTopologyJson(absl::StrReplaceAll(cpu, {{"%s", ""}}));
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_DOUBLE_EQ(old->device(0).efficiency[static_cast<int>(OpClass::kInferenceBatchNorm)], 0.25);
+  absl::StatusOr<Topology> own = ParseTopologyJson(absl::StrReplaceAll(cpu, {{"%s", R"(, "inference_batch_norm": 2)"}}));
+  ASSERT_TRUE(own.ok()) << own.status();
+  absl::StatusOr<CostModel> m = CostModel::Create(*g, *own);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_NEAR(m->op_time(g->FindOp("BatchNormalization"), 0), 288e6 / 100e9 / 2, 1e-12);  // compute-bound
+  absl::StatusOr<CostModel> training = CostModel::Create(*step, *own);
+  ASSERT_TRUE(training.ok()) << training.status();
+  EXPECT_NEAR(training->op_time(step->FindOp("BatchNormalization"), 0), 288e6 / 100e9 / 0.25, 1e-12);
 }
 
 constexpr char kCalibrated[] = R"({"devices": [{"name": "cpu0", "kind": "cpu", "type": "cpu",

@@ -119,6 +119,18 @@ Layer Pointwise(OpClass cls, const std::string& name, std::vector<int64_t> shape
                backward_ops};
 }
 
+// A batch normalization in eval mode (a per-channel scale and shift) over 8 x `channels` maps of `size` x `size`.
+// Its time follows the count of maps as well as its bytes (a short loop per map), so it is timed over a network's
+// early maps (few channels, large maps) and its late ones (many channels, 7x7): on one core of this kind of host
+// the second moves its bytes at half the first's rate.
+Layer EvalBatchNorm(int64_t channels, int64_t size) {
+  const torch::Tensor mean = torch::zeros({channels}), var = torch::ones({channels});
+  return Pointwise(OpClass::kInferenceBatchNorm, absl::StrCat("batchnorm ", channels, "x", size, "x", size),
+                   {8, channels, size, size}, 1, 5, [=](const std::vector<torch::Tensor>& t) {
+                     return torch::batch_norm(t[0], {}, {}, mean, var, false, 0.1, 1e-5, false);
+                   });
+}
+
 Layer WithBytes(Layer layer, double bytes) {
   layer.bytes = bytes;
   return layer;
@@ -158,11 +170,8 @@ std::vector<Layer> Layers() {
                             return torch::adaptive_avg_pool2d(t[0], {1, 1});
                           }),
                 kFloat * (8.0 * 512 * 49 + 8 * 512)),
-      Pointwise(OpClass::kNormalization, "batchnorm 64x56x56", {8, 64, 56, 56}, 1, 5,
-                [](T t) {
-                  return torch::batch_norm(t[0], {}, {}, torch::zeros({64}), torch::ones({64}), false, 0.1, 1e-5,
-                                           false);
-                }),
+      EvalBatchNorm(64, 56),
+      EvalBatchNorm(960, 7),
       Pointwise(OpClass::kNormalization, "layernorm 197x768", {8, 197, 768}, 1, 8,
                 [](T t) { return torch::layer_norm(t[0], {768}); }),
       Pointwise(OpClass::kNormalization, "softmax 12x197x197", {8, 12, 197, 197}, 1, 5,
