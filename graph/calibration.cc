@@ -148,16 +148,17 @@ absl::Status DeriveEfficiencies(Calibration* calibration) {
     if (line.flops > 0 && line.bytes > 0 && line.window <= kMaxNarrowWindow) {
       curve_points[c].push_back({line.flops / line.bytes, roofline / forward});
     }
+    const bool timed_backward = line.backward_ops > 0 && line.backward_seconds > 0;
     const double backward =
         std::max(line.backward_seconds - line.backward_ops * d.launch_overhead, 0.05 * line.backward_seconds);
-    if (line.backward_ops > 0 && line.backward_seconds > 0) back_ratios[c].push_back(backward / forward);
+    if (timed_backward) back_ratios[c].push_back(backward / forward);
     // The eval-mode batch normalization layer was the normalization class's before it had a class of its own, and
     // stays among its layers: a training step's batch normalizations keep the figures they had.
     if (op_class == OpClass::kInferenceBatchNorm) {
       const int n = static_cast<int>(OpClass::kNormalization);
       roof[n] += roofline;
       spent[n] += forward;
-      if (line.backward_ops > 0 && line.backward_seconds > 0) back_ratios[n].push_back(backward / forward);
+      if (timed_backward) back_ratios[n].push_back(backward / forward);
     }
   }
   for (int c = 0; c < kNumOpClasses; ++c) {

@@ -61,7 +61,7 @@ std::vector<double> HostTimes(const Graph& g, const Topology& topology, const st
 // issues the kernels (a host stream), that is the host's time and the device's is their bytes; without one the
 // launch is the device's too, as for every kernel.
 void AddExtraKernels(const Graph& g, const Topology& topology, const std::vector<DeviceId>& kind_device,
-              std::vector<double>& time, std::vector<double>& host) {
+                     std::vector<double>& time, std::vector<double>& host) {
   const size_t n = static_cast<size_t>(g.num_ops());
   for (OpId op = 0; op < g.num_ops(); ++op) {
     const ExtraKernels& extra = g.extra_kernels(op);

@@ -68,8 +68,10 @@ absl::Status ValidateOp(const OpSpec& op) {
     return absl::InvalidArgumentError(absl::StrCat("operator '", op.name, "': window must be non-negative"));
   }
   for (const ExtraKernels& c : {op.extra_kernels, op.extra_kernels_back}) {
-    if (c.kernels < 0) return absl::InvalidArgumentError(absl::StrCat("operator '", op.name, "': negative casts"));
-    if (!(s = CheckNumber(op.name, "cast bytes", c.bytes)).ok()) return s;
+    if (c.kernels < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("operator '", op.name, "': negative extra kernels"));
+    }
+    if (!(s = CheckNumber(op.name, "extra kernel bytes", c.bytes)).ok()) return s;
   }
   for (size_t i = 0; i < op.outputs.size(); ++i) {
     const OutputTensor& out = op.outputs[i];
