@@ -26,6 +26,8 @@ double PoolingOnCpuSeconds(double flops, double bytes, const Device& d) {
 }
 
 double Roofline(const Graph& g, OpId op, const Device& d, OpClass c, bool backward) {
+  // A backward operator with nothing to compute (an input gradient that no input needs) runs no kernel.
+  if (backward && g.flops(op) <= 0 && g.bytes_accessed(op) <= 0) return 0;
   return KernelSeconds(c, g.flops(op), g.bytes_accessed(op), d, backward, g.window(op));
 }
 

@@ -57,6 +57,24 @@ OpSpec BackwardSpec(const OpSpec& forward, absl::string_view suffix, absl::strin
   return op;
 }
 
+// Whether autograd computes a gradient for any of u's inputs: u's outputs need one and so does an input. A network's
+// first convolution reads the data, which needs none: its backward computes the weight gradient only.
+bool ComputesInputGradient(const Graph& g, OpId u, const SavedTensors& saved) {
+  if (!saved.differentiable(g, u)) return false;
+  for (EdgeId e : g.in_edges(u)) {
+    if (saved.requires_grad[g.edge_tensor(e)]) return true;
+  }
+  return false;
+}
+
+// An input gradient no input needs: kept for the graph's shape (its weight gradient and the backward's edges hang
+// off it), with no work, so that it runs no kernel.
+void WithoutWork(OpSpec& op) {
+  op.flops = 0;
+  op.bytes_accessed = 0;
+  for (auto& [kind, seconds] : op.measured_seconds) seconds = 0;
+}
+
 OpSpec UpdateSpec(const OpSpec& forward, const OptimizerModel& optimizer) {
   OpSpec op;
   op.name = absl::StrCat(forward.name, "/update");
@@ -293,6 +311,7 @@ absl::StatusOr<Graph> BuildTrainingGraph(const Graph& forward, const TrainingOpt
     const bool weights = HasWeightGradient(g, u, options);
     const double share = weights ? options.backward_multiplier / 2 : options.backward_multiplier;
     OpSpec grad = BackwardSpec(specs[u], "/grad", "Grad", share);
+    if (!ComputesInputGradient(g, u, saved)) WithoutWork(grad);
     const ExtraKernels sums = GradientSums(g, u, saved, kernel_of, readers);
     grad.extra_kernels = {extra_kernels_back[u].kernels + sums.kernels, extra_kernels_back[u].bytes + sums.bytes};
     for (EdgeId e : g.in_edges(u)) {

@@ -10,7 +10,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/canonical.h"
+#include "graph/cost_model.h"
 #include "graph/tests/graph_test_util.h"
+#include "graph/topology_json.h"
 
 namespace placement {
 namespace {
@@ -154,10 +156,12 @@ TEST(Training, EdgesFollowReverseModeDataflow) {
 
 TEST(Training, BackwardCostsMultiplierTimesForward) {
   GraphBuilder b;
+  b.AddOp(Op("w", 1e6, 400));  // holds parameters: what it writes needs a gradient
   OpSpec m = Op("m", 1e9, 4000);
   m.measured_seconds = {{"V100", 2e-3}};
   b.AddOp(m);
   b.AddOp(Op("r", 1e6, 0));
+  b.AddEdge("w", 0, "m");
   b.AddEdge("m", 0, "r");
   const Graph f = Build(std::move(b));
   TrainingOptions options;
@@ -178,12 +182,42 @@ TEST(Training, BackwardCostsMultiplierTimesForward) {
     if (t.op_type(u) == "ApplyAdam") continue;
     (t.is_backward(u) ? backward : forward) += t.flops(u);
   }
-  EXPECT_DOUBLE_EQ(backward, 3 * forward);
+  // w reads no input that needs a gradient: its backward is its weight gradient only, half of its share.
+  EXPECT_DOUBLE_EQ(t.flops(t.FindOp("w/grad")), 0);
+  EXPECT_DOUBLE_EQ(backward, 3 * forward - 1.5e6);
 
   options.include_weight_gradients = false;
   const Graph folded = Training(f, options);
   EXPECT_DOUBLE_EQ(folded.flops(folded.FindOp("m/grad")), 3e9);
   EXPECT_DOUBLE_EQ(folded.measured(folded.FindOp("m/grad"))[0].seconds, 6e-3);
+}
+
+TEST(Training, TheFirstLayerComputesNoGradientForTheDataItReads) {
+  GraphBuilder b;
+  OpSpec data = Op("data", 0, 0);
+  data.op_type = "Input";
+  b.AddOp(data);
+  OpSpec stem = Op("stem", 1e9, 4000);
+  stem.measured_seconds = {{"V100", 2e-3}};
+  b.AddOp(stem);
+  b.AddOp(Op("next", 1e9, 4000));
+  b.AddEdge("data", 0, "stem");
+  b.AddEdge("stem", 0, "next");
+  const Graph t = Training(Build(std::move(b)), {});
+  // As autograd runs it: the first convolution's backward computes its weight gradient, not the data's gradient.
+  const OpId stem_grad = t.FindOp("stem/grad");
+  EXPECT_EQ(t.flops(stem_grad), 0);
+  EXPECT_EQ(t.bytes_accessed(stem_grad), 0);
+  ASSERT_EQ(t.measured(stem_grad).size(), 1u);
+  EXPECT_EQ(t.measured(stem_grad)[0].seconds, 0);
+  EXPECT_EQ(t.flops(t.FindOp("stem/wgrad")), 1e9);
+  EXPECT_EQ(t.flops(t.FindOp("next/grad")), 1e9);  // the stem's output needs one
+  absl::StatusOr<Topology> topology = ParseTopologyShorthand("1xV100");
+  ASSERT_TRUE(topology.ok()) << topology.status();
+  absl::StatusOr<CostModel> costs = CostModel::Create(t, *topology);
+  ASSERT_TRUE(costs.ok()) << costs.status();
+  EXPECT_EQ(costs->op_time(stem_grad, 0), 0);  // no kernel: not even a launch
+  EXPECT_GT(costs->op_time(t.FindOp("next/grad"), 0), 0);
 }
 
 TEST(Training, OptimizerStateAndUpdateCost) {
