@@ -4,16 +4,6 @@
 #include "graph/op_class.h"
 
 namespace placement {
-namespace {
-
-bool ReadInTheForward(const Graph& g, OpId u) {
-  for (const Edge& e : g.out_edges(u)) {
-    if (!g.is_backward(e.dst)) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 bool IsWeightGradientType(absl::string_view op_type) { return absl::EndsWith(op_type, "WeightGrad"); }
 
@@ -24,7 +14,7 @@ std::vector<int64_t> KeptForBackwardBytes(const Graph& g) {
     const Edge& edge = g.edge(e);
     if (g.is_backward(edge.src) || !g.is_backward(edge.dst) || !IsBackwardType(g.op_type(edge.dst))) continue;
     const TensorId t = g.edge_tensor(e);
-    if (counted[t] || !ReadInTheForward(g, edge.src)) continue;
+    if (counted[t]) continue;
     counted[t] = 1;
     kept[edge.src] += g.tensor(t).bytes;
   }

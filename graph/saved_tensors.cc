@@ -57,7 +57,7 @@ constexpr SavedTensorRule kRules[] = {
     {"GroupNormalization", SavedKind::kInputs},
     {"SimplifiedLayerNormalization", SavedKind::kInputs},  // RMSNorm
     // Pooling: max pooling keeps its input and its int64 indices (max_pool2d_with_indices).
-    {"MaxPool", SavedKind::kInputs, 2.0},
+    {"MaxPool", SavedKind::kInputs, 2.0, true},
     {"AveragePool", SavedKind::kInputs},
     {"GlobalAveragePool", SavedKind::kInputs},  // adaptive_avg_pool2d
     {"GlobalMaxPool", SavedKind::kInputs},
@@ -68,7 +68,7 @@ constexpr SavedTensorRule kRules[] = {
     {"LSTM", SavedKind::kInputs, 6.9},
     {"GRU", SavedKind::kInputs, 6.9},
     // Dropout: the one-byte mask (the mask output of a training-mode export, else a quarter of float32 output).
-    {"Dropout", SavedKind::kNothing, 0.25},
+    {"Dropout", SavedKind::kNothing, 0.25, true},
     // Gathers keep their indices, which are small next to what they gather.
     {"Gather", SavedKind::kNothing},
     {"GatherElements", SavedKind::kNothing},

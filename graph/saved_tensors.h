@@ -33,9 +33,12 @@ enum class SavedKind : uint8_t {
 struct SavedTensorRule {
   absl::string_view op_type;
   SavedKind kind = SavedKind::kNothing;
-  // Bytes saved beside them as a multiple of the first output's bytes, for what is no tensor of the graph:
+  // Bytes saved beside them as a multiple of the first output's float32 bytes, for what is no tensor of the graph:
   // max pooling's int64 indices (two per float32 output), dropout's one-byte mask.
   double extra_per_output_byte = 0;
+  // Whether those bytes are of a type of their own (indices, a mask) rather than the activations' (a recurrent
+  // layer's gates): they stay the same size in a 16-bit step, where each output element is half the bytes.
+  bool fixed_width_extra = false;
 };
 
 // Operators that lay out a tensor without computing on it (transposes, reshapes, slices, concatenations, casts):

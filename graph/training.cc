@@ -140,13 +140,26 @@ class GroupNamer {
   absl::flat_hash_set<std::string> used_;
 };
 
+// The rules count max pooling's indices and dropout's mask per float32 output byte; an operator that runs in 16
+// bits has half those bytes per element, and its indices and mask are as large as ever.
+void KeepFixedWidthExtras(const Graph& g, const std::vector<int32_t>& width, SavedTensors& saved) {
+  for (OpId u = 0; u < g.num_ops(); ++u) {
+    if (saved.extra_bytes[u] == 0 || width[g.first_output(u)] != 2) continue;
+    const SavedTensorRule* rule = FindSavedTensorRule(g.op_type(u));
+    if (rule != nullptr && rule->fixed_width_extra) saved.extra_bytes[u] *= 2;
+  }
+}
+
 // What autograd keeps, under autocast with what a 16-bit operator casts among what is no tensor of the graph: its
 // weights' copy (held by it or laid out for it), and the copy of each float32 input it keeps (a matrix product
 // after a layer norm or a softmax keeps its 16-bit cast of their output, one per reader, not the float32 output).
 SavedTensors PlanSavedTensorsUnder(const Graph& g, const TrainingOptions& options) {
   SavedTensors saved = PlanSavedTensors(g);
+  if (options.precision == Precision::kFp32) return saved;
+  std::vector<int32_t> width = AutocastWidths(g);
+  if (!IsAutocast(options.precision)) std::replace(width.begin(), width.end(), 4, 2);  // the whole model in 16 bits
+  KeepFixedWidthExtras(g, width, saved);
   if (!IsAutocast(options.precision)) return saved;
-  const std::vector<int32_t> width = AutocastWidths(g);
   for (OpId u = 0; u < g.num_ops(); ++u) {
     if (!saved.differentiable(g, u) || !RunsInLowPrecision(g.op_type(u))) continue;
     saved.extra_bytes[u] += AutocastWeightCopyBytes(g, u, options.precision);
