@@ -4,6 +4,20 @@
 #include "graph/op_class.h"
 
 namespace placement {
+namespace {
+
+// Whether autograd keeps tensor t of forward operator u for the backward, given that a backward operator reads it.
+// An answer of the model (an output no forward operator reads) is read by its operator's backward because the
+// loss's gradient starts there, not because autograd keeps it; what a final operator saves beside its answers
+// (a final Linear's 16-bit weight copy under autocast, max pooling's indices) is its last output.
+bool Kept(const Graph& g, OpId u, TensorId t) {
+  for (const Edge& e : g.out_edges(u)) {
+    if (!g.is_backward(e.dst)) return true;
+  }
+  return g.num_outputs(u) > 1 && t == g.first_output(u) + g.num_outputs(u) - 1;
+}
+
+}  // namespace
 
 bool IsWeightGradientType(absl::string_view op_type) { return absl::EndsWith(op_type, "WeightGrad"); }
 
@@ -14,7 +28,7 @@ std::vector<int64_t> KeptForBackwardBytes(const Graph& g) {
     const Edge& edge = g.edge(e);
     if (g.is_backward(edge.src) || !g.is_backward(edge.dst) || !IsBackwardType(g.op_type(edge.dst))) continue;
     const TensorId t = g.edge_tensor(e);
-    if (counted[t]) continue;
+    if (counted[t] || !Kept(g, edge.src, t)) continue;
     counted[t] = 1;
     kept[edge.src] += g.tensor(t).bytes;
   }

@@ -16,9 +16,9 @@ namespace placement {
 bool IsWeightGradientType(absl::string_view op_type);
 
 // Per operator, the bytes of its forward outputs that a backward operator reads: what autograd keeps from the
-// forward until the backward uses it. The last operator's count too: a final softmax's result, which autograd
-// saves, and what it saves beside its answer (a final Linear's 16-bit weight copy under autocast); an answer its
-// backward does not read (a Linear's) is not kept for it. Zero for backward operators and for graphs
+// forward until the backward uses it. A graph output (read by no forward operator) is the model's answer, which
+// the loss reads and the backward starts from, and is not counted; what its operator saves beside it (its last
+// output: a final Linear's 16-bit weight copy under autocast) is. Zero for backward operators and for graphs
 // without a backward, and for backward operators not named as gradients ("...Grad": this project's training
 // steps, PyTorch traces, PipeDream's profiles): Tarnawski et al.'s inputs flag backward nodes of type "layer"
 // and fold what they keep into each node's resident size.

@@ -42,11 +42,23 @@ TEST(PipelinedMemory, KeptActivationsAreTheForwardTensorsTheBackwardReadsOnce) {
   const std::vector<int64_t> kept = KeptForBackwardBytes(*step);
   EXPECT_EQ(Of(*step, kept, "x"), 400);  // a's backward reads its input
   EXPECT_EQ(Of(*step, kept, "a"), 350);  // both outputs, each once although b/grad and b/wgrad read them
-  EXPECT_EQ(Of(*step, kept, "b"), 20);   // the answer, which b's type keeps for its backward
+  EXPECT_EQ(Of(*step, kept, "b"), 0);    // the answer, which the loss reads
   for (OpId v = 0; v < step->num_ops(); ++v) {
     if (step->is_backward(v)) EXPECT_EQ(kept[v], 0) << step->name(v);
   }
   EXPECT_EQ(KeptForBackwardBytes(Forward()), std::vector<int64_t>(3, 0));  // inference keeps nothing
+}
+
+TEST(PipelinedMemory, AFinalOperatorKeepsWhatItSavesBesideTheAnswer) {
+  GraphBuilder b;
+  b.AddOp(Op("conv", 4000, {800}));
+  b.AddOp(Op("pool", 0, {200}, "MaxPool"));  // the model's answer, and its int64 indices beside it
+  b.AddEdge("conv", 0, "pool");
+  absl::StatusOr<Graph> step = BuildTrainingGraph(testing::BuildOrFail(std::move(b)), TrainingOptions{});
+  ASSERT_TRUE(step.ok()) << step.status();
+  const std::vector<int64_t> kept = KeptForBackwardBytes(*step);
+  EXPECT_EQ(Of(*step, kept, "conv"), 800);  // the pool's input
+  EXPECT_EQ(Of(*step, kept, "pool"), 400);  // two bytes of indices per float32 byte of the answer; not the answer
 }
 
 TEST(PipelinedMemory, EachDeviceHoldsStateOnceAndActivationsPerMicroBatchInFlight) {
@@ -57,10 +69,10 @@ TEST(PipelinedMemory, EachDeviceHoldsStateOnceAndActivationsPerMicroBatchInFligh
   EXPECT_EQ(Of(*step, held, "a"), 4000 + 3 * 350);
   EXPECT_EQ(Of(*step, held, "a/wgrad"), 4000);      // the gradient, once
   EXPECT_EQ(Of(*step, held, "a/update"), 2 * 4000);  // Adam's two moments
-  EXPECT_EQ(Of(*step, held, "b"), 8000 + 3 * 20);
+  EXPECT_EQ(Of(*step, held, "b"), 8000);
   int64_t total = 0;
   for (int64_t h : held) total += h;
-  EXPECT_EQ(total, 4 * (4000 + 8000) + 3 * (400 + 350 + 20));
+  EXPECT_EQ(total, 4 * (4000 + 8000) + 3 * (400 + 350));
 }
 
 TEST(PipelinedMemory, BackwardNodesNotNamedAsGradientsFoldTheirMemoryIntoTheirSize) {
