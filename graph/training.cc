@@ -140,6 +140,15 @@ class GroupNamer {
   absl::flat_hash_set<std::string> used_;
 };
 
+// Whether an activation u reads (not a weight the exporter laid out for it) needs a gradient.
+bool ActivationNeedsGradient(const Graph& g, OpId u, const SavedTensors& saved) {
+  for (EdgeId e : g.in_edges(u)) {
+    const TensorId t = g.edge_tensor(e);
+    if (saved.requires_grad[t] && !saved.weight_view[t]) return true;
+  }
+  return false;
+}
+
 // The rules count max pooling's indices and dropout's mask per float32 output byte; an operator that runs in 16
 // bits has half those bytes per element, and its indices and mask are as large as ever.
 void KeepFixedWidthExtras(const Graph& g, const std::vector<int32_t>& width, SavedTensors& saved) {
@@ -162,10 +171,13 @@ SavedTensors PlanSavedTensorsUnder(const Graph& g, const TrainingOptions& option
   if (!IsAutocast(options.precision)) return saved;
   for (OpId u = 0; u < g.num_ops(); ++u) {
     if (!saved.differentiable(g, u) || !RunsInLowPrecision(g.op_type(u))) continue;
-    saved.extra_bytes[u] += AutocastWeightCopyBytes(g, u, options.precision);
+    // The weights' copy is kept for the activation's gradient: not where the activation needs none (the first
+    // layer, reading the data).
+    const bool activation_gradient = ActivationNeedsGradient(g, u, saved);
+    if (activation_gradient) saved.extra_bytes[u] += AutocastWeightCopyBytes(g, u, options.precision);
     for (EdgeId e : g.in_edges(u)) {
       // A weight the exporter laid out (the Transpose before a Linear's MatMul) is cast like one held here.
-      if (saved.weight_view[g.edge_tensor(e)]) saved.extra_bytes[u] += g.edge(e).bytes / 2;
+      if (saved.weight_view[g.edge_tensor(e)] && activation_gradient) saved.extra_bytes[u] += g.edge(e).bytes / 2;
       if (!saved.edge_saved[e] || width[g.edge_tensor(e)] != 4) continue;
       saved.edge_saved[e] = 0;
       saved.extra_bytes[u] += g.edge(e).bytes / 2;

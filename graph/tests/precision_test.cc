@@ -97,6 +97,39 @@ TEST(Precision, AutocastTrainingKeepsCastCopiesNotFloat32Inputs) {
   EXPECT_EQ(TrainingGraphSizeOf(*amp, options).edges, step->num_edges());
 }
 
+TEST(Precision, AutocastKeepsNoWeightCopyWhereTheActivationNeedsNoGradient) {
+  absl::StatusOr<Graph> step = AutocastStep(Mlp());
+  ASSERT_TRUE(step.ok()) << step.status();
+  // fc1 reads the data: its backward computes the weight gradient, from its input, and never reads its weights.
+  EXPECT_EQ(step->num_outputs(step->FindOp("fc1")), 1);
+  EXPECT_EQ(step->tensor(step->first_output(step->FindOp("fc2")) + 1).bytes, 500 + 2000);
+}
+
+// conv -> max pool (64 float32 outputs) -> fc.
+Graph PoolNet() {
+  GraphBuilder b;
+  b.AddOp(Op("conv", "Conv", 4000, 1024));
+  b.AddOp(Op("pool", "MaxPool", 0, 256));
+  b.AddOp(Op("fc", "Gemm", 4000, 40));
+  testing::AddEdges(b, {{"conv", "pool"}, {"pool", "fc"}});
+  return testing::BuildOrFail(std::move(b));
+}
+
+TEST(Precision, A16BitStepKeepsMaxPoolingsInt64IndicesWhole) {
+  for (Precision p : {Precision::kAmpBf16, Precision::kBf16}) {
+    absl::StatusOr<Graph> half = ApplyPrecision(PoolNet(), p, /*inference=*/false);
+    ASSERT_TRUE(half.ok()) << half.status();
+    TrainingOptions options;
+    options.precision = p;
+    absl::StatusOr<Graph> step = BuildTrainingGraph(*half, options);
+    ASSERT_TRUE(step.ok()) << step.status();
+    const OpId pool = step->FindOp("pool");
+    EXPECT_EQ(OutputBytes(*step, "pool"), 128) << PrecisionName(p);  // 64 elements of 2 bytes
+    ASSERT_EQ(step->num_outputs(pool), 2) << PrecisionName(p);
+    EXPECT_EQ(step->tensor(step->first_output(pool) + 1).bytes, 64 * 8) << PrecisionName(p);  // int64 indices
+  }
+}
+
 // Autocast casts a lower-precision operator's weights and float32 inputs down and a float32-list operator's 16-bit
 // inputs up, each cast reading one width and writing the other (1.5 bytes per float32 byte); fp32 runs none.
 TEST(Precision, AutocastRunsTheCastsPyTorchRunsBeforeEachOperator) {
