@@ -89,17 +89,20 @@ void WriteCanonical(const Graph& g, Writer& w) {
     w.Str(g.colocation_group(op) == kNone ? absl::string_view()
                                           : absl::string_view(g.colocation_groups()[g.colocation_group(op)]));
     w.Str(g.pinned(op) == kNone ? absl::string_view() : absl::string_view(g.pinned_devices()[g.pinned(op)]));
-    // The window, the layout and whether extra kernels follow share the flag's word, so that graphs without them
-    // keep the keys they had.
+    // The window, the layout and whether extra kernels and data bytes follow share the flag's word, so that graphs
+    // without them keep the keys they had.
     const bool extra = g.extra_kernels(op).kernels > 0 || g.extra_kernels_back(op).kernels > 0;
+    const bool data = g.data_bytes(op) > 0;
     w.U64((g.is_backward(op) ? 1 : 0) | static_cast<uint64_t>(g.window(op)) << 1 |
-          static_cast<uint64_t>(g.channels_last(op) ? 1 : 0) << 40 | static_cast<uint64_t>(extra ? 1 : 0) << 41);
+          static_cast<uint64_t>(g.channels_last(op) ? 1 : 0) << 40 | static_cast<uint64_t>(extra ? 1 : 0) << 41 |
+          static_cast<uint64_t>(data ? 1 : 0) << 42);
     if (extra) {
       for (const ExtraKernels& c : {g.extra_kernels(op), g.extra_kernels_back(op)}) {
         w.I64(c.kernels);
         w.F64(c.bytes);
       }
     }
+    if (data) w.I64(g.data_bytes(op));
   }
   // Edges by (producer name, output, consumer name); a producer's out-edges are contiguous, so sort each run.
   w.I64(g.num_edges());

@@ -64,6 +64,7 @@ absl::Status ValidateOp(const OpSpec& op) {
   if (!(s = CheckNumber(op.name, "bytes_accessed", op.bytes_accessed)).ok()) return s;
   if (!(s = CheckBytes(op.name, "param_bytes", op.param_bytes)).ok()) return s;
   if (!(s = CheckBytes(op.name, "temp_bytes", op.temp_bytes)).ok()) return s;
+  if (!(s = CheckBytes(op.name, "data_bytes", op.data_bytes)).ok()) return s;
   if (op.window < 0) {
     return absl::InvalidArgumentError(absl::StrCat("operator '", op.name, "': window must be non-negative"));
   }
@@ -138,6 +139,7 @@ OpSpec SpecOf(const Graph& g, OpId u) {
   op.bytes_accessed = g.bytes_accessed(u);
   op.param_bytes = g.param_bytes(u);
   op.temp_bytes = g.temp_bytes(u);
+  op.data_bytes = g.data_bytes(u);
   op.window = g.window(u);
   op.channels_last = g.channels_last(u);
   op.extra_kernels = g.extra_kernels(u);
@@ -225,6 +227,7 @@ absl::Status GraphBuilder::TakeOps(Graph& g) {
     g.bytes_accessed_.push_back(op.bytes_accessed);
     g.param_bytes_.push_back(op.param_bytes);
     g.temp_bytes_.push_back(op.temp_bytes);
+    g.data_bytes_.push_back(op.data_bytes);
     g.window_.push_back(op.window);
     g.channels_last_.push_back(op.channels_last ? 1 : 0);
     g.extra_kernels_.push_back(op.extra_kernels);

@@ -62,6 +62,9 @@ struct OpSpec {
   double bytes_accessed = 0;
   int64_t param_bytes = 0;  // resident for the whole step (weights, optimizer state)
   int64_t temp_bytes = 0;   // scratch while the operator runs
+  // Bytes of the graph's inputs (the data, not weights) it reads directly: no operator's output, so no edge
+  // carries them. Autocast casts float data for a 16-bit operator and keeps that copy for its weight gradient.
+  int64_t data_bytes = 0;
   // A convolution's kernel window, kh x kw: how many input positions of one channel each output reads. The
   // cost model tells a 5x5 depthwise convolution from a 3x3 one by it, whose backward kernels differ in kind.
   // 0 for other operators and where unknown.
@@ -95,6 +98,7 @@ class Graph {
   double bytes_accessed(OpId op) const { return bytes_accessed_[op]; }
   int64_t param_bytes(OpId op) const { return param_bytes_[op]; }
   int64_t temp_bytes(OpId op) const { return temp_bytes_[op]; }
+  int64_t data_bytes(OpId op) const { return data_bytes_[op]; }
   int32_t window(OpId op) const { return window_[op]; }
   bool channels_last(OpId op) const { return channels_last_[op] != 0; }
   const ExtraKernels& extra_kernels(OpId op) const { return extra_kernels_[op]; }
@@ -157,6 +161,7 @@ class Graph {
   std::vector<double> bytes_accessed_;
   std::vector<int64_t> param_bytes_;
   std::vector<int64_t> temp_bytes_;
+  std::vector<int64_t> data_bytes_;
   std::vector<int32_t> window_;
   std::vector<uint8_t> channels_last_;
   std::vector<ExtraKernels> extra_kernels_;

@@ -33,7 +33,7 @@ constexpr Keys kTopKeys = {"format", "name", "description", "time_unit", "topolo
 constexpr Keys kOpKeys = {"name",           "op_type",          "measured",      "flops",
                           "bytes_accessed", "param_bytes",      "temp_bytes",    "window",
                           "outputs",        "colocation_group", "pinned_device", "is_backward",
-                          "channels_last",  "extra_kernels",    "extra_kernels_back"};
+                          "channels_last",  "extra_kernels",    "extra_kernels_back", "data_bytes"};
 constexpr Keys kExtraKernelKeys = {"kernels", "bytes"};
 constexpr Keys kOutputKeys = {"bytes", "transfer_seconds"};
 constexpr Keys kEdgeKeys = {"src", "src_output", "dst", "bytes"};
@@ -160,7 +160,8 @@ absl::StatusOr<OpSpec> ReadOp(const Json& j, const std::string& index_path, cons
       *out = *f;
     }
   }
-  for (auto [key, out] : {std::pair{"param_bytes", &op.param_bytes}, std::pair{"temp_bytes", &op.temp_bytes}}) {
+  for (auto [key, out] : {std::pair{"param_bytes", &op.param_bytes}, std::pair{"temp_bytes", &op.temp_bytes},
+                          std::pair{"data_bytes", &op.data_bytes}}) {
     if (const Json* v = Find(j, key)) {
       absl::StatusOr<int64_t> b = Bytes(*v, Child(path, key));
       if (!b.ok()) return b.status();

@@ -112,6 +112,8 @@ AutocastCast AutocastCasts(const Graph& g, OpId u, const std::vector<int32_t>& w
   const absl::string_view type = g.op_type(u);
   if (RunsInLowPrecision(type)) {
     if (g.param_bytes(u) > 0) AddCast(static_cast<double>(g.param_bytes(u)), true, casts);
+    // The data, float32 as a training loop feeds it (the images a first convolution reads), needs no gradient.
+    if (g.data_bytes(u) > 0) AddCast(static_cast<double>(g.data_bytes(u)), false, casts);
     for (EdgeId e : g.in_edges(u)) {
       const TensorId t = g.edge_tensor(e);
       if (weight_view[t] || width[t] == 4) AddCast(static_cast<double>(g.edge(e).bytes), requires_grad[t], casts);

@@ -149,6 +149,19 @@ bool ActivationNeedsGradient(const Graph& g, OpId u, const SavedTensors& saved) 
   return false;
 }
 
+// Whether u keeps the data it reads for its weights' gradient: a product or convolution (operands kept for each
+// other's gradients) with weights, held or laid out for it.
+bool KeepsDataForWeights(const Graph& g, OpId u, const SavedTensors& saved) {
+  if (g.data_bytes(u) == 0) return false;
+  const SavedTensorRule* rule = FindSavedTensorRule(g.op_type(u));
+  if (rule == nullptr || rule->kind != SavedKind::kOperands) return false;
+  if (g.param_bytes(u) > 0) return true;
+  for (EdgeId e : g.in_edges(u)) {
+    if (saved.weight_view[g.edge_tensor(e)]) return true;
+  }
+  return false;
+}
+
 // The rules count max pooling's indices and dropout's mask per float32 output byte; an operator that runs in 16
 // bits has half those bytes per element, and its indices and mask are as large as ever.
 void KeepFixedWidthExtras(const Graph& g, const std::vector<int32_t>& width, SavedTensors& saved) {
@@ -175,6 +188,8 @@ SavedTensors PlanSavedTensorsUnder(const Graph& g, const TrainingOptions& option
     // layer, reading the data).
     const bool activation_gradient = ActivationNeedsGradient(g, u, saved);
     if (activation_gradient) saved.extra_bytes[u] += AutocastWeightCopyBytes(g, u, options.precision);
+    // The 16-bit cast of the data it reads, kept for its weights' gradient as the float32 data would be in fp32.
+    if (KeepsDataForWeights(g, u, saved)) saved.extra_bytes[u] += g.data_bytes(u) / 2;
     for (EdgeId e : g.in_edges(u)) {
       // A weight the exporter laid out (the Transpose before a Linear's MatMul) is cast like one held here.
       if (saved.weight_view[g.edge_tensor(e)] && activation_gradient) saved.extra_bytes[u] += g.edge(e).bytes / 2;

@@ -139,11 +139,16 @@ class ProblemBuilder {
     spec.bytes_accessed = cost.bytes_accessed;
     spec.window = cost.window;
     spec.channels_last = channels_last_[n];
-    // A weight is resident where it is first read; later readers share it.
+    // A weight is resident where it is first read; later readers share it. The data (graph inputs that are no
+    // weights) comes in by no edge: what the operator reads of it is counted apart, once per input.
+    std::set<std::string> data;
     for (int k = 0; k < node.input_size(); ++k) {
       const std::string& name = node.input(k);
-      if (inputs[k] != nullptr && weights_.count(name) > 0 && counted_.insert(name).second) {
-        spec.param_bytes += inputs[k]->bytes;
+      if (inputs[k] == nullptr) continue;
+      if (weights_.count(name) > 0) {
+        if (counted_.insert(name).second) spec.param_bytes += inputs[k]->bytes;
+      } else if (index_.producers.at(name).node < 0 && data.insert(name).second) {
+        spec.data_bytes += inputs[k]->bytes;
       }
     }
     for (const TensorInfo* out : outputs) spec.outputs.push_back(OutputTensor{out != nullptr ? out->bytes : 0, -1});

@@ -53,6 +53,7 @@ absl::StatusOr<Graph> GraphFromProto(const pb::Graph& message) {
     op.bytes_accessed = in.bytes_accessed();
     op.param_bytes = in.param_bytes();
     op.temp_bytes = in.temp_bytes();
+    op.data_bytes = in.data_bytes();
     op.window = in.window();
     op.channels_last = in.channels_last();
     for (const pb::OutputTensor& t : in.outputs()) {
@@ -87,6 +88,7 @@ pb::Graph GraphToProto(const Graph& g) {
     op->set_bytes_accessed(g.bytes_accessed(u));
     op->set_param_bytes(g.param_bytes(u));
     op->set_temp_bytes(g.temp_bytes(u));
+    op->set_data_bytes(g.data_bytes(u));
     op->set_window(g.window(u));
     op->set_channels_last(g.channels_last(u));
     for (int32_t k = 0; k < g.num_outputs(u); ++k) {

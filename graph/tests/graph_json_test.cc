@@ -39,6 +39,7 @@ Graph EveryField() {
   a.bytes_accessed = 1e6 / 3;
   a.param_bytes = (int64_t{1} << 40) + 7;  // more than a double's 53 bits would keep exactly with a fraction
   a.temp_bytes = 4096;
+  a.data_bytes = 602112;
   a.window = 25;
   a.channels_last = true;
   a.extra_kernels = {3, 1536};
@@ -127,6 +128,19 @@ TEST(GraphJson, TheLayoutIsPartOfTheHash) {
   EXPECT_NE(GraphHash(g), GraphHash(*contiguous));
   EXPECT_THAT(GraphToJson(g), HasSubstr(R"("channels_last":true)"));
   EXPECT_THAT(GraphToJson(*contiguous), Not(HasSubstr("channels_last")));
+}
+
+// And the data an operator reads: under autocast it is cast to 16 bits and the cast is kept for the backward.
+TEST(GraphJson, TheDataAnOperatorReadsIsPartOfTheHash) {
+  const Graph g = EveryField();
+  absl::StatusOr<Graph> none = RebuildGraph(g, [](OpId, OpSpec& op) { op.data_bytes = 0; });
+  ASSERT_TRUE(none.ok());
+  EXPECT_NE(GraphHash(g), GraphHash(*none));
+  EXPECT_THAT(GraphToJson(g), HasSubstr(R"("data_bytes":602112)"));
+  EXPECT_THAT(GraphToJson(*none), Not(HasSubstr("data_bytes")));
+  EXPECT_THAT(ParseError(R"({"format": "placement.graph/v1", "operators": [{"name": "a", "data_bytes": -1}]})")
+                  .message(),
+              HasSubstr("data_bytes"));
 }
 
 TEST(GraphJson, WritesOnlyWhatDiffersFromTheDefaults) {

@@ -105,6 +105,33 @@ TEST(Precision, AutocastKeepsNoWeightCopyWhereTheActivationNeedsNoGradient) {
   EXPECT_EQ(step->tensor(step->first_output(step->FindOp("fc2")) + 1).bytes, 500 + 2000);
 }
 
+TEST(Precision, AutocastCastsTheDataAFirstConvolutionReadsAndKeepsTheCast) {
+  GraphBuilder b;
+  OpSpec conv = Op("conv", "Conv", 4000, 2000);
+  conv.data_bytes = 600;  // the images, float32, which no edge brings
+  b.AddOp(conv);
+  b.AddOp(Op("relu", "Relu", 0, 2000));
+  testing::AddEdges(b, {{"conv", "relu"}});
+  const Graph g = testing::BuildOrFail(std::move(b));
+  absl::StatusOr<Graph> amp = ApplyPrecision(g, Precision::kAmpBf16, /*inference=*/false);
+  ASSERT_TRUE(amp.ok()) << amp.status();
+  const OpId c = amp->FindOp("conv");
+  // Two casts before it: its weights and the data, 1.5 bytes moved per float32 byte; the data needs no gradient,
+  // so only the weights' cast runs back.
+  EXPECT_EQ(amp->extra_kernels(c).kernels, 2);
+  EXPECT_DOUBLE_EQ(amp->extra_kernels(c).bytes, 1.5 * (4000 + 600));
+  EXPECT_EQ(amp->extra_kernels_back(c).kernels, 1);
+  TrainingOptions options;
+  options.precision = Precision::kAmpBf16;
+  absl::StatusOr<Graph> step = BuildTrainingGraph(*amp, options);
+  ASSERT_TRUE(step.ok()) << step.status();
+  // Kept for the weights' gradient: the 16-bit cast of the data; not the weights' copy, which only the data's
+  // gradient would read.
+  const OpId kept = step->FindOp("conv");
+  ASSERT_EQ(step->num_outputs(kept), 2);
+  EXPECT_EQ(step->tensor(step->first_output(kept) + 1).bytes, 300);
+}
+
 // conv -> max pool (64 float32 outputs) -> fc.
 Graph PoolNet() {
   GraphBuilder b;

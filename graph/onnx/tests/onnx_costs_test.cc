@@ -38,6 +38,8 @@ TEST(OnnxCosts, ConvCountsMacsPerOutputElement) {
   OpId conv = g.FindOp("conv");
   EXPECT_DOUBLE_EQ(g.flops(conv), 2.0 * (4 * 8 * 8) * (3 * 3 * 3) + 4 * 8 * 8);
   EXPECT_EQ(g.param_bytes(conv), (4 * 27 + 4) * 4);
+  EXPECT_EQ(g.data_bytes(conv), 3 * 8 * 8 * 4);  // the graph's input, which no edge brings
+  EXPECT_EQ(g.data_bytes(g.FindOp("depthwise")), 0);  // reads conv's output
   EXPECT_DOUBLE_EQ(g.bytes_accessed(conv), (3 * 64 + 4 * 27 + 4 + 4 * 64) * 4.0);
   EXPECT_EQ(g.tensor(g.first_output(conv)).bytes, 4 * 64 * 4);
   OpId dw = g.FindOp("depthwise");
