@@ -98,11 +98,14 @@ TEST(FusedCosts, TheTrainingStepsGeluGradientIsOneKernelToo) {
 }
 
 // relu -> Linear with a bias, as one Gemm or as an exporter writes it on an input of more than two dimensions:
-// MatMul by the weight, then Add of the bias.
+// MatMul by the weight, then Add of the bias. The relu holds weights (a PReLU's slope), so that what the Linear reads
+// needs a gradient, as a hidden layer's input does.
 Graph LinearWithBias(bool spelled_out) {
   constexpr int64_t kWeightBytes = 4096, kBiasBytes = 64;
   GraphBuilder b;
-  b.AddOp(Elementwise("relu", "Relu", 1, kBytes));
+  OpSpec relu = Elementwise("relu", "Relu", 1, kBytes);
+  relu.param_bytes = 64;
+  b.AddOp(std::move(relu));
   const double product_flops = 2.0 * 1024 * kElements;
   if (spelled_out) {
     OpSpec matmul = testing::TypedOp("fc/MatMul", "MatMul", kWeightBytes, {kBytes});

@@ -107,6 +107,7 @@ TEST(OpClass, AThinConvolutionWithAWindowPast3x3IsWideAndItsBackwardToo) {
   EXPECT_EQ(RefineByIntensity(OpClass::kConv, 4.5e6, 2e6), OpClass::kThinConv);  // window unknown: as a 3x3 one
   EXPECT_EQ(BackwardFamily(OpClass::kWideThinConv), OpClass::kWideThinConv);
   absl::StatusOr<Graph> g = RebuildGraph(Convolutions(), [](OpId, OpSpec& op) {
+    if (op.name == "dense") op.param_bytes = 9 * 4 * 64 * 64;  // weights: what it writes needs a gradient
     if (op.name != "depthwise") return;
     op.window = 25;
     op.param_bytes = 25 * 4 * 64;  // its weights: a weight-gradient operator too
@@ -133,6 +134,7 @@ TEST(OpClass, AThinConvolutionOnChannelsLastDataIsAClassOfItsOwn) {
   EXPECT_EQ(OpClassFromName("channels_last_thin_conv"), OpClass::kChannelsLastThinConv);
   absl::StatusOr<Graph> g = RebuildGraph(Convolutions(), [](OpId, OpSpec& op) {
     op.channels_last = true;
+    if (op.name == "dense") op.param_bytes = 9 * 4 * 64 * 64;  // weights: what it writes needs a gradient
     if (op.name == "depthwise") op.param_bytes = 9 * 4 * 64;  // its weights: a weight-gradient operator too
   });
   ASSERT_TRUE(g.ok()) << g.status();
