@@ -95,7 +95,7 @@ void WriteCanonical(const Graph& g, Writer& w) {
     const bool data = g.data_bytes(op) > 0;
     w.U64((g.is_backward(op) ? 1 : 0) | static_cast<uint64_t>(g.window(op)) << 1 |
           static_cast<uint64_t>(g.channels_last(op) ? 1 : 0) << 40 | static_cast<uint64_t>(extra ? 1 : 0) << 41 |
-          static_cast<uint64_t>(data ? 1 : 0) << 42);
+          static_cast<uint64_t>(data ? 1 : 0) << 42 | static_cast<uint64_t>(g.shared_weights(op) ? 1 : 0) << 43);
     if (extra) {
       for (const ExtraKernels& c : {g.extra_kernels(op), g.extra_kernels_back(op)}) {
         w.I64(c.kernels);

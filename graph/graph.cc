@@ -140,6 +140,7 @@ OpSpec SpecOf(const Graph& g, OpId u) {
   op.param_bytes = g.param_bytes(u);
   op.temp_bytes = g.temp_bytes(u);
   op.data_bytes = g.data_bytes(u);
+  op.shared_weights = g.shared_weights(u);
   op.window = g.window(u);
   op.channels_last = g.channels_last(u);
   op.extra_kernels = g.extra_kernels(u);
@@ -228,6 +229,7 @@ absl::Status GraphBuilder::TakeOps(Graph& g) {
     g.param_bytes_.push_back(op.param_bytes);
     g.temp_bytes_.push_back(op.temp_bytes);
     g.data_bytes_.push_back(op.data_bytes);
+    g.shared_weights_.push_back(op.shared_weights ? 1 : 0);
     g.window_.push_back(op.window);
     g.channels_last_.push_back(op.channels_last ? 1 : 0);
     g.extra_kernels_.push_back(op.extra_kernels);

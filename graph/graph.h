@@ -65,6 +65,9 @@ struct OpSpec {
   // Bytes of the graph's inputs (the data, not weights) it reads directly: no operator's output, so no edge
   // carries them. Autocast casts float data for a 16-bit operator and keeps that copy for its weight gradient.
   int64_t data_bytes = 0;
+  // It reads weights another operator holds (a second reader of one initializer, which the ONNX import credits to
+  // the first): its outputs need a gradient, as the weights do, though it holds no parameters.
+  bool shared_weights = false;
   // A convolution's kernel window, kh x kw: how many input positions of one channel each output reads. The
   // cost model tells a 5x5 depthwise convolution from a 3x3 one by it, whose backward kernels differ in kind.
   // 0 for other operators and where unknown.
@@ -99,6 +102,9 @@ class Graph {
   int64_t param_bytes(OpId op) const { return param_bytes_[op]; }
   int64_t temp_bytes(OpId op) const { return temp_bytes_[op]; }
   int64_t data_bytes(OpId op) const { return data_bytes_[op]; }
+  bool shared_weights(OpId op) const { return shared_weights_[op] != 0; }
+  // It holds parameters or reads ones another operator holds: their gradient runs through it.
+  bool reads_weights(OpId op) const { return param_bytes_[op] > 0 || shared_weights_[op] != 0; }
   int32_t window(OpId op) const { return window_[op]; }
   bool channels_last(OpId op) const { return channels_last_[op] != 0; }
   const ExtraKernels& extra_kernels(OpId op) const { return extra_kernels_[op]; }
@@ -162,6 +168,7 @@ class Graph {
   std::vector<int64_t> param_bytes_;
   std::vector<int64_t> temp_bytes_;
   std::vector<int64_t> data_bytes_;
+  std::vector<uint8_t> shared_weights_;
   std::vector<int32_t> window_;
   std::vector<uint8_t> channels_last_;
   std::vector<ExtraKernels> extra_kernels_;

@@ -33,7 +33,8 @@ constexpr Keys kTopKeys = {"format", "name", "description", "time_unit", "topolo
 constexpr Keys kOpKeys = {"name",           "op_type",          "measured",      "flops",
                           "bytes_accessed", "param_bytes",      "temp_bytes",    "window",
                           "outputs",        "colocation_group", "pinned_device", "is_backward",
-                          "channels_last",  "extra_kernels",    "extra_kernels_back", "data_bytes"};
+                          "channels_last",  "extra_kernels",    "extra_kernels_back", "data_bytes",
+                          "shared_weights"};
 constexpr Keys kExtraKernelKeys = {"kernels", "bytes"};
 constexpr Keys kOutputKeys = {"bytes", "transfer_seconds"};
 constexpr Keys kEdgeKeys = {"src", "src_output", "dst", "bytes"};
@@ -185,6 +186,7 @@ absl::StatusOr<OpSpec> ReadOp(const Json& j, const std::string& index_path, cons
   }
   RETURN_IF_ERROR(json::OptionalBool(j, path, "is_backward", &op.is_backward));
   RETURN_IF_ERROR(json::OptionalBool(j, path, "channels_last", &op.channels_last));
+  RETURN_IF_ERROR(json::OptionalBool(j, path, "shared_weights", &op.shared_weights));
   for (auto [key, out] :
        {std::pair{"extra_kernels", &op.extra_kernels}, std::pair{"extra_kernels_back", &op.extra_kernels_back}}) {
     if (const Json* v = Find(j, key)) {

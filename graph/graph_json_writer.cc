@@ -28,6 +28,7 @@ Json OpToJson(const Graph& g, OpId op) {
   if (g.param_bytes(op) != 0) j["param_bytes"] = g.param_bytes(op);
   if (g.temp_bytes(op) != 0) j["temp_bytes"] = g.temp_bytes(op);
   if (g.data_bytes(op) != 0) j["data_bytes"] = g.data_bytes(op);
+  if (g.shared_weights(op)) j["shared_weights"] = true;
   if (g.window(op) != 0) j["window"] = g.window(op);
   if (g.channels_last(op)) j["channels_last"] = true;
   for (auto [key, extra] :

@@ -173,7 +173,7 @@ void SaveEdge(const Graph& g, EdgeId e, SavedTensors* saved) {
 // operand, or a weight of the operator, requires a gradient.
 void SaveOperands(const Graph& g, OpId u, SavedTensors* saved) {
   const auto in = g.in_edges(u);
-  int32_t needing = g.param_bytes(u) > 0 ? 1 : 0;
+  int32_t needing = g.reads_weights(u) ? 1 : 0;
   for (EdgeId e : in) needing += saved->requires_grad[g.edge_tensor(e)];
   for (EdgeId e : in) {
     const int32_t others = needing - saved->requires_grad[g.edge_tensor(e)];
@@ -184,7 +184,7 @@ void SaveOperands(const Graph& g, OpId u, SavedTensors* saved) {
 void MarkRequiringGrad(const Graph& g, std::vector<uint8_t>* requires_grad) {
   for (OpId u : g.topo_order()) {
     if (!Differentiable(g.op_type(u))) continue;
-    bool needs = g.param_bytes(u) > 0;
+    bool needs = g.reads_weights(u);
     for (EdgeId e : g.in_edges(u)) needs = needs || (*requires_grad)[g.edge_tensor(e)];
     if (!needs) continue;
     for (int32_t k = 0; k < g.num_outputs(u); ++k) (*requires_grad)[g.first_output(u) + k] = 1;
@@ -202,7 +202,7 @@ void MarkSaved(const Graph& g, OpId u, SavedTensors* saved) {
   if (rule->kind == SavedKind::kOperands) SaveOperands(g, u, saved);
   if (rule->kind == SavedKind::kInputs || rule->kind == SavedKind::kInputsAndOutputs) {
     // Kept for the input's gradient, or for the weights' (a normalization's scale reads its input).
-    const bool weights = g.param_bytes(u) > 0;
+    const bool weights = g.reads_weights(u);
     for (EdgeId e : g.in_edges(u)) {
       if ((weights || saved->requires_grad[g.edge_tensor(e)]) && !saved->weight_view[g.edge_tensor(e)]) SaveEdge(g, e, saved);
     }
@@ -249,7 +249,7 @@ std::vector<uint8_t> WeightViews(const Graph& g, const std::vector<uint8_t>& req
   std::vector<uint8_t> weight_view(g.num_tensors(), 0);
   for (OpId u : g.topo_order()) {
     if (!IsLayoutOp(g.op_type(u))) continue;
-    bool from_weights = g.param_bytes(u) > 0;
+    bool from_weights = g.reads_weights(u);
     bool only_weights = true;
     for (EdgeId e : g.in_edges(u)) {
       const TensorId t = g.edge_tensor(e);

@@ -155,7 +155,7 @@ bool KeepsDataForWeights(const Graph& g, OpId u, const SavedTensors& saved) {
   if (g.data_bytes(u) == 0) return false;
   const SavedTensorRule* rule = FindSavedTensorRule(g.op_type(u));
   if (rule == nullptr || rule->kind != SavedKind::kOperands) return false;
-  if (g.param_bytes(u) > 0) return true;
+  if (g.reads_weights(u)) return true;
   for (EdgeId e : g.in_edges(u)) {
     if (saved.weight_view[g.edge_tensor(e)]) return true;
   }

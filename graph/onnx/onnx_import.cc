@@ -146,7 +146,11 @@ class ProblemBuilder {
       const std::string& name = node.input(k);
       if (inputs[k] == nullptr) continue;
       if (weights_.count(name) > 0) {
-        if (counted_.insert(name).second) spec.param_bytes += inputs[k]->bytes;
+        if (counted_.insert(name).second) {
+          spec.param_bytes += inputs[k]->bytes;
+        } else {
+          spec.shared_weights = true;
+        }
       } else if (index_.producers.at(name).node < 0 && data.insert(name).second) {
         spec.data_bytes += inputs[k]->bytes;
       }

@@ -54,6 +54,7 @@ absl::StatusOr<Graph> GraphFromProto(const pb::Graph& message) {
     op.param_bytes = in.param_bytes();
     op.temp_bytes = in.temp_bytes();
     op.data_bytes = in.data_bytes();
+    op.shared_weights = in.shared_weights();
     op.window = in.window();
     op.channels_last = in.channels_last();
     for (const pb::OutputTensor& t : in.outputs()) {
@@ -89,6 +90,7 @@ pb::Graph GraphToProto(const Graph& g) {
     op->set_param_bytes(g.param_bytes(u));
     op->set_temp_bytes(g.temp_bytes(u));
     op->set_data_bytes(g.data_bytes(u));
+    op->set_shared_weights(g.shared_weights(u));
     op->set_window(g.window(u));
     op->set_channels_last(g.channels_last(u));
     for (int32_t k = 0; k < g.num_outputs(u); ++k) {

@@ -40,6 +40,7 @@ Graph EveryField() {
   a.param_bytes = (int64_t{1} << 40) + 7;  // more than a double's 53 bits would keep exactly with a fraction
   a.temp_bytes = 4096;
   a.data_bytes = 602112;
+  a.shared_weights = true;
   a.window = 25;
   a.channels_last = true;
   a.extra_kernels = {3, 1536};

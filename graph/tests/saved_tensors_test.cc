@@ -116,6 +116,24 @@ TEST(SavedTensors, SpelledOutLayerNormKeepsOnlyItsInput) {
   EXPECT_EQ(PlanSavedTensors(g).TotalBytes(g), 1000);
 }
 
+// A second reader of one initializer (a decoder's cross-attention slicing its packed key/value weights from the
+// projection the self-attention reads first): the import credits the weights to the first reader, and the second
+// still keeps its activation operand for the weights' gradient, and what it writes needs a gradient.
+TEST(SavedTensors, ASecondReaderOfSharedWeightsKeepsItsOperandForTheirGradient) {
+  GraphBuilder b;
+  OpSpec data = Op("data", "Relu", 0, {1000});  // needs no gradient: reads the data alone
+  b.AddOp(data);
+  OpSpec second = Op("second", "MatMul", 0, {1000});
+  second.shared_weights = true;
+  b.AddOp(second);
+  AddEdges(b, {{"data", "second"}});
+  const Graph g = Build(std::move(b));
+  const SavedTensors saved = PlanSavedTensors(g);
+  EXPECT_TRUE(saved.requires_grad[g.first_output(g.FindOp("second"))]);
+  EXPECT_EQ(saved.TotalBytes(g), 1000);
+  EXPECT_TRUE(saved.output_saved[g.first_output(g.FindOp("data"))] || saved.edge_saved[0]);
+}
+
 TEST(SavedTensors, NothingIsSavedWhereNothingNeedsAGradient) {
   GraphBuilder b;
   b.AddOp(Op("shape", "Shape", 0, {32}));

@@ -209,6 +209,8 @@ TEST(OnnxCosts, SharedWeightCountsOnceOnItsFirstReader) {
   const Graph& g = r.problem.graph;
   EXPECT_EQ(g.param_bytes(g.FindOp("first")), 16 * 16 * 4);
   EXPECT_EQ(g.param_bytes(g.FindOp("second")), 0);
+  EXPECT_FALSE(g.shared_weights(g.FindOp("first")));
+  EXPECT_TRUE(g.shared_weights(g.FindOp("second")));  // the weights' gradient runs through it too
   EXPECT_EQ(g.total_param_bytes(), 16 * 16 * 4);
   EXPECT_EQ(g.in_degree(g.FindOp("add")), 1);
   EXPECT_EQ(g.num_edges(), 2);

@@ -23,6 +23,7 @@ Graph EveryField() {
   a.param_bytes = (int64_t{1} << 40) + 7;
   a.temp_bytes = 4096;
   a.data_bytes = 602112;
+  a.shared_weights = true;
   a.window = 25;
   a.channels_last = true;
   a.outputs = {OutputTensor{100, -1}, OutputTensor{200, 2.5e-6}, OutputTensor{300, 0}};
