@@ -77,6 +77,7 @@ void PriceFusedPatterns(const Graph& g, const Topology& topology, absl::Span<con
     const double share = grads[leading] != kNone && g.bytes_accessed(ops[leading]) > 0
                              ? g.bytes_accessed(grads[leading]) / g.bytes_accessed(ops[leading])
                              : 0;
+    // No share: the pattern's input needs no gradient (a first layer reading the data), and its backward runs none.
     const FusedWork backward{forward.flops * share, forward.bytes * share};
     const OpClass c = ClassOfType(FusedType(patterns.kind[i]));
     for (size_t k = 0; k < kind_device.size(); ++k) {
@@ -85,7 +86,7 @@ void PriceFusedPatterns(const Graph& g, const Topology& topology, absl::Span<con
         time[k * n + ops[m]] = ops[m] == last ? KernelSeconds(c, forward.flops, forward.bytes, d, false) : 0;
         if (grads[m] != kNone)
           time[k * n + grads[m]] =
-              grads[m] == last_grad ? KernelSeconds(c, backward.flops, backward.bytes, d, true) : 0;
+              grads[m] == last_grad && share > 0 ? KernelSeconds(c, backward.flops, backward.bytes, d, true) : 0;
       }
     }
   }

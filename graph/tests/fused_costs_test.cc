@@ -152,6 +152,26 @@ TEST(FusedCosts, ALinearsBiasAddIsPartOfItsMatrixProduct) {
               1e-4 * TotalTime(*gemm_step, *t));  // the Gemm's update moves the bias too
 }
 
+TEST(FusedCosts, AFirstLinearOnTheDataRunsNoInputGradientWhateverItsSpelling) {
+  const absl::StatusOr<Topology> t = ParseTopologyShorthand("1xH100");
+  ASSERT_TRUE(t.ok()) << t.status();
+  // relu -> Linear, where the relu holds no weights: the Linear's input needs no gradient.
+  for (bool spelled_out : {false, true}) {
+    const absl::StatusOr<Graph> forward = RebuildGraph(LinearWithBias(spelled_out), [](OpId, OpSpec& op) {
+      if (op.name == "relu") op.param_bytes = 0;
+    });
+    ASSERT_TRUE(forward.ok()) << forward.status();
+    const absl::StatusOr<Graph> step = BuildTrainingGraph(*forward);
+    ASSERT_TRUE(step.ok()) << step.status();
+    const absl::StatusOr<CostModel> costs = CostModel::Create(*step, *t);
+    ASSERT_TRUE(costs.ok()) << costs.status();
+    for (const char* name : {"fc/grad", "fc/MatMul/grad", "fc/Add/grad", "relu/grad"}) {
+      const OpId u = step->FindOp(name);
+      if (u != kNone) EXPECT_EQ(costs->op_time(u, 0), 0) << name << (spelled_out ? " (spelled out)" : "");
+    }
+  }
+}
+
 // A pattern with a measured operator keeps its measured times: nothing says what the fused kernel would take.
 TEST(FusedCosts, MeasuredOperatorsKeepTheirTimes) {
   const absl::StatusOr<Topology> t = ParseTopologyShorthand("1xH100");
