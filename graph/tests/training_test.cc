@@ -154,16 +154,19 @@ TEST(Training, EdgesFollowReverseModeDataflow) {
   EXPECT_GT(t.topo_rank(t.FindOp("a/grad")), t.topo_rank(t.FindOp("b/grad")));
 }
 
+// a -> b -> c, b's time measured on a V100.
+Graph Chain(OpSpec a, OpSpec b, OpSpec c) {
+  b.measured_seconds = {{"V100", 2e-3}};
+  GraphBuilder builder;
+  builder.AddEdge(a.name, 0, b.name);
+  builder.AddEdge(b.name, 0, c.name);
+  for (OpSpec* op : {&a, &b, &c}) builder.AddOp(std::move(*op));
+  return Build(std::move(builder));
+}
+
 TEST(Training, BackwardCostsMultiplierTimesForward) {
-  GraphBuilder b;
-  b.AddOp(Op("w", 1e6, 400));  // holds parameters: what it writes needs a gradient
-  OpSpec m = Op("m", 1e9, 4000);
-  m.measured_seconds = {{"V100", 2e-3}};
-  b.AddOp(m);
-  b.AddOp(Op("r", 1e6, 0));
-  b.AddEdge("w", 0, "m");
-  b.AddEdge("m", 0, "r");
-  const Graph f = Build(std::move(b));
+  // w holds parameters: what it writes needs a gradient.
+  const Graph f = Chain(Op("w", 1e6, 400), Op("m", 1e9, 4000), Op("r", 1e6, 0));
   TrainingOptions options;
   options.backward_multiplier = 3;
   const Graph t = Training(f, options);
@@ -193,17 +196,9 @@ TEST(Training, BackwardCostsMultiplierTimesForward) {
 }
 
 TEST(Training, TheFirstLayerComputesNoGradientForTheDataItReads) {
-  GraphBuilder b;
   OpSpec data = Op("data", 0, 0);
   data.op_type = "Input";
-  b.AddOp(data);
-  OpSpec stem = Op("stem", 1e9, 4000);
-  stem.measured_seconds = {{"V100", 2e-3}};
-  b.AddOp(stem);
-  b.AddOp(Op("next", 1e9, 4000));
-  b.AddEdge("data", 0, "stem");
-  b.AddEdge("stem", 0, "next");
-  const Graph t = Training(Build(std::move(b)), {});
+  const Graph t = Training(Chain(std::move(data), Op("stem", 1e9, 4000), Op("next", 1e9, 4000)), {});
   // As autograd runs it: the first convolution's backward computes its weight gradient, not the data's gradient.
   const OpId stem_grad = t.FindOp("stem/grad");
   EXPECT_EQ(t.flops(stem_grad), 0);
