@@ -13,7 +13,7 @@ namespace {
 constexpr absl::string_view kNames[kNumOpClasses] = {
     "gemm",           "thin_gemm",     "conv", "thin_conv", "pooling", "normalization", "elementwise",
     "transcendental", "data_movement", "view", "optimizer", "other",   "wide_thin_conv", "channels_last_thin_conv",
-    "inference_batch_norm"};
+    "inference_batch_norm", "training_batch_norm"};
 
 const absl::flat_hash_map<absl::string_view, OpClass>& TypeClasses() {
   static const auto* const kTypes = new absl::flat_hash_map<absl::string_view, OpClass>{
@@ -202,8 +202,12 @@ OpClass RefineByIntensity(OpClass c, double flops, double bytes_accessed, int32_
 
 OpClass ClassOf(const Graph& graph, int32_t op) {
   // Eager PyTorch runs a model outside training in eval mode, where a batch normalization applies its running
-  // statistics: a graph without a backward is that.
-  if (!graph.has_backward() && graph.op_type(op) == "BatchNormalization") return OpClass::kInferenceBatchNorm;
+  // statistics: a graph without a backward is that. In a training step it computes the batch's, forward and back.
+  const absl::string_view type = graph.op_type(op);
+  if (type == "BatchNormalization") {
+    return graph.has_backward() ? OpClass::kTrainingBatchNorm : OpClass::kInferenceBatchNorm;
+  }
+  if (type == "BatchNormalizationGrad") return OpClass::kTrainingBatchNorm;
   return RefineByIntensity(ClassOfType(graph.op_type(op)), graph.flops(op), graph.bytes_accessed(op), graph.window(op),
                            graph.channels_last(op));
 }

@@ -33,13 +33,15 @@ enum class OpClass : int {
   kChannelsLastThinConv,  // thin convolutions on channels-last data (ConvNeXt's 7x7 depthwise): other kernels again
   kInferenceBatchNorm,    // a batch normalization outside a training step: with its running statistics, a per-channel
                           // scale and shift, one pass over the data where a training step's computes the batch's
+  kTrainingBatchNorm,     // a batch normalization in a training step: the batch's statistics, then the scale and
+                          // shift; its backward reduces twice over the data
 };
-inline constexpr int kNumOpClasses = 15;
+inline constexpr int kNumOpClasses = 16;
 
 using ClassFactors = std::array<double, kNumOpClasses>;
 
 // Every class at 1: the plain roofline.
-inline constexpr ClassFactors kUnitFactors = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+inline constexpr ClassFactors kUnitFactors = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
 // How a class's share of the roofline moves with an operator's arithmetic intensity (FLOPs per byte) on a device:
 // points measured on it (intensity, factor on the class's efficiency), by increasing intensity. A large 3x3
@@ -61,11 +63,12 @@ inline constexpr std::pair<OpClass, OpClass> kClassFallbacks[] = {
     {OpClass::kWideThinConv, OpClass::kThinConv},
     {OpClass::kChannelsLastThinConv, OpClass::kWideThinConv},
     {OpClass::kInferenceBatchNorm, OpClass::kNormalization},
+    {OpClass::kTrainingBatchNorm, OpClass::kNormalization},
 };
 
 // "gemm", "thin_gemm", "conv", "thin_conv", "pooling", "normalization", "elementwise", "transcendental",
 // "data_movement", "view", "optimizer", "other", "wide_thin_conv", "channels_last_thin_conv",
-// "inference_batch_norm": the keys of a topology's "efficiency" object.
+// "inference_batch_norm", "training_batch_norm": the keys of a topology's "efficiency" object.
 absl::string_view OpClassName(OpClass c);
 std::optional<OpClass> OpClassFromName(absl::string_view name);
 

@@ -14,7 +14,7 @@ Run it where the placement is for: on the GPU machine, with the PyTorch the mode
 - memory_bandwidth: a large tensor copy, bytes read plus bytes written (256M floats on CUDA, 32M on a CPU);
 - launch_overhead: an add of one-element tensors: dispatch, not work;
 - lines: each benchmark layer's forward seconds (under no_grad) and, where a training step's backward is
-  measured, its backward seconds (forward plus sum().backward() of inputs that require grad, less the forward
+  measured, its backward seconds (forward plus backward(gradient), a dense gradient, of inputs that require grad, less the forward
   with grad and less what a backward() call costs by itself, which a model's step pays once); and a parameter update over 16M parameters as a training step runs it: zero_grad, the gradient
   accumulated, Adam's step (op_class "optimizer").
 
@@ -110,6 +110,9 @@ def layers(device, b):
     # be timed as normalization work (on a CPU the difference is lost in the noise).
     # A batch normalization's time follows its count of maps as well as its bytes: timed over early maps and late ones.
     stats = {c: (torch.zeros(c, device=device), torch.ones(c, device=device)) for c in (64, 960)}
+    # A training step's batch normalization has affine weights whose gradients its backward computes.
+    affine = {c: (torch.ones(c, device=device, requires_grad=True), torch.zeros(c, device=device, requires_grad=True))
+              for c in (64, 960)}
     return [
         linear(b, 512, 1000),
         linear(1, 4096, 4096),  # a classifier's weights at batch 1: streamed from memory, forward and backward
@@ -141,6 +144,10 @@ def layers(device, b):
                   lambda t: torch.batch_norm(t[0], None, None, *stats[64], False, 0.1, 1e-5, False)),
         pointwise("inference_batch_norm", "batchnorm 960x7x7", (b, 960, 7, 7), 1, 5,
                   lambda t: torch.batch_norm(t[0], None, None, *stats[960], False, 0.1, 1e-5, False)),
+        pointwise("training_batch_norm", "batchnorm train 64x56x56", (b, 64, 56, 56), 1, 8,
+                  lambda t: torch.batch_norm(t[0], *affine[64], None, None, True, 0.1, 1e-5, False)),
+        pointwise("training_batch_norm", "batchnorm train 960x7x7", (b, 960, 7, 7), 1, 8,
+                  lambda t: torch.batch_norm(t[0], *affine[960], None, None, True, 0.1, 1e-5, False)),
         pointwise("normalization", "layernorm 197x768", (b, 197, 768), 1, 8, lambda t: F.layer_norm(t[0], (768,))),
         pointwise("normalization", "softmax 12x197x197", (b, 12, 197, 197), 1, 5, lambda t: torch.softmax(t[0], -1)),
         pointwise("elementwise", "relu 64x56x56", (b, 64, 56, 56), 1, 1, lambda t: torch.relu(t[0])),
@@ -206,7 +213,10 @@ def measure_layer(layer, device, timer, backward_call):
         return forward, 0.0
     leaves = [t.detach().requires_grad_(True) for t in inputs]
     with_grad = timer.seconds(lambda: layer.forward(leaves))
-    step = timer.seconds(lambda: layer.forward(leaves).sum().backward())
+    # A dense gradient of the output's shape and layout, as a network's next layer hands back (one expanded from a
+    # sum's single element sends some kernels down slower paths).
+    gradient = torch.randn_like(layer.forward(leaves).detach())
+    step = timer.seconds(lambda: layer.forward(leaves).backward(gradient))
     return forward, max(step - with_grad - backward_call, 0.0)
 
 

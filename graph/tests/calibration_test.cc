@@ -146,6 +146,28 @@ TEST(Calibration, TheEvalModeBatchNormalizationSetsItsClassAndCountsAmongTheNorm
   EXPECT_EQ(before->device.efficiency[eval], before->device.efficiency[norm]);
 }
 
+// The training-mode batch normalization sets a class of its own and stays out of the normalizations' figures;
+// measurements without it give the class the normalizations' factors.
+TEST(Calibration, TheTrainingModeBatchNormalizationSetsItsOwnClass) {
+  const std::string lines = R"(
+    {"op_class": "normalization", "layer": "softmax", "flops": 0, "bytes": 1e6, "forward_seconds": 0.000201,
+     "backward_seconds": 0.000401, "backward_ops": 1},
+    {"op_class": "training_batch_norm", "layer": "batchnorm train", "flops": 0, "bytes": 1e6,
+     "forward_seconds": 0.000401, "backward_seconds": 0.000601, "backward_ops": 1})";
+  std::string text = kMeasurements;
+  const size_t end = text.rfind(']');
+  const int norm = static_cast<int>(OpClass::kNormalization), train = static_cast<int>(OpClass::kTrainingBatchNorm);
+  absl::StatusOr<Calibration> own = ParseMeasurements(std::string(text).insert(end, absl::StrCat(",", lines)));
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_NEAR(own->device.efficiency[train], 0.25, 1e-9);  // a quarter of the roofline's 1e6 bytes at 10 GB/s
+  EXPECT_NEAR(own->device.backward_efficiency[train], 2.0 / 1.5, 1e-9);  // backward 1.5 times its forward
+  EXPECT_NEAR(own->device.efficiency[norm], 0.5, 1e-9);
+  absl::StatusOr<Calibration> without = ParseMeasurements(kMeasurements);
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_EQ(without->device.efficiency[train], without->device.efficiency[norm]);
+  EXPECT_EQ(without->device.backward_efficiency[train], without->device.backward_efficiency[norm]);
+}
+
 // A channels-last depthwise layer (its backward half the contiguous one's) sets a class of its own, and keeps its
 // layout through a measurements file. Measurements without one leave the class as the wide layers.
 TEST(Calibration, AChannelsLastDepthwiseLayerHasAClassOfItsOwn) {

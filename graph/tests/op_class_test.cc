@@ -172,9 +172,11 @@ TEST(OpClass, ABatchNormalizationOutsideATrainingStepIsAClassOfItsOwn) {
   absl::StatusOr<Graph> step = BuildTrainingGraph(*g);
   ASSERT_TRUE(step.ok()) << step.status();
   EXPECT_TRUE(step->has_backward());
+  // In a training step it computes the batch's statistics: a class of its own too, forward and back.
   for (const char* name : {"BatchNormalization", "BatchNormalization/grad"}) {
-    EXPECT_EQ(ClassOf(*step, step->FindOp(name)), OpClass::kNormalization) << name;
+    EXPECT_EQ(ClassOf(*step, step->FindOp(name)), OpClass::kTrainingBatchNorm) << name;
   }
+  EXPECT_EQ(OpClassFromName("training_batch_norm"), OpClass::kTrainingBatchNorm);
   const std::string cpu = R"({"devices": [{"name": "cpu0", "kind": "cpu", "type": "cpu", "peak_flops": "100 GFLOP/s",
       "memory_bandwidth": "10 GB/s", "memory": "16 GiB", "efficiency": {"normalization": 0.25%s}}]})";
   absl::StatusOr<Topology> old = ParseTopologyJson(absl::StrReplaceAll(cpu, {{"%s", ""}}));
