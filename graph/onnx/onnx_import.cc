@@ -77,6 +77,13 @@ absl::Status CheckDimSymbols(const onnx::GraphProto& graph, const OnnxImportOpti
 }
 
 // Turns the checked and inferred graph into operators and edges.
+// A floating-point tensor of more than one element: what a shared initializer must be to hold weights.
+bool IsWeightTensor(const TensorInfo& t) {
+  const bool floating = t.elem_type == onnx::TensorProto::FLOAT || t.elem_type == onnx::TensorProto::FLOAT16 ||
+                        t.elem_type == onnx::TensorProto::BFLOAT16 || t.elem_type == onnx::TensorProto::DOUBLE;
+  return floating && t.elements > 1;
+}
+
 class ProblemBuilder {
  public:
   ProblemBuilder(const onnx::GraphProto& graph, const onnx_import::GraphIndex& index,
@@ -149,7 +156,9 @@ class ProblemBuilder {
         if (counted_.insert(name).second) {
           spec.param_bytes += inputs[k]->bytes;
         } else {
-          spec.shared_weights = true;
+          // Weights read again (a packed projection sliced twice, a tied embedding), not the scalar constants a
+          // TorchScript export shares between operators (an epsilon, a scale), which need no gradient.
+          spec.shared_weights = spec.shared_weights || IsWeightTensor(*inputs[k]);
         }
       } else if (index_.producers.at(name).node < 0 && data.insert(name).second) {
         spec.data_bytes += inputs[k]->bytes;
