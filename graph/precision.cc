@@ -87,6 +87,12 @@ std::vector<int32_t> AutocastWidths(const Graph& g) {
   return width;
 }
 
+std::vector<int32_t> SixteenBitWidths(const Graph& g, Precision p) {
+  std::vector<int32_t> width = AutocastWidths(g);
+  if (!IsAutocast(p)) std::replace(width.begin(), width.end(), 4, 2);  // the whole model in 16 bits
+  return width;
+}
+
 absl::string_view PrecisionName(Precision p) {
   for (const auto& [precision, name] : kNames) {
     if (precision == p) return name;
@@ -136,14 +142,13 @@ int64_t AutocastWeightCopyBytes(const Graph& g, OpId u, Precision p) {
 
 absl::StatusOr<Graph> ApplyPrecision(const Graph& g, Precision p, bool inference) {
   if (p == Precision::kFp32) return g;
-  std::vector<int32_t> width = AutocastWidths(g);
+  const std::vector<int32_t> width = SixteenBitWidths(g, p);
   std::vector<uint8_t> requires_grad, weight_view;
   if (IsAutocast(p)) {
     requires_grad = TensorsRequiringGrad(g);
     weight_view = WeightViews(g, requires_grad);
   }
   GraphBuilder builder;
-  if (!IsAutocast(p)) std::replace(width.begin(), width.end(), 4, 2);  // the whole model in 16 bits
   for (OpId u = 0; u < g.num_ops(); ++u) {
     OpSpec spec = SpecOf(g, u);
     if (IsAutocast(p)) {

@@ -61,6 +61,10 @@ AutocastCast AutocastCasts(const Graph& g, OpId u, const std::vector<int32_t>& w
 // that are no floats or whose type the graph does not say (sizes, masks, constants, weights).
 std::vector<int32_t> AutocastWidths(const Graph& g);
 
+// Bytes per element of each tensor of g under a 16-bit precision p: autocast's widths, or, for a model converted
+// whole (bf16, fp16), 2 for every float.
+std::vector<int32_t> SixteenBitWidths(const Graph& g, Precision p);
+
 // Under autocast, the 16-bit weight copy a lower-precision operator keeps for its backward: half its parameters'
 // bytes; 0 otherwise.
 int64_t AutocastWeightCopyBytes(const Graph& g, OpId u, Precision p);

@@ -178,8 +178,7 @@ void KeepFixedWidthExtras(const Graph& g, const std::vector<int32_t>& width, Sav
 SavedTensors PlanSavedTensorsUnder(const Graph& g, const TrainingOptions& options) {
   SavedTensors saved = PlanSavedTensors(g);
   if (options.precision == Precision::kFp32) return saved;
-  std::vector<int32_t> width = AutocastWidths(g);
-  if (!IsAutocast(options.precision)) std::replace(width.begin(), width.end(), 4, 2);  // the whole model in 16 bits
+  const std::vector<int32_t> width = SixteenBitWidths(g, options.precision);
   KeepFixedWidthExtras(g, width, saved);
   if (!IsAutocast(options.precision)) return saved;
   for (OpId u = 0; u < g.num_ops(); ++u) {

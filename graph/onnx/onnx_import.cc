@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "graph/onnx/attention_fusion.h"
+#include "graph/onnx/constant_kernels.h"
 #include "graph/onnx/control_flow.h"
 #include "graph/onnx/functions.h"
 #include "graph/onnx/graph_index.h"
@@ -76,14 +77,10 @@ absl::Status CheckDimSymbols(const onnx::GraphProto& graph, const OnnxImportOpti
   return absl::OkStatus();
 }
 
-// Turns the checked and inferred graph into operators and edges.
 // A floating-point tensor of more than one element: what a shared initializer must be to hold weights.
-bool IsWeightTensor(const TensorInfo& t) {
-  const bool floating = t.elem_type == onnx::TensorProto::FLOAT || t.elem_type == onnx::TensorProto::FLOAT16 ||
-                        t.elem_type == onnx::TensorProto::BFLOAT16 || t.elem_type == onnx::TensorProto::DOUBLE;
-  return floating && t.elements > 1;
-}
+bool IsWeightTensor(const TensorInfo& t) { return onnx_import::IsRealType(t.elem_type) && t.elements > 1; }
 
+// Turns the checked and inferred graph into operators and edges.
 class ProblemBuilder {
  public:
   ProblemBuilder(const onnx::GraphProto& graph, const onnx_import::GraphIndex& index,
