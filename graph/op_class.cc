@@ -110,12 +110,18 @@ bool IsTranscendental(absl::string_view op_type) {
   return std::find(std::begin(kTypes), std::end(kTypes), op_type) != std::end(kTypes);
 }
 
+// The forward operator's type of a training step's operator ("ConvWeightGrad", "ConvGrad": "Conv").
+absl::string_view ForwardType(absl::string_view op_type) {
+  if (!absl::ConsumeSuffix(&op_type, "WeightGrad")) absl::ConsumeSuffix(&op_type, "Grad");
+  return op_type;
+}
+
 }  // namespace
 
 OpClass ClassOfType(absl::string_view op_type) {
   // A concatenation's gradient is slices of its output's gradient, which eager runtimes hand on as views.
   if (op_type == "ConcatGrad") return OpClass::kView;
-  if (!absl::ConsumeSuffix(&op_type, "WeightGrad")) absl::ConsumeSuffix(&op_type, "Grad");
+  op_type = ForwardType(op_type);
   if (absl::StartsWith(op_type, "Apply")) return OpClass::kOptimizer;  // ApplyAdam, ApplyMomentum, ...
   if (IsTranscendental(op_type)) return OpClass::kTranscendental;
   const auto& types = TypeClasses();
@@ -203,11 +209,10 @@ OpClass RefineByIntensity(OpClass c, double flops, double bytes_accessed, int32_
 OpClass ClassOf(const Graph& graph, int32_t op) {
   // Eager PyTorch runs a model outside training in eval mode, where a batch normalization applies its running
   // statistics: a graph without a backward is that. In a training step it computes the batch's, forward and back.
-  const absl::string_view type = graph.op_type(op);
-  if (type == "BatchNormalization") {
+  // Its backward computes the input's and the weights' gradients in one kernel, both of that class.
+  if (ForwardType(graph.op_type(op)) == "BatchNormalization") {
     return graph.has_backward() ? OpClass::kTrainingBatchNorm : OpClass::kInferenceBatchNorm;
   }
-  if (type == "BatchNormalizationGrad") return OpClass::kTrainingBatchNorm;
   return RefineByIntensity(ClassOfType(graph.op_type(op)), graph.flops(op), graph.bytes_accessed(op), graph.window(op),
                            graph.channels_last(op));
 }

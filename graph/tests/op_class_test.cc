@@ -173,7 +173,8 @@ TEST(OpClass, ABatchNormalizationOutsideATrainingStepIsAClassOfItsOwn) {
   ASSERT_TRUE(step.ok()) << step.status();
   EXPECT_TRUE(step->has_backward());
   // In a training step it computes the batch's statistics: a class of its own too, forward and back.
-  for (const char* name : {"BatchNormalization", "BatchNormalization/grad"}) {
+  for (const char* name : {"BatchNormalization", "BatchNormalization/grad", "BatchNormalization/wgrad"}) {
+    ASSERT_NE(step->FindOp(name), kNone) << name;
     EXPECT_EQ(ClassOf(*step, step->FindOp(name)), OpClass::kTrainingBatchNorm) << name;
   }
   EXPECT_EQ(OpClassFromName("training_batch_norm"), OpClass::kTrainingBatchNorm);
