@@ -14,8 +14,8 @@ Run it where the placement is for: on the GPU machine, with the PyTorch the mode
 - memory_bandwidth: a large tensor copy, bytes read plus bytes written (256M floats on CUDA, 32M on a CPU);
 - launch_overhead: an add of one-element tensors: dispatch, not work;
 - lines: each benchmark layer's forward seconds (under no_grad) and, where a training step's backward is
-  measured, its backward seconds (forward plus backward(gradient), a dense gradient, of inputs that require grad, less the forward
-  with grad and less what a backward() call costs by itself, which a model's step pays once); and a parameter update over 16M parameters as a training step runs it: zero_grad, the gradient
+  measured, its backward seconds (forward plus backward() with a dense gradient, of inputs that require grad, less
+  the forward with grad and less what a backward() call costs by itself, which a model's step pays once); and a parameter update over 16M parameters as a training step runs it: zero_grad, the gradient
   accumulated, Adam's step (op_class "optimizer").
 
 Each line's op_class is the class of its operator type ("gemm", "conv", "pooling", "normalization",
